@@ -1,0 +1,17 @@
+// The cost engine: scenario -> result. Pure, allocation-free unless a timeline is asked for.
+#pragma once
+
+#include "madmax/result.hpp"
+#include "madmax/scenario.hpp"
+
+namespace madmax {
+
+struct EvaluateOptions {
+    bool timeline = false; ///< also lay out the critical stage's ops for a chart (allocates)
+};
+
+/// Predict one training step. The scenario must be valid (see explainInvalid); every evaluation
+/// of a valid scenario returns finite, positive times.
+Result evaluate(const Scenario& scenario, const EvaluateOptions& options = {});
+
+} // namespace madmax

@@ -1,0 +1,27 @@
+// FLOP counting conventions (MODEL.md §1) shared by the engine, reports and validation.
+#pragma once
+
+#include "madmax/model.hpp"
+#include "madmax/types.hpp"
+
+namespace madmax {
+
+/// Forward FLOPs per token of one transformer layer's GEMMs: QKV 2h(h+2gd), output 2h·(a·d),
+/// MLP 4hf (plain) or 6hf (gated).
+double layerGemmFlopsPerToken(const Model& m);
+/// Forward FLOPs per token of the attention core for a context of `context` tokens, counted
+/// full (non-causal) as in Megatron's and PaLM's MFU convention: 4·s·a·d.
+double attentionFlopsPerToken(const Model& m, double context);
+/// Forward FLOPs per token of the LM head, 2hV.
+double lmHeadFlopsPerToken(const Model& m);
+
+/// Model FLOPs of one step (3 × forward; full attention), the numerator of MFU.
+double modelFlopsPerStep(const Model& m, double globalBatch, double seqLen);
+/// Hardware FLOPs of one step: model FLOPs plus recomputed forward work.
+double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, Recompute r);
+
+/// Megatron SC21 Eq. 3 (Narayanan et al.): 96·B·s·l·h²·(1 + s/6h + V/16lh), the FLOPs of one
+/// iteration with full recompute, for a GPT with f = 4h and MHA.
+double megatronSc21FlopsPerStep(const Model& m, double globalBatch, double seqLen);
+
+} // namespace madmax

@@ -1,0 +1,56 @@
+// Strict reading of JSON objects: every key known, every value typed and in range, and every
+// error naming the file, the JSON path and what is allowed.
+#pragma once
+
+#include "madmax/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace madmax {
+
+/// Closest candidate by edit distance, if it is close enough to be a plausible typo.
+std::optional<std::string> didYouMean(const std::string& word, const std::vector<std::string>& candidates);
+
+class ObjectReader {
+  public:
+    /// `path` is the JSON path of this object ("" for the document root).
+    ObjectReader(const nlohmann::json& j, std::string file, std::string path);
+
+    bool has(const std::string& key) const; ///< present and not null
+    const nlohmann::json& raw(const std::string& key); ///< marks the key known; must exist
+
+    long long integer(const std::string& key, long long min, long long max);
+    long long integer(const std::string& key, long long min, long long max, long long fallback);
+    double number(const std::string& key, double min, double max, bool minExclusive = false);
+    double number(const std::string& key, double min, double max, double fallback, bool minExclusive = false);
+    std::string string(const std::string& key);
+    std::string string(const std::string& key, const std::string& fallback);
+    bool boolean(const std::string& key, bool fallback);
+    /// A string that must be one of `allowed`.
+    std::string choice(const std::string& key, const std::vector<std::string>& allowed,
+                       const std::string& fallback);
+    /// Accept a key and ignore its value (informational fields such as notes).
+    void ignore(const std::string& key);
+
+    /// Fails on any key no getter asked for, suggesting the nearest known key.
+    void finish();
+
+    std::string pathOf(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+    [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+    const std::string& file() const { return file_; }
+
+  private:
+    const nlohmann::json& require(const std::string& key);
+    const nlohmann::json& j_;
+    std::string file_, path_;
+    std::vector<std::string> known_;
+};
+
+std::string describeType(const nlohmann::json& v);
+
+} // namespace madmax

@@ -1,0 +1,22 @@
+// Memory per GPU (MODEL.md §5): ZeRO sharding (Rajbhandari et al. SC20) and activations
+// (Korthikanti et al. 2022), with the in-flight micro-batches of the pipeline schedule.
+#pragma once
+
+#include "madmax/result.hpp"
+#include "madmax/scenario.hpp"
+
+namespace madmax {
+
+/// Activation bytes one transformer layer keeps for backward, for one micro-batch on one GPU.
+/// Generalises Korthikanti et al. Table 2 to GQA and gated MLPs; with the paper's shapes
+/// (g = a, f = 4h) it reduces to sbh(34 + 5as/h) and its TP/SP/recompute variants.
+double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w);
+
+/// Micro-batches whose activations a stage holds at peak: 1F1B holds min(p - stage, m);
+/// interleaving multiplies the first stage's by 1 + (p-1)/(p·v) (Narayanan et al. SC21 §2.2).
+double inFlightMicroBatches(const Strategy& st, int microBatches, int stage);
+
+/// Memory of pipeline stage `stage` (0-based), given the layers it holds.
+MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage);
+
+} // namespace madmax

@@ -1,0 +1,88 @@
+// What the engine predicts for one scenario.
+#pragma once
+
+#include "madmax/types.hpp"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace madmax {
+
+struct CommTime {
+    double serializedS = 0; ///< time the collective occupies its stream, summed over the step
+    double exposedS = 0;    ///< time the compute stream waited on it (not hidden by overlap)
+};
+
+struct ComputeBreakdown {
+    double forwardS = 0;
+    double backwardS = 0;
+    double recomputeS = 0;
+    double optimizerS = 0;
+    double totalS() const { return forwardS + backwardS + recomputeS + optimizerS; }
+};
+
+struct MemoryBreakdown {
+    double weightsBytes = 0;
+    double gradsBytes = 0;
+    double optimizerBytes = 0;
+    double activationsBytes = 0;
+    double reserveBytes = 0;
+    double capacityBytes = 0;
+    double totalBytes() const {
+        return weightsBytes + gradsBytes + optimizerBytes + activationsBytes + reserveBytes;
+    }
+    double marginBytes() const { return capacityBytes - totalBytes(); }
+    bool fits() const { return totalBytes() <= capacityBytes; }
+};
+
+enum class Lane : std::uint8_t { Compute, Comm, DataParallelComm };
+
+/// One op on one stream of the critical pipeline stage, for a timeline chart.
+struct TimelineEvent {
+    std::string label;
+    Lane lane;
+    double startS;
+    double endS;
+    bool isComm;
+    ParallelDim dim; ///< meaningful when isComm
+    Collective collective;
+};
+
+struct Result {
+    double stepTimeS = 0;
+    double samplesPerS = 0;
+    double tokensPerS = 0;
+    double tokensPerSPerGpu = 0;
+    double modelFlopsPerStep = 0;    ///< Megatron/PaLM convention: 3 x forward, full (non-causal) attention
+    double hardwareFlopsPerStep = 0; ///< as model FLOPs, plus recomputed forward work
+    double modelTflopsPerGpu = 0;
+    double hardwareTflopsPerGpu = 0;
+    double mfu = 0;
+    double hfu = 0;
+
+    ComputeBreakdown compute; ///< busy time of the critical stage's compute stream
+    double computeS = 0;      ///< compute.totalS()
+    double exposedCommS = 0;  ///< Σ exposed over every collective
+    double bubbleS = 0;       ///< pipeline fill/drain and stage imbalance
+    /// comm[dim][collective]
+    std::array<std::array<CommTime, kCollectiveCount>, kParallelDimCount> comm{};
+
+    MemoryBreakdown memory;
+    int criticalStage = 0;  ///< 0 = first, pp-1 = last
+    int microBatches = 0;   ///< per DP replica per step
+    double forwardPerMicroBatchS = 0;  ///< wall time of one micro-batch forward on the critical stage
+    double backwardPerMicroBatchS = 0; ///< wall time of one micro-batch backward (incl. recompute)
+
+    /// Filled only when EvaluateOptions::timeline is set (it allocates).
+    std::vector<TimelineEvent> timeline;
+
+    const CommTime& commTime(ParallelDim d, Collective c) const {
+        return comm[static_cast<int>(d)][static_cast<int>(c)];
+    }
+    CommTime dimTotal(ParallelDim d) const;
+    CommTime collectiveTotal(Collective c) const;
+    double serializedCommS() const;
+};
+
+} // namespace madmax

@@ -1,0 +1,32 @@
+// A scenario: model + system + strategy + workload on a number of GPUs.
+#pragma once
+
+#include "madmax/model.hpp"
+#include "madmax/strategy.hpp"
+#include "madmax/system.hpp"
+#include "madmax/workload.hpp"
+
+#include <optional>
+#include <string>
+
+namespace madmax {
+
+struct Scenario {
+    std::string name;
+    Model model;
+    System system;
+    Strategy strategy;
+    Workload workload;
+    int gpus = 0;
+};
+
+/// Why a scenario cannot be evaluated, as a sentence that names the field and the fix; nothing
+/// when it is valid. Allocates only when it has something to say.
+std::optional<std::string> explainInvalid(const Scenario& s);
+
+/// Micro-batches per DP replica per step: global batch / (dp · micro-batch).
+inline int microBatchesPerStep(const Scenario& s) {
+    return s.workload.globalBatch / (s.strategy.dp * s.strategy.microBatch);
+}
+
+} // namespace madmax

@@ -1,0 +1,58 @@
+// Scenario files (schema "madmax-scenario/1"): presets by id or inline, overrides by JSON path,
+// strict parsing; and JSON for results.
+#pragma once
+
+#include "madmax/presets.hpp"
+#include "madmax/result.hpp"
+#include "madmax/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace madmax {
+
+inline constexpr const char* kScenarioSchema = "madmax-scenario/1";
+
+/// One `path=value` override, as given to `--set` (value is JSON, or else a bare string).
+struct Override {
+    std::string path;
+    std::string value;
+};
+Override parseOverride(const std::string& text); ///< throws InputError on a missing '='
+
+/// Replace preset ids with the presets' JSON, apply the document's "overrides" and then
+/// `extra`, and return the fully inline scenario document.
+nlohmann::json resolveScenario(const nlohmann::json& doc, const PresetLibrary& lib,
+                               const std::string& file, const std::vector<Override>& extra = {});
+
+/// Parse a resolved document strictly and check the scenario is valid; throws InputError.
+Scenario parseScenario(const nlohmann::json& resolved, const std::string& file);
+
+/// Read, resolve and parse a scenario: from a file path, or a preset id of the library.
+Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib,
+                      const std::vector<Override>& extra = {});
+nlohmann::json loadScenarioJson(const std::string& pathOrId, const PresetLibrary& lib,
+                                const std::vector<Override>& extra = {});
+
+Model parseModel(const nlohmann::json& j, const std::string& file, const std::string& path);
+Gpu parseGpu(const nlohmann::json& j, const std::string& file, const std::string& path);
+System parseSystem(const nlohmann::json& j, const std::string& file, const std::string& path);
+
+nlohmann::json toJson(const Model& m);
+nlohmann::json toJson(const Gpu& g);
+nlohmann::json toJson(const System& s);
+nlohmann::json toJson(const Strategy& s);
+nlohmann::json toJson(const Workload& w);
+/// Fully inline scenario; parseScenario(toJson(s)) reproduces s exactly.
+nlohmann::json toJson(const Scenario& s);
+nlohmann::json toJson(const Result& r);
+
+/// Parse JSON text, turning syntax errors into InputError with line and column.
+nlohmann::json parseJsonText(const std::string& text, const std::string& file);
+nlohmann::json readJsonFile(const std::string& path);
+/// Write atomically: a temporary file in the same folder, then rename over the target.
+void writeFileAtomically(const std::string& path, const std::string& contents);
+
+} // namespace madmax

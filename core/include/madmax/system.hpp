@@ -1,0 +1,68 @@
+// What it runs on: the GPU, its memory, and the network tiers from NVLink outwards.
+#pragma once
+
+#include "madmax/curve.hpp"
+#include "madmax/types.hpp"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace madmax {
+
+/// Achievable fractions of datasheet peaks, fitted to public measurements (see presets/gpus).
+struct ComputeCalibration {
+    LogCurve gemmEfficiency;         ///< fraction of peak FLOP/s vs FLOPs of one GEMM
+    double attentionEfficiency = 0.5; ///< fused attention kernel, fraction of 16-bit peak
+    double memoryEfficiency = 0.8;   ///< fraction of HBM bandwidth for streaming kernels
+    double kernelLaunchS = 4e-6;     ///< fixed cost per kernel (launch + tail)
+};
+
+/// Default latency and efficiency of a link generation, used by tiers that do not set their own.
+struct LinkCalibration {
+    double latencyS = 5e-6;
+    LogCurve efficiency = LogCurve::constant(0.8);
+    double allReduceSpeedup = 1;
+};
+
+struct Gpu {
+    std::string id;
+    std::string name;
+    std::string source;
+    /// Dense peak FLOP/s per precision, indexed by Precision; 0 = unsupported.
+    std::array<double, kPrecisionCount> peakFlops{};
+    double hbmBytes = 0;
+    double hbmBytesPerS = 0;
+    ComputeCalibration calibration;
+    LinkCalibration scaleUpLink;  ///< NVLink generation paired with this GPU
+    LinkCalibration scaleOutLink; ///< typical RDMA NIC of its generation
+
+    double peak(Precision p) const { return peakFlops[static_cast<int>(p)]; }
+};
+
+/// One level of the network, innermost first (Isaacson et al. SC23's tiered network).
+enum class TierKind : std::uint8_t { ScaleUp, ScaleOut };
+
+struct NetworkTier {
+    std::string name;
+    TierKind kind = TierKind::ScaleOut;
+    int gpus = 0;              ///< GPUs inside one domain of this tier (8 for DGX NVLink, 72 for NVL72)
+    double bytesPerS = 0;      ///< per GPU, per direction
+    double latencyS = 0;       ///< α per ring step
+    LogCurve efficiency;       ///< fraction of bytesPerS vs message size in bytes
+    double oversubscription = 1; ///< ≥ 1: bandwidth across this tier is divided by it
+    double allReduceSpeedup = 1; ///< in-switch reduction (NVLS, SHARP): all-reduce beats the ring bound
+};
+
+struct System {
+    std::string id;
+    std::string name;
+    std::string source;
+    Gpu gpu;
+    int gpusPerNode = 8;
+    std::vector<NetworkTier> tiers; ///< innermost first; the last spans the whole cluster
+    double reserveBytes = 0;        ///< CUDA context, workspace, fragmentation
+    double maxGpus() const { return tiers.empty() ? gpusPerNode : double(tiers.back().gpus); }
+};
+
+} // namespace madmax

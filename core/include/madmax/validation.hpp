@@ -1,0 +1,55 @@
+// Predicting published measurements (schema "madmax-validation/1", shared/validation/README.md).
+#pragma once
+
+#include "madmax/presets.hpp"
+#include "madmax/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace madmax {
+
+struct CaseOutcome {
+    std::string id;
+    std::string kind;   ///< training, inference, collective
+    std::string metric;
+    std::string group;  ///< cases sharing a model (or collective GPU) and GPU count
+    double measured = 0;
+    std::optional<double> predicted;
+    std::string skipped; ///< reason, when not predicted
+    double errorPct() const { return predicted ? (*predicted - measured) / measured * 100.0 : 0.0; }
+};
+
+struct ErrorStats {
+    int count = 0;
+    double medianAbsPct = 0, p90AbsPct = 0, maxAbsPct = 0;
+};
+
+struct ValidationReport {
+    std::vector<CaseOutcome> cases;
+    ErrorStats overall;
+    std::map<std::string, ErrorStats> byMetric;
+    std::map<std::string, ErrorStats> byKind;
+    /// Spearman rank correlation of predicted vs measured within each group of ≥ 2 cases.
+    std::map<std::string, double> spearmanByGroup;
+    std::optional<double> spearmanMean; ///< mean over those groups
+};
+
+/// Build the scenario a training case describes: the case's own model, parallelism and system
+/// numbers, plus the calibration of the matching GPU preset (by SKU) or of the generic GPU.
+/// Documented defaults fill fields the source leaves null. Throws InputError when the case
+/// cannot be expressed.
+Scenario scenarioForCase(const nlohmann::json& c, const PresetLibrary& lib, const std::string& file);
+
+ValidationReport runValidation(const nlohmann::json& dataset, const PresetLibrary& lib,
+                               const std::string& file);
+
+nlohmann::json toJson(const ValidationReport& r);
+ErrorStats errorStats(std::vector<double> absErrorsPct);
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+} // namespace madmax

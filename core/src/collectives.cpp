@@ -1,0 +1,96 @@
+#include "madmax/collectives.hpp"
+
+#include <algorithm>
+
+namespace madmax {
+
+GroupLayout layoutGroup(const System& sys, int size, long long stride) {
+    GroupLayout g;
+    g.size = size;
+    g.tierCount = std::min<int>(static_cast<int>(sys.tiers.size()), kMaxTiers);
+    long long prevInner = 1;
+    for (int k = 0; k < g.tierCount; ++k) {
+        long long inner;
+        if (k == g.tierCount - 1) {
+            inner = size; // the outermost tier holds the whole group
+        } else {
+            const long long domain = sys.tiers[k].gpus;
+            inner = domain >= stride ? std::min<long long>(size, std::max(1LL, domain / stride)) : 1;
+        }
+        inner = std::max(inner, prevInner);
+        g.factor[k] = static_cast<int>(std::max(1LL, inner / prevInner));
+        prevInner *= g.factor[k];
+    }
+    return g;
+}
+
+namespace {
+
+double tierBandwidth(const NetworkTier& t, double bytes) {
+    return t.bytesPerS / t.oversubscription * t.efficiency(bytes);
+}
+
+/// One ring reduce-scatter (or all-gather) of a full buffer `bytes` over `f` ranks in tier t.
+double ringStep(const NetworkTier& t, int f, double bytes) {
+    return (f - 1) * t.latencyS + double(f - 1) / f * bytes / tierBandwidth(t, bytes);
+}
+
+} // namespace
+
+double collectiveTime(const System& sys, const GroupLayout& g, Collective op, double bytes) {
+    if (g.size <= 1 || bytes <= 0) return 0.0;
+    double total = 0;
+    switch (op) {
+    case Collective::AllReduce:
+    case Collective::AllGather:
+    case Collective::ReduceScatter: {
+        // Hierarchical: reduce-scatter inside the innermost tier, then across the next on the
+        // 1/f share, and so on; an all-gather retraces the steps; an all-reduce does both.
+        double chunk = bytes;
+        for (int k = 0; k < g.tierCount; ++k) {
+            const int f = g.factor[k];
+            if (f <= 1) continue;
+            const NetworkTier& t = sys.tiers[k];
+            const double step = ringStep(t, f, chunk);
+            total += op == Collective::AllReduce ? 2.0 * step / t.allReduceSpeedup : step;
+            chunk /= f;
+        }
+        return total;
+    }
+    case Collective::AllToAll: {
+        // Each rank sends bytes·(peers in this tier)/n through tier k; links of different tiers
+        // work at once, so the slowest tier bounds the transfer; latencies add per peer.
+        double slowest = 0, latency = 0;
+        long long inner = 1;
+        for (int k = 0; k < g.tierCount; ++k) {
+            const int f = g.factor[k];
+            if (f <= 1) continue;
+            const NetworkTier& t = sys.tiers[k];
+            const long long peers = inner * f - inner;
+            inner *= f;
+            const double share = bytes * double(peers) / g.size;
+            slowest = std::max(slowest, share / tierBandwidth(t, bytes));
+            latency += double(peers) * t.latencyS;
+        }
+        return slowest + latency;
+    }
+    case Collective::P2P: {
+        const NetworkTier& t = sys.tiers[g.tierCount - 1];
+        return t.latencyS + bytes / tierBandwidth(t, bytes);
+    }
+    }
+    return total;
+}
+
+double p2pTime(const System& sys, long long stride, double bytes) {
+    if (sys.tiers.empty() || bytes <= 0) return 0.0;
+    const NetworkTier* tier = &sys.tiers.back();
+    for (const auto& t : sys.tiers)
+        if (t.gpus >= 2 * stride) {
+            tier = &t;
+            break;
+        }
+    return tier->latencyS + bytes / tierBandwidth(*tier, bytes);
+}
+
+} // namespace madmax

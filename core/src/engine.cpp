@@ -1,0 +1,590 @@
+// The cost engine (MODEL.md §§1–5): per-op costs, a two-stream simulation of one layer's forward
+// and backward, the pipeline schedule of the slowest stage, data-parallel gradient reduction,
+// the optimizer step and memory.
+#include "madmax/engine.hpp"
+
+#include "madmax/collectives.hpp"
+#include "madmax/flops.hpp"
+#include "madmax/memory.hpp"
+#include "stream_sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace madmax {
+
+using detail::CommTable;
+using detail::Phase;
+using detail::SimOp;
+using detail::StreamSim;
+
+namespace {
+
+/// Per-op time on one GPU (MODEL.md §2): max(FLOPs / (peak·η_c), bytes / (BW·η_m)) + launch.
+struct OpCoster {
+    const Gpu& gpu;
+    double peak;   ///< of the workload's GEMM precision
+    double peak16; ///< attention runs in 16-bit even in FP8 training (Transformer Engine)
+    double elemBytes;
+
+    double memoryTime(double bytes) const {
+        return bytes / (gpu.hbmBytesPerS * gpu.calibration.memoryEfficiency);
+    }
+    double gemm(double M, double N, double K) const {
+        const double flops = 2.0 * M * N * K;
+        const double bytes = (M * K + K * N) * elemBytes + M * N * 2.0;
+        const double eta = gpu.calibration.gemmEfficiency(flops);
+        return std::max(flops / (peak * eta), memoryTime(bytes)) + gpu.calibration.kernelLaunchS;
+    }
+    double elementwise(double bytes) const {
+        return memoryTime(bytes) + gpu.calibration.kernelLaunchS;
+    }
+    double flashAttention(double flops) const {
+        return flops / (peak16 * gpu.calibration.attentionEfficiency) +
+               gpu.calibration.kernelLaunchS;
+    }
+};
+
+struct Groups {
+    GroupLayout tp, cp, dpShard, dpReplicas, gradReduce;
+    long long ppStride = 1;
+};
+
+long long strideOf(const Strategy& st, ParallelDim dim) {
+    long long stride = 1;
+    for (ParallelDim d : st.placement) {
+        if (d == dim) break;
+        stride *= st.degree(d);
+    }
+    return stride;
+}
+
+Groups makeGroups(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    Groups g;
+    g.tp = layoutGroup(s.system, st.tp, strideOf(st, ParallelDim::TP));
+    g.cp = layoutGroup(s.system, st.cp, strideOf(st, ParallelDim::CP));
+    // Gradients are reduced over DP × CP (each CP rank saw different tokens). The ZeRO shard
+    // group is its innermost `shardGroup × cp` ranks; hybrid sharding replicates across the rest.
+    const long long dpStride = strideOf(st, ParallelDim::DP);
+    const long long cpStride = strideOf(st, ParallelDim::CP);
+    const long long innerStride = st.cp > 1 ? std::min(dpStride, cpStride) : dpStride;
+    const int shard = st.effectiveShardGroup();
+    g.gradReduce = layoutGroup(s.system, st.dp * st.cp, innerStride);
+    g.dpShard = layoutGroup(s.system, shard * st.cp, innerStride);
+    g.dpReplicas = layoutGroup(s.system, st.dp / shard, dpStride * shard);
+    g.ppStride = strideOf(st, ParallelDim::PP);
+    return g;
+}
+
+/// Sizes of one micro-batch's work on one GPU.
+struct Shape {
+    double T;      ///< tokens per micro-batch per GPU (b·s/cp)
+    double h, f, t;
+    double qDim;   ///< a·d / t
+    double kvDim;  ///< g·d / t
+    double context; ///< keys each query sees (full sequence)
+    double hSp;    ///< T·h elements held per GPU between TP regions (÷t with SP)
+};
+
+/// Durations of the ops of one layer, forward direction.
+struct LayerCosts {
+    double norm, qkv, attention, attentionBwd, outProj, residual, mlpUp, activation, mlpDown;
+    double tpComm;    ///< one TP collective (all-reduce, or reduce-scatter / all-gather with SP)
+    double cpComm;    ///< all-gather of K and V over the CP group (reduce-scatter of dK, dV back)
+    double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
+};
+
+LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    LayerCosts c{};
+    const double act = 2.0; // 16-bit activations
+    c.norm = oc.elementwise(2.0 * sh.hSp * act);
+    c.qkv = oc.gemm(sh.T, sh.qDim + 2.0 * sh.kvDim, sh.h);
+    const double heads = m.heads / sh.t;
+    if (w.attention == AttentionKernel::Flash) {
+        // FlashAttention (Dao 2022): causal kernels skip the masked half; the backward pass
+        // recomputes the scores, 2.5× the forward FLOPs (FlashAttention-2 §3.1).
+        const double fwd = 4.0 * sh.T * sh.context * sh.qDim * (m.causal ? 0.5 : 1.0);
+        c.attention = oc.flashAttention(fwd);
+        c.attentionBwd = oc.flashAttention(2.5 * fwd);
+    } else {
+        // Unfused (Megatron 2021-22): batched QKᵀ and AV GEMMs over the full square, and the
+        // scaled-masked softmax + dropout reading and writing the score matrix (≈11 B/element).
+        const double scores = heads * st.microBatch * (sh.T / st.microBatch) * sh.context;
+        const double gemms = 2.0 * oc.gemm(sh.T, sh.context, sh.qDim);
+        c.attention = gemms + oc.elementwise(11.0 * scores);
+        c.attentionBwd = 2.0 * gemms + oc.elementwise(2.0 * 11.0 * scores);
+    }
+    c.outProj = oc.gemm(sh.T, sh.h, sh.qDim);
+    c.residual = oc.elementwise(7.0 * sh.hSp * act * 0.5 + 2.0 * sh.hSp * act);
+    const double up = (m.gatedMlp ? 2.0 : 1.0) * sh.f / sh.t;
+    c.mlpUp = oc.gemm(sh.T, up, sh.h);
+    c.activation = oc.elementwise((up + sh.f / sh.t) * sh.T * act);
+    c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
+
+    const double tpBytes = sh.T * sh.h * act;
+    c.tpComm = collectiveTime(s.system, g.tp,
+                              st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce,
+                              tpBytes);
+    c.cpComm = collectiveTime(s.system, g.cp, Collective::AllGather,
+                              2.0 * sh.T * sh.kvDim * act * st.cp);
+    const double layerParams = m.paramsPerLayer() / sh.t;
+    c.fsdpGather = collectiveTime(s.system, g.dpShard, Collective::AllGather, layerParams * 2.0);
+    c.fsdpReduce = collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
+                                  layerParams * bytesPerElement(w.gradReducePrecision));
+    return c;
+}
+
+/// Builds a layer's op list with the stream rules of MODEL.md §4.
+class LayerBuilder {
+  public:
+    LayerBuilder(StreamSim& sim, const Strategy& st) : sim_(sim), st_(st) {}
+
+    int compute(const char* label, double dur, Phase phase) {
+        SimOp op;
+        op.label = label;
+        op.lane = Lane::Compute;
+        op.phase = phase;
+        op.durationS = dur;
+        op.deps = {lastCompute_, waitBeforeNext_};
+        waitBeforeNext_ = waitAfterNext_;
+        waitAfterNext_ = -1;
+        lastCompute_ = sim_.add(op);
+        return lastCompute_;
+    }
+    /// A TP collective next to a GEMM: blocking, or (TP-comm overlap) hidden behind that GEMM.
+    /// `beforeGemm`: the collective feeds the next GEMM (all-gather); else it follows the last.
+    void tpCollective(const char* label, double dur, Collective kind, bool beforeGemm) {
+        if (dur <= 0) return;
+        if (!st_.tpCommOverlap) {
+            waitBeforeNext_ = comm(label, Lane::Comm, dur, ParallelDim::TP, kind, lastCompute_);
+        } else if (beforeGemm) {
+            // Chunked all-gather pipelined with the GEMM it feeds (Wang et al. ASPLOS 2023).
+            waitAfterNext_ = comm(label, Lane::Comm, dur, ParallelDim::TP, kind, lastCompute_);
+        } else {
+            // Reduce-scatter pipelined with the GEMM just placed: starts with it.
+            const int before = lastCompute_ >= 0 ? sim_.op(lastCompute_).deps[0] : -1;
+            waitBeforeNext_ = comm(label, Lane::Comm, dur, ParallelDim::TP, kind, before);
+        }
+    }
+    /// A collective that runs beside the next compute op and must finish before the one after.
+    void besideNext(const char* label, Lane lane, double dur, ParallelDim dim, Collective kind) {
+        if (dur <= 0) return;
+        waitAfterNext_ = comm(label, lane, dur, dim, kind, lastCompute_);
+    }
+    /// A collective issued at the start of the layer that must finish by its end (prefetch).
+    int background(const char* label, double dur, ParallelDim dim, Collective kind) {
+        if (dur <= 0) return -1;
+        return comm(label, Lane::DataParallelComm, dur, dim, kind, -1);
+    }
+    /// Close the layer: the next layer starts only when every pending collective is done.
+    void finish(int waitA, int waitB) {
+        for (int w : {waitBeforeNext_, waitAfterNext_, waitA, waitB}) {
+            if (w < 0) continue;
+            SimOp op;
+            op.label = "layer end";
+            op.deps = {lastCompute_, w};
+            lastCompute_ = sim_.add(op);
+        }
+        waitBeforeNext_ = waitAfterNext_ = -1;
+    }
+
+  private:
+    int comm(const char* label, Lane lane, double dur, ParallelDim dim, Collective kind, int dep) {
+        SimOp op;
+        op.label = label;
+        op.lane = lane;
+        op.durationS = dur;
+        op.dim = dim;
+        op.collective = kind;
+        op.deps = {dep, -1};
+        return sim_.add(op);
+    }
+    StreamSim& sim_;
+    const Strategy& st_;
+    int lastCompute_ = -1;
+    int waitBeforeNext_ = -1;
+    int waitAfterNext_ = -1;
+};
+
+void addForwardOps(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
+    const Strategy& st = s.strategy;
+    const bool sp = st.sequenceParallel;
+    b.compute("norm (attention)", c.norm, phase);
+    if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
+    b.compute("QKV GEMM", c.qkv, phase);
+    if (st.cp > 1)
+        b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP,
+                     Collective::AllGather);
+    b.compute("attention core", c.attention, phase);
+    b.compute("output projection", c.outProj, phase);
+    b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
+                   sp ? Collective::ReduceScatter : Collective::AllReduce, false);
+    b.compute("residual + norm (MLP)", c.residual + c.norm, phase);
+    if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
+    b.compute("MLP up GEMM", c.mlpUp, phase);
+    b.compute("activation", c.activation, phase);
+    b.compute("MLP down GEMM", c.mlpDown, phase);
+    b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
+                   sp ? Collective::ReduceScatter : Collective::AllReduce, false);
+    b.compute("residual", c.residual, phase);
+}
+
+void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
+    LayerBuilder b(sim, s.strategy);
+    const bool fsdp = s.strategy.zeroStage >= 3;
+    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
+                                           ParallelDim::DP, Collective::AllGather)
+                            : -1;
+    addForwardOps(b, s, c, Phase::Forward);
+    b.finish(gather, -1);
+}
+
+void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
+    const Strategy& st = s.strategy;
+    const bool sp = st.sequenceParallel;
+    LayerBuilder b(sim, st);
+    const bool fsdp = st.zeroStage >= 3;
+    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
+                                           ParallelDim::DP, Collective::AllGather)
+                            : -1;
+    const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)", c.fsdpReduce,
+                                           ParallelDim::DP, Collective::ReduceScatter)
+                            : -1;
+    if (st.recompute == Recompute::Full) addForwardOps(b, s, c, Phase::Recompute);
+    const auto tpIn = sp ? Collective::AllGather : Collective::AllReduce;
+    b.compute("residual (bwd)", c.residual, Phase::Backward);
+    if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
+    b.compute("MLP down GEMM (bwd)", 2.0 * c.mlpDown, Phase::Backward);
+    b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
+    b.compute("MLP up GEMM (bwd)", 2.0 * c.mlpUp, Phase::Backward);
+    b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
+                   sp ? Collective::ReduceScatter : tpIn, false);
+    b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
+    if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
+    b.compute("output projection (bwd)", 2.0 * c.outProj, Phase::Backward);
+    if (st.recompute == Recompute::Selective)
+        b.compute("attention core (recompute)", c.attention, Phase::Recompute);
+    if (st.cp > 1)
+        b.besideNext("CP reduce-scatter dK,dV", Lane::Comm, c.cpComm, ParallelDim::CP,
+                     Collective::ReduceScatter);
+    b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
+    b.compute("QKV GEMM (bwd)", 2.0 * c.qkv, Phase::Backward);
+    b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
+                   sp ? Collective::ReduceScatter : tpIn, false);
+    b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
+    b.finish(gather, reduce);
+}
+
+/// Exposed time of a bucketed gradient reduction overlapping a backward pass of `overlapS`:
+/// buckets become ready at an even rate and are reduced one at a time; what outlasts the
+/// backward pass is exposed (PyTorch DDP, Li et al. VLDB 2020).
+double bucketedExposed(double totalCommS, int buckets, double overlapS) {
+    if (totalCommS <= 0) return 0;
+    const double per = totalCommS / buckets;
+    const double finish = std::max(overlapS + per, overlapS / buckets + totalCommS);
+    return std::min(totalCommS, finish - overlapS);
+}
+
+/// The stage work that is not transformer layers: embedding (first) and LM head + loss (last).
+struct EdgeCosts {
+    double embedFwd = 0, embedBwd = 0, headFwd = 0, headBwd = 0;
+    double embedComm = 0, headComm = 0; ///< TP collectives (blocking), per direction
+    Collective commKind = Collective::AllReduce;
+};
+
+EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
+    const Strategy& st = s.strategy;
+    EdgeCosts e;
+    const double act = 2.0;
+    e.commKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
+    // Vocab-parallel embedding: gather rows, then combine over TP (Shoeybi et al. 2019).
+    e.embedFwd = oc.elementwise(2.0 * sh.T * sh.h * act);
+    e.embedBwd = oc.elementwise(3.0 * sh.T * sh.h * act);
+    e.embedComm = collectiveTime(s.system, g.tp, e.commKind, sh.T * sh.h * act);
+    // Vocab-parallel LM head: final norm, GEMM, fused cross-entropy over fp32 logits.
+    const double vocab = double(s.model.vocab) / sh.t;
+    e.headFwd = oc.elementwise(2.0 * sh.hSp * act) + oc.gemm(sh.T, vocab, sh.h) +
+                oc.elementwise(sh.T * vocab * (act + 4.0));
+    e.headBwd = 2.0 * oc.gemm(sh.T, vocab, sh.h) + oc.elementwise(sh.T * vocab * (4.0 + act)) +
+                oc.elementwise(4.0 * sh.hSp * act);
+    e.headComm = collectiveTime(s.system, g.tp,
+                                st.sequenceParallel ? Collective::AllGather : Collective::AllReduce,
+                                sh.T * sh.h * act);
+    return e;
+}
+
+void addTable(CommTable& into, const CommTable& from, double times) {
+    for (int d = 0; d < kParallelDimCount; ++d)
+        for (int c = 0; c < kCollectiveCount; ++c) {
+            into[d][c].serializedS += from[d][c].serializedS * times;
+            into[d][c].exposedS += from[d][c].exposedS * times;
+        }
+}
+
+void addComm(CommTable& t, ParallelDim d, Collective c, double serialized, double exposed) {
+    t[int(d)][int(c)].serializedS += serialized;
+    t[int(d)][int(c)].exposedS += exposed;
+}
+
+/// Layers held by each kind of stage: first, middle, last.
+struct StageLayers {
+    int first, middle, last;
+};
+
+StageLayers stageLayers(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    const int l = s.model.layers;
+    if (st.pp == 1) return {l, l, l};
+    if (st.firstStageLayers == 0 && st.lastStageLayers == 0) {
+        const int even = l / st.pp;
+        return {even, even, even};
+    }
+    const int first = st.firstStageLayers > 0 ? st.firstStageLayers : -1;
+    const int last = st.lastStageLayers > 0 ? st.lastStageLayers : -1;
+    const int known = (first > 0 ? first : 0) + (last > 0 ? last : 0);
+    const int unknownStages = st.pp - (first > 0) - (last > 0);
+    const int middle = unknownStages > 0 ? (l - known) / unknownStages : 0;
+    return {first > 0 ? first : middle, middle, last > 0 ? last : middle};
+}
+
+void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, double offset,
+                    const char* suffix) {
+    for (int i = 0; i < sim.size(); ++i) {
+        const SimOp& op = sim.op(i);
+        if (op.durationS <= 0) continue;
+        TimelineEvent e{std::string(op.label) + suffix, op.lane, offset + sim.start(i),
+                        offset + sim.end(i), op.isComm(), op.dim, op.collective};
+        out.push_back(std::move(e));
+    }
+}
+
+} // namespace
+
+Result evaluate(const Scenario& s, const EvaluateOptions& options) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const Gpu& gpu = s.system.gpu;
+
+    Result r;
+    const int mbs = microBatchesPerStep(s);
+    r.microBatches = mbs;
+
+    const OpCoster oc{gpu, gpu.peak(w.precision),
+                      gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16)
+                                                    : gpu.peak(Precision::FP16),
+                      bytesPerElement(w.precision)};
+    const Groups groups = makeGroups(s);
+
+    Shape sh{};
+    sh.t = st.tp;
+    sh.T = double(st.microBatch) * w.seqLen / st.cp;
+    sh.h = double(m.hidden);
+    sh.f = double(m.ffnHidden);
+    sh.qDim = double(m.heads) * m.headDim / st.tp;
+    sh.kvDim = double(m.kvHeads) * m.headDim / st.tp;
+    sh.context = w.seqLen;
+    sh.hSp = sh.T * sh.h / (st.sequenceParallel ? st.tp : 1);
+
+    const LayerCosts lc = layerCosts(s, sh, oc, groups);
+    StreamSim fwd, bwd;
+    buildForward(fwd, s, lc);
+    buildBackward(bwd, s, lc);
+    fwd.run();
+    bwd.run();
+    const EdgeCosts edge = edgeCosts(s, sh, oc, groups);
+
+    // Per micro-batch wall time of each kind of stage; the slowest sets the pipeline's pace.
+    const StageLayers layers = stageLayers(s);
+    const double p2pBytes = sh.T * sh.h * 2.0 / (st.sequenceParallel ? st.tp : 1);
+    const double p2p = st.pp > 1 ? p2pTime(s.system, groups.ppStride, p2pBytes) : 0.0;
+    const double p2pPerMb = 2.0 * st.vp * p2p; // activations forward, gradients backward
+
+    struct StageTime {
+        double fwd, bwd;
+        int layers;
+        bool first, last;
+    };
+    auto stageTime = [&](int nLayers, bool first, bool last) {
+        StageTime t{nLayers * fwd.makespanS(), nLayers * bwd.makespanS(), nLayers, first, last};
+        if (first) {
+            t.fwd += edge.embedFwd + edge.embedComm;
+            t.bwd += edge.embedBwd;
+        }
+        if (last) {
+            t.fwd += edge.headFwd;
+            t.bwd += edge.headBwd + edge.headComm;
+        }
+        return t;
+    };
+    StageTime crit = stageTime(layers.first, true, st.pp == 1);
+    int critStage = 0;
+    if (st.pp > 1) {
+        const StageTime last = stageTime(layers.last, false, true);
+        if (last.fwd + last.bwd > crit.fwd + crit.bwd) {
+            crit = last;
+            critStage = st.pp - 1;
+        }
+        if (st.pp > 2) {
+            const StageTime mid = stageTime(layers.middle, false, false);
+            if (mid.fwd + mid.bwd > crit.fwd + crit.bwd) {
+                crit = mid;
+                critStage = 1;
+            }
+        }
+    }
+    r.criticalStage = critStage;
+    r.forwardPerMicroBatchS = crit.fwd + (st.pp > 1 ? st.vp * p2p : 0.0);
+    r.backwardPerMicroBatchS = crit.bwd + (st.pp > 1 ? st.vp * p2p : 0.0);
+    const double mbWall = crit.fwd + crit.bwd + p2pPerMb;
+
+    // Pipeline: m micro-batches plus the fill/drain bubble, (p−1)/v of a micro-batch's forward
+    // and backward (Narayanan et al. SC21 §2.2).
+    const double bubble = st.pp > 1 ? double(st.pp - 1) / st.vp * mbWall : 0.0;
+
+    // Compute and communication of the layers and edges.
+    CommTable comm{};
+    addTable(comm, fwd.comm(), double(mbs) * crit.layers);
+    addTable(comm, bwd.comm(), double(mbs) * crit.layers);
+    const double edgeComm = (crit.first ? edge.embedComm : 0.0) + (crit.last ? edge.headComm : 0.0);
+    addComm(comm, ParallelDim::TP, edge.commKind, mbs * edgeComm, mbs * edgeComm);
+    addComm(comm, ParallelDim::PP, Collective::P2P, mbs * p2pPerMb, mbs * p2pPerMb);
+
+    r.compute.forwardS = mbs * (crit.layers * fwd.busyS(Phase::Forward) +
+                                (crit.first ? edge.embedFwd : 0.0) + (crit.last ? edge.headFwd : 0.0));
+    r.compute.backwardS = mbs * (crit.layers * bwd.busyS(Phase::Backward) +
+                                 (crit.first ? edge.embedBwd : 0.0) + (crit.last ? edge.headBwd : 0.0));
+    r.compute.recomputeS = mbs * crit.layers * bwd.busyS(Phase::Recompute);
+
+    // Data-parallel gradient reduction and (ZeRO-1/2) parameter gathering, once per step.
+    const bool first = critStage == 0, last = critStage == st.pp - 1;
+    double stageParams = crit.layers * m.paramsPerLayer();
+    if (first) stageParams += m.embeddingParams();
+    if (last) stageParams += m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0)
+                                              : m.lmHeadParams();
+    stageParams /= st.tp;
+    const double gradBytes = stageParams * bytesPerElement(w.gradReducePrecision);
+    const int shard = st.effectiveShardGroup() * st.cp;
+    double dpExposed = 0;
+    if (st.dp * st.cp > 1) {
+        const int buckets = std::max(1, int(std::ceil(gradBytes / st.bucketBytes)));
+        const double bucket = gradBytes / buckets;
+        const double lastBackward = crit.bwd;
+        if (st.zeroStage == 0) {
+            const double one = collectiveTime(s.system, groups.gradReduce, Collective::AllReduce, bucket);
+            const double total = buckets * one;
+            const double exposed = st.dpOverlap ? bucketedExposed(total, buckets, lastBackward) : total;
+            addComm(comm, ParallelDim::DP, Collective::AllReduce, total, exposed);
+            dpExposed += exposed;
+        } else if (st.zeroStage <= 2) {
+            // Reduce-scatter gradients (ZeRO-2: after every micro-batch, hidden behind its
+            // backward except the tail); then all-reduce across hybrid replicas.
+            const double rsOne = collectiveTime(s.system, groups.dpShard, Collective::ReduceScatter, bucket);
+            const double arOne = collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce,
+                                                bucket / shard);
+            const double perPass = buckets * (rsOne + arOne);
+            const int passes = st.zeroStage == 2 ? mbs : 1;
+            const double exposedOne = st.dpOverlap ? bucketedExposed(perPass, buckets, lastBackward) : perPass;
+            const double total = passes * perPass;
+            const double exposed = passes * exposedOne;
+            addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * buckets * rsOne,
+                    exposed * (rsOne / (rsOne + arOne)));
+            addComm(comm, ParallelDim::DP, Collective::AllReduce, passes * buckets * arOne,
+                    exposed * (arOne / (rsOne + arOne)));
+            dpExposed += exposed;
+            (void)total;
+            // Updated 16-bit weights are all-gathered back, overlapping the next forward.
+            const double agOne = collectiveTime(s.system, groups.dpShard, Collective::AllGather,
+                                                stageParams * 2.0 / buckets);
+            const double agTotal = buckets * agOne;
+            const double agExposed = st.dpOverlap ? bucketedExposed(agTotal, buckets, crit.fwd) : agTotal;
+            addComm(comm, ParallelDim::DP, Collective::AllGather, agTotal, agExposed);
+            dpExposed += agExposed;
+        } else if (groups.dpReplicas.size > 1) {
+            // FSDP's per-layer traffic is in the layer simulation; hybrid sharding adds an
+            // all-reduce of the gradient shards across replicas at the end.
+            const double ar = collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce,
+                                             gradBytes / shard);
+            const double exposed = st.dpOverlap ? bucketedExposed(ar, buckets, lastBackward) : ar;
+            addComm(comm, ParallelDim::DP, Collective::AllReduce, ar, exposed);
+            dpExposed += exposed;
+        }
+    }
+
+    // Optimizer: streams params, gradients and state through HBM (Adam: read and write fp32
+    // master, m and v: 24 B; read the gradient; write 16-bit weights: 2 B).
+    const double optimizerShard = st.zeroStage >= 1 ? shard : 1;
+    const double stateBytes = w.optimizer == Optimizer::Adam ? 24.0 : 16.0;
+    const double perParam = stateBytes + bytesPerElement(w.gradReducePrecision) + 2.0;
+    r.compute.optimizerS = oc.elementwise(stageParams / optimizerShard * perParam);
+
+    // Assemble the step.
+    r.comm = comm;
+    r.computeS = r.compute.totalS();
+    r.bubbleS = bubble;
+    double exposed = 0;
+    for (const auto& dim : comm)
+        for (const auto& c : dim) exposed += c.exposedS;
+    r.exposedCommS = exposed;
+    r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS;
+
+    const double tokens = double(w.globalBatch) * w.seqLen;
+    r.samplesPerS = w.globalBatch / r.stepTimeS;
+    r.tokensPerS = tokens / r.stepTimeS;
+    r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
+    r.modelFlopsPerStep = modelFlopsPerStep(m, w.globalBatch, w.seqLen);
+    r.hardwareFlopsPerStep = hardwareFlopsPerStep(m, w.globalBatch, w.seqLen, st.recompute);
+    r.modelTflopsPerGpu = r.modelFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
+    r.hardwareTflopsPerGpu = r.hardwareFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
+    const double peak = gpu.peak(w.precision);
+    r.mfu = r.modelTflopsPerGpu * 1e12 / peak;
+    r.hfu = r.hardwareTflopsPerGpu * 1e12 / peak;
+
+    // Memory: the fullest stage (the first holds the most micro-batches; the last the logits).
+    MemoryBreakdown worst = stageMemory(s, 0, layers.first);
+    if (st.pp > 1) {
+        const MemoryBreakdown lastMem = stageMemory(s, st.pp - 1, layers.last);
+        if (lastMem.totalBytes() > worst.totalBytes()) worst = lastMem;
+    }
+    r.memory = worst;
+
+    if (options.timeline) {
+        // One micro-batch on the critical stage, op by op: its first layer forward and backward
+        // shown in full, the rest of its layers as one span each; then the step-level phases.
+        auto& tl = r.timeline;
+        double t0 = 0;
+        for (int layer = 0; layer < crit.layers; ++layer) {
+            appendTimeline(tl, fwd, t0, "");
+            t0 += fwd.makespanS();
+        }
+        const double fwdEnd = t0;
+        for (int layer = 0; layer < crit.layers; ++layer) {
+            appendTimeline(tl, bwd, t0, " (bwd)");
+            t0 += bwd.makespanS();
+        }
+        (void)fwdEnd;
+        const double mbEnd = mbWall;
+        tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
+                      mbEnd, mbEnd + (mbs - 1) * mbWall, false, ParallelDim::TP, Collective::AllReduce});
+        double t = mbs * mbWall;
+        if (bubble > 0) {
+            tl.push_back({"pipeline bubble", Lane::Compute, t, t + bubble, false, ParallelDim::PP,
+                          Collective::P2P});
+            t += bubble;
+        }
+        if (dpExposed > 0) {
+            tl.push_back({"DP gradient sync (exposed)", Lane::DataParallelComm, t, t + dpExposed, true,
+                          ParallelDim::DP, Collective::AllReduce});
+            t += dpExposed;
+        }
+        tl.push_back({"optimizer step", Lane::Compute, t, t + r.compute.optimizerS, false,
+                      ParallelDim::TP, Collective::AllReduce});
+    }
+    return r;
+}
+
+} // namespace madmax

@@ -1,0 +1,122 @@
+#include "madmax/scenario.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace madmax {
+
+namespace {
+std::string str(long long v) { return std::to_string(v); }
+} // namespace
+
+std::optional<std::string> explainInvalid(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const System& sys = s.system;
+
+    // Model shape.
+    if (m.layers < 1) return "model.layers must be at least 1";
+    if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || m.ffnHidden < 1 || m.vocab < 1 || m.headDim < 1)
+        return "model: hidden, heads, kv_heads, head_dim, ffn_hidden and vocab must all be positive";
+    if (m.heads % m.kvHeads != 0)
+        return "model.kv_heads (" + str(m.kvHeads) + ") must divide model.heads (" + str(m.heads) +
+               "): each KV head serves a whole group of query heads";
+
+    // System.
+    if (sys.tiers.empty()) return "system.tiers must list at least one network tier";
+    if (sys.gpu.hbmBytes <= 0 || sys.gpu.hbmBytesPerS <= 0)
+        return "system.gpu: hbm_gb and hbm_tbps must be positive";
+    for (std::size_t k = 0; k < sys.tiers.size(); ++k) {
+        const auto& t = sys.tiers[k];
+        const std::string at = "system.tiers[" + std::to_string(k) + "]";
+        if (t.gpus < 1 || t.bytesPerS <= 0 || t.latencyS < 0 || t.oversubscription < 1 ||
+            t.allReduceSpeedup <= 0)
+            return at + ": gpus ≥ 1, gbps > 0, latency_us ≥ 0, oversubscription ≥ 1 and "
+                        "all_reduce_speedup > 0 are required";
+        if (k > 0 && t.gpus < sys.tiers[k - 1].gpus)
+            return at + ".gpus (" + str(t.gpus) + ") is smaller than the tier inside it (" +
+                   str(sys.tiers[k - 1].gpus) + "): list tiers innermost first, each containing the last";
+    }
+    if (sys.gpu.peak(w.precision) <= 0)
+        return "workload.precision is " + std::string(toString(w.precision)) + ", which the GPU " +
+               sys.gpu.name + " has no peak for: choose a precision listed in its peak_tflops";
+
+    // Workload.
+    if (w.seqLen < 1) return "workload.seq_len must be at least 1";
+    if (w.globalBatch < 1) return "workload.global_batch must be at least 1";
+
+    // GPU count and degrees.
+    if (s.gpus < 1) return "gpus must be at least 1";
+    if (s.gpus > sys.maxGpus())
+        return "gpus (" + str(s.gpus) + ") exceeds the " + str((long long)sys.maxGpus()) +
+               " GPUs of the system's outermost tier; raise system.tiers[last].gpus or use fewer GPUs";
+    for (auto [name, v] : {std::pair{"tp", st.tp}, {"pp", st.pp}, {"cp", st.cp}, {"dp", st.dp},
+                           {"vp", st.vp}, {"micro_batch", st.microBatch}})
+        if (v < 1) return "strategy." + std::string(name) + " must be at least 1 (got " + str(v) + ")";
+    const long long product = 1LL * st.tp * st.pp * st.cp * st.dp;
+    if (product != s.gpus)
+        return "tp × pp × cp × dp = " + str(st.tp) + "×" + str(st.pp) + "×" + str(st.cp) + "×" +
+               str(st.dp) + " = " + str(product) + ", but the scenario has " + str(s.gpus) +
+               " GPUs; the product must equal the GPU count" +
+               (s.gpus % (st.tp * st.pp * st.cp) == 0
+                    ? " (dp = " + str(s.gpus / (st.tp * st.pp * st.cp)) + " would fit)"
+                    : "");
+    if (m.heads % st.tp != 0)
+        return "TP=" + str(st.tp) + " does not divide " + str(m.heads) +
+               " attention heads; choose a TP that divides the head count";
+    if (m.kvHeads % st.tp != 0)
+        return "TP=" + str(st.tp) + " does not divide " + str(m.kvHeads) +
+               " KV heads; choose a TP that divides the KV-head count";
+    if (m.ffnHidden % st.tp != 0)
+        return "TP=" + str(st.tp) + " does not divide ffn_hidden " + str(m.ffnHidden);
+    if (m.vocab % st.tp != 0)
+        return "TP=" + str(st.tp) + " does not divide the vocabulary of " + str(m.vocab) +
+               " (pad the vocabulary to a multiple of TP)";
+    if (w.seqLen % st.cp != 0)
+        return "CP=" + str(st.cp) + " does not divide seq_len " + str(w.seqLen);
+
+    // Pipeline.
+    if (st.vp > 1 && st.schedule != PipelineSchedule::Interleaved)
+        return "strategy.vp = " + str(st.vp) + " needs strategy.schedule = \"interleaved\"";
+    if (st.vp > 1 && st.pp == 1) return "strategy.vp > 1 needs a pipeline (pp > 1)";
+    const bool uneven = st.firstStageLayers > 0 || st.lastStageLayers > 0;
+    if (uneven) {
+        if (st.pp < 2) return "first_stage_layers / last_stage_layers need pp ≥ 2";
+        const int setStages = (st.firstStageLayers > 0) + (st.lastStageLayers > 0);
+        const int rest = m.layers - st.firstStageLayers - st.lastStageLayers;
+        const int others = st.pp - setStages;
+        if (others == 0 ? rest != 0 : (rest < others || rest % others != 0))
+            return "with first_stage_layers = " + str(st.firstStageLayers) +
+                   " and last_stage_layers = " + str(st.lastStageLayers) + ", the remaining " +
+                   str(rest) + " of " + str(m.layers) + " layers do not split evenly over the other " +
+                   str(others) + " stages";
+    } else if (m.layers % (st.pp * st.vp) != 0) {
+        return str(m.layers) + " layers do not divide into pp × vp = " + str(st.pp) + "×" +
+               str(st.vp) + " = " + str(st.pp * st.vp) +
+               " equal chunks; choose pp and vp whose product divides the layer count, or set "
+               "first_stage_layers / last_stage_layers";
+    }
+    if (w.globalBatch % (st.dp * st.microBatch) != 0)
+        return "global_batch " + str(w.globalBatch) + " is not divisible by dp × micro_batch = " +
+               str(st.dp) + "×" + str(st.microBatch) + " = " + str(st.dp * st.microBatch) +
+               "; each replica needs a whole number of micro-batches";
+    const int mbs = microBatchesPerStep(s);
+    if (st.schedule == PipelineSchedule::Interleaved && st.pp > 1 && mbs % st.pp != 0)
+        return "the interleaved schedule needs the micro-batches per replica (" + str(mbs) +
+               ") to be a multiple of pp (" + str(st.pp) + ") (Narayanan et al. SC21 §2.2)";
+
+    // Sharding and placement.
+    if (st.zeroStage < 0 || st.zeroStage > 3) return "strategy.zero_stage must be 0, 1, 2 or 3";
+    if (st.shardGroup < 0 || (st.shardGroup > 0 && st.dp % st.shardGroup != 0))
+        return "strategy.shard_group (" + str(st.shardGroup) + ") must divide dp (" + str(st.dp) + ")";
+    if (st.bucketBytes <= 0) return "strategy.bucket_mb must be positive";
+    for (int i = 0; i < kParallelDimCount; ++i)
+        for (int j = i + 1; j < kParallelDimCount; ++j)
+            if (st.placement[i] == st.placement[j])
+                return "strategy.placement names " + std::string(toString(st.placement[i])) +
+                       " twice; list each of tp, cp, ep, dp, pp once, innermost first";
+    return std::nullopt;
+}
+
+} // namespace madmax

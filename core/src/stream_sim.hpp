@@ -1,0 +1,57 @@
+// A two-stream (three-lane) list scheduler for the ops of one layer (MODEL.md §4): compute,
+// the TP/CP communication stream, and the data-parallel (FSDP) stream. An op starts when its
+// lane is free and its dependencies are done; time the compute lane waits on a communication op
+// is that op's *exposed* time. Fixed capacity: no allocation.
+#pragma once
+
+#include "madmax/result.hpp"
+#include "madmax/types.hpp"
+
+#include <array>
+
+namespace madmax::detail {
+
+enum class Phase : std::uint8_t { Forward, Backward, Recompute, None };
+
+struct SimOp {
+    const char* label = "";
+    Lane lane = Lane::Compute;
+    Phase phase = Phase::None;
+    double durationS = 0;
+    std::array<int, 2> deps{-1, -1};
+    ParallelDim dim = ParallelDim::TP;
+    Collective collective = Collective::AllReduce;
+    bool isComm() const { return lane != Lane::Compute; }
+};
+
+using CommTable = std::array<std::array<CommTime, kCollectiveCount>, kParallelDimCount>;
+
+class StreamSim {
+  public:
+    static constexpr int kCapacity = 96;
+
+    int add(const SimOp& op) {
+        ops_[n_] = op;
+        return n_++;
+    }
+    int size() const { return n_; }
+    const SimOp& op(int i) const { return ops_[i]; }
+    double start(int i) const { return start_[i]; }
+    double end(int i) const { return end_[i]; }
+
+    /// Schedule every op; afterwards makespan(), busy(), exposure tables are valid.
+    void run();
+    double makespanS() const { return makespan_; }
+    double busyS(Phase p) const { return busy_[static_cast<int>(p)]; }
+    const CommTable& comm() const { return comm_; }
+
+  private:
+    std::array<SimOp, kCapacity> ops_{};
+    std::array<double, kCapacity> start_{}, end_{};
+    int n_ = 0;
+    double makespan_ = 0;
+    std::array<double, 4> busy_{};
+    CommTable comm_{};
+};
+
+} // namespace madmax::detail

@@ -1,0 +1,87 @@
+#include "madmax/types.hpp"
+
+namespace madmax {
+
+std::string_view toString(Precision p) {
+    switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::FP16: return "fp16";
+    case Precision::BF16: return "bf16";
+    case Precision::FP8: return "fp8";
+    case Precision::FP4: return "fp4";
+    }
+    return "?";
+}
+std::optional<Precision> parsePrecision(std::string_view s) {
+    for (int i = 0; i < kPrecisionCount; ++i)
+        if (toString(Precision(i)) == s) return Precision(i);
+    return std::nullopt;
+}
+
+std::string_view toString(ParallelDim d) {
+    switch (d) {
+    case ParallelDim::TP: return "tp";
+    case ParallelDim::CP: return "cp";
+    case ParallelDim::EP: return "ep";
+    case ParallelDim::DP: return "dp";
+    case ParallelDim::PP: return "pp";
+    }
+    return "?";
+}
+std::optional<ParallelDim> parseParallelDim(std::string_view s) {
+    for (int i = 0; i < kParallelDimCount; ++i)
+        if (toString(ParallelDim(i)) == s) return ParallelDim(i);
+    return std::nullopt;
+}
+
+std::string_view toString(Collective c) {
+    switch (c) {
+    case Collective::AllReduce: return "all_reduce";
+    case Collective::AllGather: return "all_gather";
+    case Collective::ReduceScatter: return "reduce_scatter";
+    case Collective::AllToAll: return "all_to_all";
+    case Collective::P2P: return "p2p";
+    }
+    return "?";
+}
+
+std::string_view toString(Recompute r) {
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "?";
+}
+std::optional<Recompute> parseRecompute(std::string_view s) {
+    for (int i = 0; i < 3; ++i)
+        if (toString(Recompute(i)) == s) return Recompute(i);
+    return std::nullopt;
+}
+
+std::string_view toString(PipelineSchedule s) {
+    return s == PipelineSchedule::OneFOneB ? "1f1b" : "interleaved";
+}
+std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s) {
+    if (s == "1f1b") return PipelineSchedule::OneFOneB;
+    if (s == "interleaved") return PipelineSchedule::Interleaved;
+    return std::nullopt;
+}
+
+std::string_view toString(AttentionKernel k) {
+    return k == AttentionKernel::Flash ? "flash" : "unfused";
+}
+std::optional<AttentionKernel> parseAttentionKernel(std::string_view s) {
+    if (s == "flash") return AttentionKernel::Flash;
+    if (s == "unfused") return AttentionKernel::Unfused;
+    return std::nullopt;
+}
+
+std::string_view toString(Optimizer o) { return o == Optimizer::Adam ? "adam" : "sgd"; }
+std::optional<Optimizer> parseOptimizer(std::string_view s) {
+    if (s == "adam") return Optimizer::Adam;
+    if (s == "sgd") return Optimizer::SGD;
+    return std::nullopt;
+}
+
+} // namespace madmax

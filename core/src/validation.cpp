@@ -1,0 +1,279 @@
+#include "madmax/validation.hpp"
+
+#include "madmax/collectives.hpp"
+#include "madmax/engine.hpp"
+#include "madmax/error.hpp"
+#include "madmax/scenario_io.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace madmax {
+
+using nlohmann::json;
+
+namespace {
+
+double num(const json& j, const char* key, double fallback) {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? fallback : it->get<double>();
+}
+bool isNull(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null();
+}
+
+/// The GPU preset whose "skus" list names this SKU, else the generic one.
+json gpuPresetFor(const std::string& sku, const PresetLibrary& lib) {
+    for (const Preset* p : lib.list(PresetKind::Gpu)) {
+        auto it = p->json.find("skus");
+        if (it != p->json.end() && it->is_array())
+            for (const auto& s : *it)
+                if (s.is_string() && s.get<std::string>() == sku) return p->json;
+    }
+    const Preset* generic = lib.find(PresetKind::Gpu, "generic");
+    if (!generic) throw InputError("presets/gpus", "generic", "the generic GPU preset is missing");
+    return generic->json;
+}
+
+/// System from the case's numbers: GPU datasheet values replace the preset's; one scale-up tier
+/// (the NVLink domain) and, beyond it, one scale-out tier.
+json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
+    json gpu = gpuPresetFor(sys.at("gpu").get<std::string>(), lib);
+    gpu["id"] = "case-gpu";
+    gpu["name"] = sys.at("gpu");
+    const json& peaks = sys.at("peak_tflops");
+    gpu["peak_tflops"] = json::object();
+    for (const char* p : {"fp16", "bf16", "fp8", "fp4"})
+        gpu["peak_tflops"][p] = isNull(peaks, p) ? json(nullptr) : peaks[p];
+    gpu["hbm_gb"] = sys.at("hbm_gb");
+    gpu["hbm_tbps"] = sys.at("hbm_tbps");
+    const int domain = int(num(sys, "scaleup_domain", num(sys, "gpus_per_node", 8)));
+    json tiers = json::array();
+    tiers.push_back({{"name", "scale-up"}, {"kind", "scale_up"}, {"gpus", domain},
+                     {"gbps", sys.at("scaleup_gbps")}});
+    if (gpus > domain) {
+        if (isNull(sys, "scaleout_gbps"))
+            throw InputError("", "system.scaleout_gbps", "needed for a run across nodes, but not published");
+        tiers.push_back({{"name", "scale-out"}, {"kind", "scale_out"}, {"gpus", gpus},
+                         {"gbps", sys.at("scaleout_gbps")}});
+    }
+    return {{"id", "case-system"}, {"name", "from case"}, {"gpu", gpu},
+            {"gpus_per_node", int(num(sys, "gpus_per_node", 8))}, {"tiers", tiers}};
+}
+
+} // namespace
+
+Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
+    const json& m = c.at("model");
+    const json& sys = c.at("system");
+    const json& par = c.at("parallel");
+    const int gpus = int(sys.at("gpus").get<double>());
+
+    json model = {{"name", m.at("name")},
+                  {"layers", m.at("layers")},
+                  {"hidden", m.at("hidden")},
+                  {"heads", m.at("heads")},
+                  {"kv_heads", isNull(m, "kv_heads") ? m.at("heads") : m.at("kv_heads")},
+                  {"ffn_hidden", m.at("ffn_hidden")},
+                  {"gated_mlp", m.value("gated_mlp", false)},
+                  {"vocab", m.at("vocab")}};
+
+    const int tp = int(num(par, "tp", 1)), pp = int(num(par, "pp", 1)), cp = int(num(par, "cp", 1));
+    const int layers = m.at("layers").get<int>();
+    json strategy = {{"tp", tp}, {"pp", pp}, {"cp", cp},
+                     {"dp", isNull(par, "dp") ? json(gpus / (tp * pp * cp)) : par.at("dp")},
+                     // Defaults for unpublished fields, stated in README "Validation".
+                     {"micro_batch", num(par, "microbatch", 1)},
+                     {"zero_stage", num(par, "zero_stage", 1)},
+                     {"recompute", isNull(par, "recompute") ? json("none") : par.at("recompute")},
+                     {"sequence_parallel", isNull(par, "sequence_parallel") ? json(tp > 1) : par.at("sequence_parallel")}};
+    const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
+    int vp = int(num(par, "vp", interleaved ? 2 : 1));
+    if (pp > 1) {
+        strategy["schedule"] = vp > 1 ? "interleaved" : "1f1b";
+        if (layers % pp != 0) {
+            // Uneven split: middle stages take ceil(l/p); first and last share the rest.
+            const int middle = (layers + pp - 1) / pp;
+            const int rest = layers - (pp - 2) * middle;
+            strategy["first_stage_layers"] = rest / 2;
+            strategy["last_stage_layers"] = rest - rest / 2;
+        } else if (layers % (pp * vp) != 0) {
+            vp = 1;
+            strategy["schedule"] = "1f1b";
+        }
+        strategy["vp"] = vp;
+    }
+    const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
+    json workload = {{"global_batch", par.at("global_batch")}, {"seq_len", m.at("seq_len")}, {"precision", prec}};
+    json doc = {{"name", c.at("id")}, {"model", model}, {"system", systemFor(sys, lib, gpus)},
+                {"gpus", gpus}, {"strategy", strategy}, {"workload", workload}};
+    return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
+}
+
+ErrorStats errorStats(std::vector<double> errs) {
+    ErrorStats s;
+    s.count = int(errs.size());
+    if (errs.empty()) return s;
+    std::sort(errs.begin(), errs.end());
+    auto quantile = [&](double q) {
+        const double pos = q * (errs.size() - 1);
+        const std::size_t lo = std::size_t(std::floor(pos)), hi = std::size_t(std::ceil(pos));
+        return errs[lo] + (pos - lo) * (errs[hi] - errs[lo]);
+    };
+    s.medianAbsPct = quantile(0.5);
+    s.p90AbsPct = quantile(0.9);
+    s.maxAbsPct = errs.back();
+    return s;
+}
+
+namespace {
+std::vector<double> ranks(const std::vector<double>& v) {
+    std::vector<std::size_t> idx(v.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < idx.size();) {
+        std::size_t j = i;
+        while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+        const double avg = (i + j) / 2.0 + 1.0; // ties share their mean rank
+        for (std::size_t k = i; k <= j; ++k) r[idx[k]] = avg;
+        i = j + 1;
+    }
+    return r;
+}
+} // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+    const auto ra = ranks(a), rb = ranks(b);
+    const double n = double(a.size());
+    const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
+    const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+    double cov = 0, va = 0, vb = 0;
+    for (std::size_t i = 0; i < ra.size(); ++i) {
+        cov += (ra[i] - ma) * (rb[i] - mb);
+        va += (ra[i] - ma) * (ra[i] - ma);
+        vb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0.0;
+}
+
+ValidationReport runValidation(const json& dataset, const PresetLibrary& lib, const std::string& file) {
+    if (!dataset.is_object() || dataset.value("schema", "") != "madmax-validation/1")
+        throw InputError(file, "schema", "expected \"madmax-validation/1\"");
+    if (!dataset.contains("cases") || !dataset["cases"].is_array())
+        throw InputError(file, "cases", "expected an array of cases");
+    ValidationReport rep;
+    const json& cases = dataset["cases"];
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const json& c = cases[i];
+        CaseOutcome o;
+        try {
+            o.id = c.at("id").get<std::string>();
+            o.kind = c.at("kind").get<std::string>();
+            o.metric = c.at("measured").at("metric").get<std::string>();
+            o.measured = c.at("measured").at("value").get<double>();
+            const json& sys = c.at("system");
+            const int gpus = int(sys.at("gpus").get<double>());
+            const std::string modelName = c["model"].is_object() ? c["model"].value("name", "?") : "";
+            o.group = (modelName.empty() ? "collective " + sys.at("gpu").get<std::string>() : modelName) +
+                      " @ " + std::to_string(gpus) + " GPUs";
+            if (o.kind == "collective") {
+                const json& col = c.at("collective");
+                const std::string op = col.at("op").get<std::string>();
+                if (op != "all_reduce") {
+                    o.skipped = "collective " + op + " is not modelled for validation yet";
+                } else {
+                    const int n = int(col.at("gpus").get<double>());
+                    const Scenario dummy = [&] {
+                        Scenario s;
+                        s.system = parseSystem(systemFor(sys, lib, n), file, "cases[" + std::to_string(i) + "].system");
+                        return s;
+                    }();
+                    const GroupLayout g = layoutGroup(dummy.system, n, 1);
+                    const double bytes = col.at("bytes").get<double>();
+                    const double t = collectiveTime(dummy.system, g, Collective::AllReduce, bytes);
+                    if (o.metric == "busbw_gbps") o.predicted = allReduceBusBandwidth(bytes, t, n) / 1e9;
+                    else o.skipped = "metric " + o.metric + " is not predicted for collectives";
+                }
+            } else if (o.kind == "training") {
+                const std::string arch = c.at("model").at("arch").get<std::string>();
+                if (arch != "dense") {
+                    o.skipped = arch + " training is not modelled yet (MoE and DLRM arrive with their issues)";
+                } else {
+                    const Scenario s = scenarioForCase(c, lib, file);
+                    const Result r = evaluate(s);
+                    if (o.metric == "step_time_s") o.predicted = r.stepTimeS;
+                    else if (o.metric == "hardware_tflops_per_gpu") o.predicted = r.hardwareTflopsPerGpu;
+                    else if (o.metric == "model_tflops_per_gpu") o.predicted = r.modelTflopsPerGpu;
+                    else if (o.metric == "mfu") o.predicted = r.mfu;
+                    else if (o.metric == "tokens_per_s_per_gpu") o.predicted = r.tokensPerSPerGpu;
+                    else if (o.metric == "samples_per_s") o.predicted = r.samplesPerS;
+                    else if (o.metric == "tokens_per_s") o.predicted = r.tokensPerS;
+                    else o.skipped = "metric " + o.metric + " is not predicted for training";
+                }
+            } else {
+                o.skipped = o.kind + " cases are not modelled yet (inference arrives with its issue)";
+            }
+        } catch (const InputError& e) {
+            o.skipped = std::string("cannot be expressed: ") + e.what();
+        } catch (const json::exception& e) {
+            o.skipped = std::string("malformed case: ") + e.what();
+        }
+        if (o.id.empty()) o.id = "cases[" + std::to_string(i) + "]";
+        rep.cases.push_back(std::move(o));
+    }
+
+    std::vector<double> all;
+    std::map<std::string, std::vector<double>> byMetric, byKind;
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+    for (const auto& o : rep.cases) {
+        if (!o.predicted) continue;
+        const double e = std::fabs(o.errorPct());
+        all.push_back(e);
+        byMetric[o.metric].push_back(e);
+        byKind[o.kind].push_back(e);
+        groups[o.group + " / " + o.metric].first.push_back(o.measured);
+        groups[o.group + " / " + o.metric].second.push_back(*o.predicted);
+    }
+    rep.overall = errorStats(all);
+    for (auto& [k, v] : byMetric) rep.byMetric[k] = errorStats(v);
+    for (auto& [k, v] : byKind) rep.byKind[k] = errorStats(v);
+    double sum = 0;
+    for (const auto& [g, mv] : groups) {
+        if (mv.first.size() < 2) continue;
+        rep.spearmanByGroup[g] = spearman(mv.first, mv.second);
+        sum += rep.spearmanByGroup[g];
+    }
+    if (!rep.spearmanByGroup.empty()) rep.spearmanMean = sum / rep.spearmanByGroup.size();
+    return rep;
+}
+
+json toJson(const ValidationReport& r) {
+    json cases = json::array();
+    for (const auto& o : r.cases) {
+        if (o.predicted)
+            cases.push_back({{"id", o.id}, {"kind", o.kind}, {"metric", o.metric}, {"measured", o.measured},
+                             {"predicted", *o.predicted}, {"error_pct", o.errorPct()}, {"group", o.group}});
+        else
+            cases.push_back({{"id", o.id}, {"kind", o.kind}, {"metric", o.metric}, {"skipped", o.skipped}});
+    }
+    auto stats = [](const ErrorStats& s) {
+        return json{{"count", s.count}, {"median_abs_error_pct", s.medianAbsPct},
+                    {"p90_abs_error_pct", s.p90AbsPct}, {"max_abs_error_pct", s.maxAbsPct}};
+    };
+    json summary = stats(r.overall);
+    summary["spearman"] = r.spearmanMean ? json(*r.spearmanMean) : json(nullptr);
+    summary["skipped"] = std::count_if(r.cases.begin(), r.cases.end(), [](const auto& o) { return !o.predicted; });
+    json byMetric = json::object(), byKind = json::object(), sp = json::object();
+    for (const auto& [k, v] : r.byMetric) byMetric[k] = stats(v);
+    for (const auto& [k, v] : r.byKind) byKind[k] = stats(v);
+    for (const auto& [k, v] : r.spearmanByGroup) sp[k] = v;
+    summary["by_metric"] = byMetric;
+    summary["by_kind"] = byKind;
+    summary["spearman_by_group"] = sp;
+    return {{"cases", cases}, {"summary", summary}};
+}
+
+} // namespace madmax
