@@ -30,9 +30,10 @@ double tierBandwidth(const NetworkTier& t, double bytes) {
     return t.bytesPerS / t.oversubscription * t.efficiency(bytes);
 }
 
-/// One ring reduce-scatter (or all-gather) of a full buffer `bytes` over `f` ranks in tier t.
-double ringStep(const NetworkTier& t, int f, double bytes) {
-    return (f - 1) * t.latencyS + double(f - 1) / f * bytes / tierBandwidth(t, bytes);
+/// One ring reduce-scatter (or all-gather) of a full buffer `bytes` over `f` ranks in tier t;
+/// `speedup` divides the bandwidth term (in-switch reduction moves less data per GPU).
+double ringStep(const NetworkTier& t, int f, double bytes, double speedup = 1.0) {
+    return (f - 1) * t.latencyS + double(f - 1) / f * bytes / (tierBandwidth(t, bytes) * speedup);
 }
 
 } // namespace
@@ -51,8 +52,8 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
             const int f = g.factor[k];
             if (f <= 1) continue;
             const NetworkTier& t = sys.tiers[k];
-            const double step = ringStep(t, f, chunk);
-            total += op == Collective::AllReduce ? 2.0 * step / t.allReduceSpeedup : step;
+            total += op == Collective::AllReduce ? 2.0 * ringStep(t, f, chunk, t.allReduceSpeedup)
+                                                 : ringStep(t, f, chunk);
             chunk /= f;
         }
         return total;

@@ -26,6 +26,7 @@ struct OpCoster {
     double peak;   ///< of the workload's GEMM precision
     double peak16; ///< attention runs in 16-bit even in FP8 training (Transformer Engine)
     double elemBytes;
+    double gemmScale; ///< calibration's low-precision scale when the GEMMs run below 16 bits
 
     double memoryTime(double bytes) const {
         return bytes / (gpu.hbmBytesPerS * gpu.calibration.memoryEfficiency);
@@ -33,7 +34,7 @@ struct OpCoster {
     double gemm(double M, double N, double K) const {
         const double flops = 2.0 * M * N * K;
         const double bytes = (M * K + K * N) * elemBytes + M * N * 2.0;
-        const double eta = gpu.calibration.gemmEfficiency(flops);
+        const double eta = gpu.calibration.gemmEfficiency(flops) * gemmScale;
         return std::max(flops / (peak * eta), memoryTime(bytes)) + gpu.calibration.kernelLaunchS;
     }
     double elementwise(double bytes) const {
@@ -377,7 +378,8 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     const OpCoster oc{gpu, gpu.peak(w.precision),
                       gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16)
                                                     : gpu.peak(Precision::FP16),
-                      bytesPerElement(w.precision)};
+                      bytesPerElement(w.precision),
+                      bytesPerElement(w.precision) < 2.0 ? gpu.calibration.lowPrecisionGemmScale : 1.0};
     const Groups groups = makeGroups(s);
 
     Shape sh{};

@@ -314,6 +314,9 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         cal.attentionEfficiency = c.number("attention_efficiency", 0, 1, 0.5, true);
         cal.memoryEfficiency = c.number("memory_efficiency", 0, 1, 0.8, true);
         cal.kernelLaunchS = c.number("kernel_launch_us", 0, 1e4, 4.0) * 1e-6;
+        cal.lowPrecisionGemmScale = c.number("low_precision_gemm_scale", 0, 1, 1.0, true);
+        cal.referenceAttention =
+            *parseAttentionKernel(c.choice("reference_attention", {"flash", "unfused"}, "flash"));
         c.ignore("notes");
         c.finish();
     } else {
@@ -512,7 +515,9 @@ json toJson(const Gpu& g) {
              {{"gemm_efficiency", curveJson(c.gemmEfficiency)},
               {"attention_efficiency", c.attentionEfficiency},
               {"memory_efficiency", c.memoryEfficiency},
-              {"kernel_launch_us", c.kernelLaunchS * 1e6}}},
+              {"kernel_launch_us", c.kernelLaunchS * 1e6},
+              {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
+              {"reference_attention", std::string(toString(c.referenceAttention))}}},
             {"links", {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}}};
 }
 

@@ -106,8 +106,14 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         strategy["vp"] = vp;
     }
     const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
-    json workload = {{"global_batch", par.at("global_batch")}, {"seq_len", m.at("seq_len")}, {"precision", prec}};
-    json doc = {{"name", c.at("id")}, {"model", model}, {"system", systemFor(sys, lib, gpus)},
+    json system = systemFor(sys, lib, gpus);
+    // The attention kernel is never published in these tables: assume the one the matching
+    // GPU generation's calibration runs used (README "Validation").
+    const json& cal = system["gpu"]["calibration"];
+    const std::string attention = cal.value("reference_attention", "flash");
+    json workload = {{"global_batch", par.at("global_batch")}, {"seq_len", m.at("seq_len")},
+                     {"precision", prec}, {"attention", attention}};
+    json doc = {{"name", c.at("id")}, {"model", model}, {"system", system},
                 {"gpus", gpus}, {"strategy", strategy}, {"workload", workload}};
     return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
 }

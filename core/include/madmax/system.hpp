@@ -16,6 +16,12 @@ struct ComputeCalibration {
     double attentionEfficiency = 0.5; ///< fused attention kernel, fraction of 16-bit peak
     double memoryEfficiency = 0.8;   ///< fraction of HBM bandwidth for streaming kernels
     double kernelLaunchS = 4e-6;     ///< fixed cost per kernel (launch + tail)
+    /// FP8/FP4 GEMMs reach a smaller fraction of their doubled peak than 16-bit ones (scaling
+    /// and casting overheads, Transformer Engine): multiplies gemmEfficiency below 16 bits.
+    double lowPrecisionGemmScale = 1.0;
+    /// The attention kernel of the published runs this calibration was fitted to; validation
+    /// assumes it for cases that do not say (the engine's own default is the workload's).
+    AttentionKernel referenceAttention = AttentionKernel::Flash;
 };
 
 /// Default latency and efficiency of a link generation, used by tiers that do not set their own.
