@@ -61,8 +61,8 @@ MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
 
     MemoryBreakdown mem;
     mem.weightsBytes = params * weightB / (st.zeroStage >= 3 ? shard : 1.0);
-    if (st.zeroStage >= 3) // the gathered layer in use and the one being prefetched
-        mem.weightsBytes += 2.0 * m.paramsPerLayer() / t * weightB;
+    if (st.zeroStage >= 3 && shard > 1) // the gathered layer in use and the one being prefetched
+        mem.weightsBytes += std::min(2, layersOnStage) * m.paramsPerLayer() / t * weightB;
     mem.gradsBytes = params * gradB / (st.zeroStage >= 2 ? shard : 1.0);
     mem.optimizerBytes = params * optB / (st.zeroStage >= 1 ? shard : 1.0);
 

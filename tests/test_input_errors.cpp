@@ -1,0 +1,172 @@
+// Bad input gets a clear error naming the file, the field and the fix — never a crash or NaN.
+#include "madmax/error.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace madmax;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// The default scenario as an inline document, with one edit applied by `edit`.
+template <class F>
+std::string errorFor(F edit) {
+    nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "default")->json;
+    edit(doc);
+    try {
+        parseScenario(resolveScenario(doc, PresetLibrary::builtin(), "bad.json"), "bad.json");
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+std::string errorForSet(const std::vector<std::string>& sets) {
+    try {
+        test::preset("default", sets);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+} // namespace
+
+TEST_CASE("Malformed JSON names the file, line and column") {
+    const auto dir = std::filesystem::temp_directory_path() / "madmax-bad-json";
+    std::filesystem::create_directories(dir);
+    const auto file = (dir / "broken.json").string();
+    std::ofstream(file) << "{\n  \"model\": \"llama3-8b\",\n  \"gpus\": 8,,\n}";
+    try {
+        loadScenario(file, PresetLibrary::builtin());
+        FAIL("no error");
+    } catch (const InputError& e) {
+        CHECK_THAT(e.what(), Contains("broken.json") && Contains("malformed JSON at line 3"));
+    }
+}
+
+TEST_CASE("A missing file says so") {
+    CHECK_THROWS_WITH(loadScenario("/nonexistent/x.json", PresetLibrary::builtin()),
+                      Contains("/nonexistent/x.json") && Contains("no such file"));
+}
+
+TEST_CASE("An unknown top-level key suggests the nearest") {
+    CHECK_THAT(errorFor([](auto& d) { d["strategyy"] = 1; }),
+               Contains("bad.json: strategyy: unknown key (did you mean \"strategy\"?)"));
+}
+
+TEST_CASE("An unknown nested key names its JSON path") {
+    CHECK_THAT(errorFor([](auto& d) { d["strategy"]["tpp"] = 2; }),
+               Contains("strategy.tpp: unknown key (did you mean \"tp\"?)"));
+}
+
+TEST_CASE("A wrong type names the field and what was given") {
+    CHECK_THAT(errorFor([](auto& d) { d["strategy"]["tp"] = "eight"; }),
+               Contains("strategy.tp: expected an integer") && Contains("string \"eight\""));
+}
+
+TEST_CASE("A negative size is out of range, with the allowed range") {
+    CHECK_THAT(errorForSet({"model.layers=-3"}), Contains("model.layers: value -3 is out of range; allowed: 1 to"));
+}
+
+TEST_CASE("Degrees whose product is not the GPU count explain the constraint") {
+    CHECK_THAT(errorForSet({"strategy.dp=4"}),
+               Contains("tp × pp × cp × dp = 8×4×1×4 = 128, but the scenario has 256 GPUs") &&
+                   Contains("dp = 8 would fit"));
+}
+
+TEST_CASE("TP must divide the KV heads") {
+    CHECK_THAT(errorForSet({"strategy.tp=16", "strategy.dp=4"}), Contains("TP=16 does not divide 8 KV heads"));
+}
+
+TEST_CASE("Layers must divide into pp × vp chunks") {
+    CHECK_THAT(errorForSet({"strategy.vp=3"}), Contains("80 layers do not divide into pp × vp = 4×3 = 12"));
+}
+
+TEST_CASE("The global batch must divide into micro-batches") {
+    CHECK_THAT(errorForSet({"workload.global_batch=100"}),
+               Contains("global_batch 100 is not divisible by dp × micro_batch = 8×1 = 8"));
+}
+
+TEST_CASE("Virtual stages need the interleaved schedule") {
+    CHECK_THAT(errorForSet({"strategy.schedule=1f1b"}), Contains("strategy.vp = 5 needs strategy.schedule = \"interleaved\""));
+}
+
+TEST_CASE("The interleaved schedule needs micro-batches in multiples of pp") {
+    CHECK_THAT(errorForSet({"workload.global_batch=40"}), Contains("multiple of pp (4)"));
+}
+
+TEST_CASE("An unknown preset id suggests the nearest and lists the rest") {
+    CHECK_THAT(errorForSet({"model=llama3-70"}), Contains("no model preset named \"llama3-70\"") &&
+                                                       Contains("did you mean \"llama3-70b\"?") && Contains("available:"));
+}
+
+TEST_CASE("An unknown enum value lists the choices") {
+    CHECK_THAT(errorForSet({"workload.precision=bf61"}),
+               Contains("workload.precision: \"bf61\" is not allowed; choose one of") && Contains("did you mean \"bf16\"?"));
+}
+
+TEST_CASE("A precision the GPU has no peak for is refused") {
+    CHECK_THAT(errorForSet({"system=dgx-a100-80gb-superpod", "workload.precision=fp8"}),
+               Contains("workload.precision is fp8, which the GPU NVIDIA A100 SXM4 80GB has no peak for"));
+}
+
+TEST_CASE("An override path that does not exist suggests the nearest field") {
+    CHECK_THAT(errorForSet({"strategyy.tp=2"}), Contains("--set: strategyy: no such field to override (did you mean \"strategy\"?)"));
+}
+
+TEST_CASE("An override without '=' shows the form") {
+    CHECK_THROWS_WITH(parseOverride("strategy.tp"), Contains("expected path=value"));
+}
+
+TEST_CASE("An override index past the end of an array gives the array's size") {
+    CHECK_THAT(errorForSet({"system.tiers.5.gbps=10"}), Contains("index 5 is past the end; the array has 2 elements"));
+}
+
+TEST_CASE("ZeRO stage 4 is out of range") {
+    CHECK_THAT(errorForSet({"strategy.zero_stage=4"}), Contains("strategy.zero_stage: value 4 is out of range; allowed: 0 to 3"));
+}
+
+TEST_CASE("A shard group must divide dp") {
+    CHECK_THAT(errorForSet({"strategy.shard_group=3"}), Contains("strategy.shard_group (3) must divide dp (8)"));
+}
+
+TEST_CASE("More GPUs than the system has is refused") {
+    CHECK_THAT(errorForSet({"gpus=65536", "strategy.dp=2048"}), Contains("exceeds the 32768 GPUs of the system's outermost tier"));
+}
+
+TEST_CASE("CP must divide the sequence length") {
+    CHECK_THAT(errorForSet({"strategy.cp=3", "strategy.dp=1", "gpus=96"}), Contains("CP=3 does not divide seq_len 8192"));
+}
+
+TEST_CASE("An efficiency above 1 in a curve names the point") {
+    CHECK_THAT(errorForSet({"system.gpu.calibration.gemm_efficiency=[[1e9, 1.5]]"}),
+               Contains("system.gpu.calibration.gemm_efficiency[0]: efficiency 1.5 must be in (0, 1]"));
+}
+
+TEST_CASE("Tiers must be listed innermost first") {
+    CHECK_THAT(errorForSet({"system.tiers.1.gpus=4"}), Contains("system.tiers[1].gpus (4) is smaller than the tier inside it (8)"));
+}
+
+TEST_CASE("A placement naming a dimension twice is refused") {
+    CHECK_THAT(errorForSet({"strategy.placement=[\"tp\",\"tp\",\"dp\",\"pp\"]"}),
+               Contains("strategy.placement: \"tp\" appears twice"));
+}
+
+TEST_CASE("A document with another schema is refused") {
+    CHECK_THAT(errorFor([](auto& d) { d["schema"] = "madmax-validation/1"; }),
+               Contains("schema: \"madmax-validation/1\" is not a scenario"));
+}
+
+TEST_CASE("A missing required field is named") {
+    CHECK_THAT(errorFor([](auto& d) { d["workload"].erase("seq_len"); }), Contains("workload.seq_len: required field is missing"));
+}
+
+TEST_CASE("dp that cannot be derived says why") {
+    CHECK_THAT(errorFor([](auto& d) { d["strategy"].erase("dp"); d["gpus"] = 100; }),
+               Contains("strategy.dp: cannot derive dp: gpus (100) is not divisible by tp × pp × cp = 32"));
+}

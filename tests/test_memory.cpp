@@ -1,0 +1,108 @@
+// Activation (Korthikanti et al. 2022) and ZeRO (Rajbhandari et al. SC20) memory by hand.
+#include "madmax/memory.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace madmax;
+
+namespace {
+struct Gpt3 {
+    Model m = test::modelPreset("gpt3-175b");
+    Strategy st;
+    Workload w;
+    Gpt3() {
+        w.seqLen = 2048;
+        w.globalBatch = 1;
+        w.attention = AttentionKernel::Unfused;
+        st.microBatch = 1;
+    }
+    const double sbh = 2048.0 * 12288.0; // s·b·h with b = 1
+};
+} // namespace
+
+TEST_CASE("Korthikanti Eq. 1: no parallelism keeps sbh(34 + 5as/h)") {
+    Gpt3 g;
+    // 5as/h = 5·96·2048/12288 = 80
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh * (34 + 80)).epsilon(1e-12));
+}
+
+TEST_CASE("Korthikanti Eq. 2: TP without SP keeps sbh(10 + 24/t + 5as/(ht))") {
+    Gpt3 g;
+    g.st.tp = 8;
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh * (10 + 3 + 10)).epsilon(1e-12));
+}
+
+TEST_CASE("Korthikanti Eq. 3: TP with SP divides everything by t") {
+    Gpt3 g;
+    g.st.tp = 8;
+    g.st.sequenceParallel = true;
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh * 114 / 8).epsilon(1e-12));
+}
+
+TEST_CASE("Korthikanti Eq. 5: selective recompute (or flash attention) drops the 5as/h term") {
+    Gpt3 g;
+    g.st.tp = 8;
+    g.st.sequenceParallel = true;
+    g.st.recompute = Recompute::Selective;
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh * 34 / 8).epsilon(1e-12));
+    g.st.recompute = Recompute::None;
+    g.w.attention = AttentionKernel::Flash;
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh * 34 / 8).epsilon(1e-12));
+}
+
+TEST_CASE("Full recompute keeps only 2sbh per layer (÷t with SP); CP divides s") {
+    Gpt3 g;
+    g.st.recompute = Recompute::Full;
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(2 * g.sbh));
+    g.st.tp = 8;
+    g.st.sequenceParallel = true;
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(2 * g.sbh / 8));
+    g.st.cp = 2;
+    CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh / 8));
+}
+
+TEST_CASE("In-flight micro-batches: 1F1B holds min(p - stage, m); interleaving adds (p-1)/(pv)") {
+    Strategy st;
+    st.pp = 8;
+    CHECK(inFlightMicroBatches(st, 64, 0) == 8);
+    CHECK(inFlightMicroBatches(st, 64, 7) == 1);
+    CHECK(inFlightMicroBatches(st, 4, 0) == 4);
+    st.vp = 2;
+    st.schedule = PipelineSchedule::Interleaved;
+    CHECK(inFlightMicroBatches(st, 64, 0) == Approx(8 * (1 + 7.0 / 16)));
+}
+
+TEST_CASE("ZeRO stages shard optimizer state, then gradients, then weights (Rajbhandari et al. §5)") {
+    Scenario s = test::preset("llama3-8b-fsdp-64-h100");
+    s.strategy.zeroStage = 0;
+    const double P = s.model.totalParams(); // TP = PP = 1: every parameter on every GPU
+    const double N = s.strategy.dp;
+    const MemoryBreakdown z0 = stageMemory(s, 0, s.model.layers);
+    CHECK(z0.weightsBytes == Approx(2 * P));
+    CHECK(z0.gradsBytes == Approx(2 * P)); // bf16 gradient reduction
+    CHECK(z0.optimizerBytes == Approx(12 * P));
+    s.strategy.zeroStage = 1;
+    const MemoryBreakdown z1 = stageMemory(s, 0, s.model.layers);
+    CHECK(z1.optimizerBytes == Approx(12 * P / N));
+    CHECK(z1.gradsBytes == Approx(2 * P));
+    s.strategy.zeroStage = 2;
+    const MemoryBreakdown z2 = stageMemory(s, 0, s.model.layers);
+    CHECK(z2.gradsBytes == Approx(2 * P / N));
+    s.strategy.zeroStage = 3;
+    const MemoryBreakdown z3 = stageMemory(s, 0, s.model.layers);
+    CHECK(z3.weightsBytes == Approx(2 * P / N + 2 * 2 * s.model.paramsPerLayer())); // + 2 gathered layers
+    CHECK(z3.totalBytes() < z2.totalBytes());
+    CHECK(z2.totalBytes() < z1.totalBytes());
+    CHECK(z1.totalBytes() < z0.totalBytes());
+}
+
+TEST_CASE("A model that does not fit is flagged with a negative margin") {
+    // Llama 3.1 405B with 16 B/param of weights, grads and optimizer on 8 GPUs: ~810 GB each.
+    const Scenario s = test::preset("default", {"model=llama31-405b", "gpus=8", "strategy.dp=1",
+                                                "strategy.pp=1", "strategy.vp=1", "strategy.schedule=1f1b",
+                                                "workload.global_batch=8"});
+    const Result r = evaluate(s);
+    CHECK_FALSE(r.memory.fits());
+    CHECK(r.memory.marginBytes() < -500e9);
+}

@@ -1,0 +1,90 @@
+// Scenario files: every preset loads; save → parse round-trips exactly; saving is atomic.
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace madmax;
+namespace fs = std::filesystem;
+
+TEST_CASE("Every built-in scenario loads and gives finite, positive results") {
+    const auto ids = PresetLibrary::builtin().ids(PresetKind::Scenario);
+    REQUIRE(ids.size() >= 5);
+    for (const auto& id : ids) {
+        INFO(id);
+        const Result r = evaluate(test::preset(id));
+        CHECK(std::isfinite(r.stepTimeS));
+        CHECK(r.stepTimeS > 0);
+        CHECK(r.memory.fits());
+    }
+}
+
+TEST_CASE("Every model and system preset parses, and says where its numbers come from") {
+    for (const Preset* p : PresetLibrary::builtin().list(PresetKind::Model)) {
+        INFO(p->id);
+        CHECK_FALSE(parseModel(p->json, p->origin, "model").source.empty());
+    }
+    for (const Preset* p : PresetLibrary::builtin().list(PresetKind::System)) {
+        INFO(p->id);
+        const System s = test::systemPreset(p->id);
+        CHECK_FALSE(s.source.empty());
+        CHECK_FALSE(s.gpu.source.empty());
+    }
+}
+
+TEST_CASE("toJson then parse reproduces a scenario exactly") {
+    for (const auto& id : PresetLibrary::builtin().ids(PresetKind::Scenario)) {
+        INFO(id);
+        const Scenario s = test::preset(id);
+        const auto once = toJson(s);
+        const Scenario back = parseScenario(once, "roundtrip");
+        CHECK(toJson(back) == once);
+        CHECK(evaluate(back).stepTimeS == evaluate(s).stepTimeS);
+    }
+}
+
+TEST_CASE("Overrides in the file apply before --set, and a preset id can be swapped by path") {
+    nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "default")->json;
+    doc["overrides"] = {{"strategy.micro_batch", 2}, {"model", "llama2-70b"}};
+    const auto resolved = resolveScenario(doc, PresetLibrary::builtin(), "x.json", {parseOverride("strategy.micro_batch=4")});
+    const Scenario s = parseScenario(resolved, "x.json");
+    CHECK(s.strategy.microBatch == 4);
+    CHECK(s.model.vocab == 32000);
+}
+
+TEST_CASE("dp is derived from the GPU count when omitted") {
+    nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "default")->json;
+    doc["strategy"].erase("dp");
+    const Scenario s = parseScenario(resolveScenario(doc, PresetLibrary::builtin(), "x.json"), "x.json");
+    CHECK(s.strategy.dp == 256 / (8 * 4));
+}
+
+TEST_CASE("Atomic save replaces the file, and a failed save leaves the old one intact") {
+    const fs::path dir = fs::temp_directory_path() / "madmax-save-test";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string file = (dir / "s.json").string();
+    writeFileAtomically(file, "old");
+    writeFileAtomically(file, "new contents");
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    CHECK(ss.str() == "new contents");
+    // The target is a non-empty directory: rename must fail, and no temporary is left behind.
+    const fs::path blocker = dir / "blocker";
+    fs::create_directories(blocker / "inside");
+    CHECK_THROWS(writeFileAtomically(blocker.string(), "x"));
+    CHECK(fs::is_directory(blocker / "inside"));
+    int leftovers = 0;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().filename().string().find(".tmp") != std::string::npos) ++leftovers;
+    CHECK(leftovers == 0);
+    std::ifstream again(file);
+    std::stringstream ss2;
+    ss2 << again.rdbuf();
+    CHECK(ss2.str() == "new contents");
+}

@@ -1,0 +1,49 @@
+#include "test_support.hpp"
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace madmax::test {
+
+Scenario preset(const std::string& id, const std::vector<std::string>& sets) {
+    std::vector<Override> ov;
+    for (const auto& s : sets) ov.push_back(parseOverride(s));
+    return loadScenario(id, PresetLibrary::builtin(), ov);
+}
+
+Model modelPreset(const std::string& id) {
+    return parseModel(PresetLibrary::builtin().find(PresetKind::Model, id)->json, id, "model");
+}
+
+System systemPreset(const std::string& id) {
+    auto j = PresetLibrary::builtin().find(PresetKind::System, id)->json;
+    j["gpu"] = PresetLibrary::builtin().find(PresetKind::Gpu, j["gpu"].get<std::string>())->json;
+    return parseSystem(j, id, "system");
+}
+
+int runCli(const std::string& args, std::string* out, std::string* err) {
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto errFile = dir / ("madmax-test-err-" + std::to_string(::getpid()));
+    const std::string cmd = std::string(MADMAX_CLI) + " " + args + " 2>" + errFile.string();
+    FILE* p = ::popen(cmd.c_str(), "r");
+    std::string captured;
+    std::array<char, 4096> buf{};
+    std::size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) captured.append(buf.data(), n);
+    const int status = ::pclose(p);
+    if (out) *out = captured;
+    if (err) {
+        std::ifstream in(errFile);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        *err = ss.str();
+    }
+    std::filesystem::remove(errFile);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace madmax::test
