@@ -95,7 +95,7 @@ std::string formatValidation(const ValidationReport& r) {
             o += pad(c.id, 44) + "skipped: " + c.skipped + "\n";
     }
     auto stats = [&](const std::string& name, const ErrorStats& s) {
-        o += pad(name, 28) + fmt("n=%-4.0f", s.count) + fmt(" median %5.1f%%", s.medianAbsPct) +
+        o += pad(name, 36) + fmt("n=%-4.0f", double(s.count)) + fmt(" median %5.1f%%", s.medianAbsPct) +
              fmt("  p90 %5.1f%%", s.p90AbsPct) + fmt("  max %5.1f%%\n", s.maxAbsPct);
     };
     o += "\nSummary (absolute % error)\n";
