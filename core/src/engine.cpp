@@ -211,19 +211,24 @@ class LayerBuilder {
     int waitAfterNext_ = -1;
 };
 
-void addForwardOps(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
+// Each block kind yields its ops onto the streams; a layer is its model's sequence of blocks.
+
+void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
     const Strategy& st = s.strategy;
     const bool sp = st.sequenceParallel;
     b.compute("norm (attention)", c.norm, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("QKV GEMM", c.qkv, phase);
     if (st.cp > 1)
-        b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP,
-                     Collective::AllGather);
+        b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP, Collective::AllGather);
     b.compute("attention core", c.attention, phase);
     b.compute("output projection", c.outProj, phase);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
+}
+
+void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
+    const bool sp = s.strategy.sequenceParallel;
     b.compute("residual + norm (MLP)", c.residual + c.norm, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("MLP up GEMM", c.mlpUp, phase);
@@ -234,36 +239,20 @@ void addForwardOps(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phas
     b.compute("residual", c.residual, phase);
 }
 
-void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
-    LayerBuilder b(sim, s.strategy);
-    const bool fsdp = s.strategy.zeroStage >= 3;
-    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
-                                           ParallelDim::DP, Collective::AllGather)
-                            : -1;
-    addForwardOps(b, s, c, Phase::Forward);
-    b.finish(gather, -1);
-}
-
-void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
-    const Strategy& st = s.strategy;
-    const bool sp = st.sequenceParallel;
-    LayerBuilder b(sim, st);
-    const bool fsdp = st.zeroStage >= 3;
-    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
-                                           ParallelDim::DP, Collective::AllGather)
-                            : -1;
-    const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)", c.fsdpReduce,
-                                           ParallelDim::DP, Collective::ReduceScatter)
-                            : -1;
-    if (st.recompute == Recompute::Full) addForwardOps(b, s, c, Phase::Recompute);
-    const auto tpIn = sp ? Collective::AllGather : Collective::AllReduce;
+void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+    const bool sp = s.strategy.sequenceParallel;
     b.compute("residual (bwd)", c.residual, Phase::Backward);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("MLP down GEMM (bwd)", 2.0 * c.mlpDown, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
     b.compute("MLP up GEMM (bwd)", 2.0 * c.mlpUp, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
-                   sp ? Collective::ReduceScatter : tpIn, false);
+                   sp ? Collective::ReduceScatter : Collective::AllReduce, false);
+}
+
+void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+    const Strategy& st = s.strategy;
+    const bool sp = st.sequenceParallel;
     b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("output projection (bwd)", 2.0 * c.outProj, Phase::Backward);
@@ -275,8 +264,52 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
     b.compute("QKV GEMM (bwd)", 2.0 * c.qkv, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
-                   sp ? Collective::ReduceScatter : tpIn, false);
+                   sp ? Collective::ReduceScatter : Collective::AllReduce, false);
     b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
+}
+
+void blockForward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
+    switch (k) {
+    case BlockKind::Attention: attentionForward(b, s, c, phase); break;
+    case BlockKind::Mlp: mlpForward(b, s, c, phase); break;
+    case BlockKind::Embedding:
+    case BlockKind::LmHead: break; // stage edges, costed by edgeCosts()
+    }
+}
+
+void blockBackward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+    switch (k) {
+    case BlockKind::Attention: attentionBackward(b, s, c); break;
+    case BlockKind::Mlp: mlpBackward(b, s, c); break;
+    case BlockKind::Embedding:
+    case BlockKind::LmHead: break;
+    }
+}
+
+void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
+    LayerBuilder b(sim, s.strategy);
+    const bool fsdp = s.strategy.zeroStage >= 3;
+    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
+                                           ParallelDim::DP, Collective::AllGather)
+                            : -1;
+    for (BlockKind k : s.model.layerBlocks(0)) blockForward(k, b, s, c, Phase::Forward);
+    b.finish(gather, -1);
+}
+
+void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
+    const Strategy& st = s.strategy;
+    LayerBuilder b(sim, st);
+    const bool fsdp = st.zeroStage >= 3;
+    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
+                                           ParallelDim::DP, Collective::AllGather)
+                            : -1;
+    const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)", c.fsdpReduce,
+                                           ParallelDim::DP, Collective::ReduceScatter)
+                            : -1;
+    const LayerBlocks blocks = s.model.layerBlocks(0);
+    if (st.recompute == Recompute::Full)
+        for (BlockKind k : blocks) blockForward(k, b, s, c, Phase::Recompute);
+    for (int i = blocks.count - 1; i >= 0; --i) blockBackward(blocks.kinds[i], b, s, c);
     b.finish(gather, reduce);
 }
 

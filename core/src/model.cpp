@@ -2,13 +2,18 @@
 
 namespace madmax {
 
+LayerBlocks Model::layerBlocks(int /*layer*/) const {
+    LayerBlocks b;
+    b.kinds[b.count++] = BlockKind::Attention;
+    b.kinds[b.count++] = BlockKind::Mlp;
+    return b;
+}
+
 std::vector<BlockRun> Model::blocks() const {
     std::vector<BlockRun> out;
     out.push_back({BlockKind::Embedding, 1});
-    for (int i = 0; i < layers; ++i) {
-        out.push_back({BlockKind::Attention, 1});
-        out.push_back({BlockKind::Mlp, 1});
-    }
+    for (int i = 0; i < layers; ++i)
+        for (BlockKind k : layerBlocks(i)) out.push_back({k, 1});
     out.push_back({BlockKind::LmHead, 1});
     return out;
 }

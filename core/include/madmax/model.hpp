@@ -1,6 +1,7 @@
 // What is trained: a model described as a sequence of blocks, each of which yields ops.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,14 @@ enum class ModelArch : std::uint8_t { Dense }; // MoE and DLRM arrive with their
 /// Kinds of block a model is built from (MODEL.md §7). A dense transformer uses Embedding,
 /// Attention, Mlp and LmHead; MoE adds Moe, DLRM adds EmbeddingBag and Interaction.
 enum class BlockKind : std::uint8_t { Embedding, Attention, Mlp, LmHead };
+
+/// The blocks of one transformer layer, input to output; fixed capacity (no allocation).
+struct LayerBlocks {
+    std::array<BlockKind, 4> kinds{};
+    int count = 0;
+    const BlockKind* begin() const { return kinds.data(); }
+    const BlockKind* end() const { return kinds.data() + count; }
+};
 
 struct BlockRun {
     BlockKind kind;
@@ -38,6 +47,8 @@ struct Model {
 
     /// The model as blocks, input to output. Dense: Embedding, (Attention, Mlp) x layers, LmHead.
     std::vector<BlockRun> blocks() const;
+    /// The blocks of layer `layer` (dense: attention then MLP; MoE layers will swap the MLP).
+    LayerBlocks layerBlocks(int layer) const;
 
     // Parameter counts (exact, from the shape).
     double attentionParamsPerLayer() const; ///< QKV + output projection (+ norm)
