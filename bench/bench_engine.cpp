@@ -8,7 +8,8 @@
 namespace {
 
 void BM_Evaluate405B(benchmark::State& state) {
-    const madmax::Scenario s = madmax::loadScenario("llama31-405b-16384-h100", madmax::PresetLibrary::builtin());
+    const madmax::Scenario s =
+        madmax::loadScenario("llama31-405b-16384-h100", madmax::PresetLibrary::builtin());
     for (auto _ : state) {
         madmax::Result r = madmax::evaluate(s);
         benchmark::DoNotOptimize(r.stepTimeS);

@@ -11,23 +11,26 @@ using madmax::test::runCli;
 TEST_CASE("madmax evaluate prints a report for the built-in default scenario") {
     std::string out;
     REQUIRE(runCli("evaluate", &out) == 0);
-    CHECK_THAT(out, Contains("Llama 3 70B") && Contains("Step time") && Contains("MFU") && Contains("fits"));
+    CHECK_THAT(out, Contains("Llama 3 70B") && Contains("Step time") && Contains("MFU") &&
+                        Contains("fits"));
 }
 
 TEST_CASE("madmax evaluate --json has the stable machine keys") {
     std::string out;
     REQUIRE(runCli("evaluate default --json --set strategy.micro_batch=2", &out) == 0);
     const auto j = nlohmann::json::parse(out);
-    for (const char* k : {"step_time_s", "samples_per_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
-                          "hardware_tflops_per_gpu", "mfu", "hfu", "compute_s", "exposed_comm_s", "bubble_s", "comm", "memory"})
+    for (const char* k : {"step_time_s", "samples_per_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                          "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu",
+                          "compute_s", "exposed_comm_s", "bubble_s", "comm", "memory"})
         CHECK(j.contains(k));
-    for (const char* k : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "reserve_bytes",
-                          "total_bytes", "capacity_bytes", "fits"})
+    for (const char* k : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+                          "reserve_bytes", "total_bytes", "capacity_bytes", "fits"})
         CHECK(j["memory"].contains(k));
     CHECK(j["comm"]["by_dimension"]["tp"]["serialized_s"].get<double>() > 0);
     CHECK(j["comm"]["by_collective"].contains("all_gather"));
-    CHECK(j["step_time_s"].get<double>() == Approx(j["compute_s"].get<double>() + j["exposed_comm_s"].get<double>() +
-                                                   j["bubble_s"].get<double>()));
+    CHECK(j["step_time_s"].get<double>() ==
+          Approx(j["compute_s"].get<double>() + j["exposed_comm_s"].get<double>() +
+                 j["bubble_s"].get<double>()));
 }
 
 TEST_CASE("madmax exits 2 with a message on bad input") {
@@ -54,10 +57,12 @@ TEST_CASE("madmax validate --json reports cases and a summary") {
     REQUIRE(runCli("validate " MADMAX_TEST_DATA "/public.json --json", &out) == 0);
     const auto j = nlohmann::json::parse(out);
     CHECK(j["cases"].size() == 42);
-    for (const char* k : {"count", "median_abs_error_pct", "p90_abs_error_pct", "max_abs_error_pct", "spearman"})
+    for (const char* k :
+         {"count", "median_abs_error_pct", "p90_abs_error_pct", "max_abs_error_pct", "spearman"})
         CHECK(j["summary"].contains(k));
     int skipped = 0;
-    for (const auto& c : j["cases"]) skipped += c.contains("skipped");
+    for (const auto& c : j["cases"])
+        skipped += c.contains("skipped");
     CHECK(skipped == 7); // 1 MoE, 1 DLRM, 5 inference, and nothing else
 }
 

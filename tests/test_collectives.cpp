@@ -7,7 +7,8 @@
 using namespace madmax;
 
 namespace {
-System twoTier(double innerGBps, double innerLatUs, double outerGBps, double outerLatUs, int total = 64) {
+System twoTier(double innerGBps, double innerLatUs, double outerGBps, double outerLatUs,
+               int total = 64) {
     System s;
     NetworkTier in;
     in.gpus = 8;
@@ -35,14 +36,16 @@ TEST_CASE("Ring all-reduce on one tier: 2(n-1)α + 2(n-1)/n·S/B") {
     CHECK(collectiveTime(s, g, Collective::ReduceScatter, 1e9) == Approx(0.008785).epsilon(1e-9));
 }
 
-TEST_CASE("Hierarchical all-reduce: reduce-scatter inside, all-reduce of S/8 across, all-gather inside") {
+TEST_CASE(
+    "Hierarchical all-reduce: reduce-scatter inside, all-reduce of S/8 across, all-gather inside") {
     const System s = twoTier(100, 1, 10, 10);
     const GroupLayout g = layoutGroup(s, 64, 1);
     REQUIRE(g.factor[0] == 8);
     REQUIRE(g.factor[1] == 8);
     // inner: 2·(7·1 µs + 7/8·0.8 GB/100 GB/s) = 14.014 ms
     // outer: 2·(7·10 µs + 7/8·0.1 GB/10 GB/s) = 17.64 ms
-    CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(0.014014 + 0.01764).epsilon(1e-9));
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) ==
+          Approx(0.014014 + 0.01764).epsilon(1e-9));
 }
 
 TEST_CASE("A group strided by the node size crosses the network, one GPU per node") {
@@ -50,7 +53,8 @@ TEST_CASE("A group strided by the node size crosses the network, one GPU per nod
     const GroupLayout g = layoutGroup(s, 8, 8);
     CHECK(g.factor[0] == 1);
     CHECK(g.factor[1] == 8);
-    CHECK(collectiveTime(s, g, Collective::AllGather, 8e8) == Approx(7 * 10e-6 + 7.0 / 8 * 8e8 / 10e9).epsilon(1e-9));
+    CHECK(collectiveTime(s, g, Collective::AllGather, 8e8) ==
+          Approx(7 * 10e-6 + 7.0 / 8 * 8e8 / 10e9).epsilon(1e-9));
 }
 
 TEST_CASE("A scale-up domain that spans nodes (NVL72) keeps a 64-GPU group on NVLink") {
@@ -66,7 +70,8 @@ TEST_CASE("In-switch reduction speeds up only the bandwidth term of an all-reduc
     System s = twoTier(100, 5, 10, 10);
     s.tiers[0].allReduceSpeedup = 2.0;
     const GroupLayout g = layoutGroup(s, 8, 1);
-    CHECK(collectiveTime(s, g, Collective::AllReduce, 1e9) == Approx(70e-6 + 0.0175 / 2).epsilon(1e-9));
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 1e9) ==
+          Approx(70e-6 + 0.0175 / 2).epsilon(1e-9));
     CHECK(collectiveTime(s, g, Collective::AllGather, 1e9) == Approx(0.008785).epsilon(1e-9));
 }
 

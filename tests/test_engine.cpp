@@ -8,8 +8,9 @@
 using namespace madmax;
 
 TEST_CASE("Step time is compute + exposed communication + bubble") {
-    for (const char* id : {"default", "gpt3-175b-1024-a100", "llama31-405b-16384-h100", "llama3-8b-fsdp-64-h100",
-                           "llama2-7b-8-a100-40gb", "llama3-70b-gb200-nvl72"}) {
+    for (const char* id :
+         {"default", "gpt3-175b-1024-a100", "llama31-405b-16384-h100", "llama3-8b-fsdp-64-h100",
+          "llama2-7b-8-a100-40gb", "llama3-70b-gb200-nvl72"}) {
         INFO(id);
         const Result r = evaluate(test::preset(id));
         CHECK(r.stepTimeS == Approx(r.computeS + r.exposedCommS + r.bubbleS).epsilon(1e-12));
@@ -18,7 +19,8 @@ TEST_CASE("Step time is compute + exposed communication + bubble") {
     }
 }
 
-TEST_CASE("1F1B bubble is (p-1) micro-batch passes; interleaving divides it by v (Narayanan et al. SC21 §2.2)") {
+TEST_CASE("1F1B bubble is (p-1) micro-batch passes; interleaving divides it by v (Narayanan et al. "
+          "SC21 §2.2)") {
     const Scenario base = test::preset("default", {"strategy.vp=1", "strategy.schedule=1f1b"});
     const Result r1 = evaluate(base);
     const double mb1 = r1.forwardPerMicroBatchS + r1.backwardPerMicroBatchS;
@@ -36,7 +38,8 @@ TEST_CASE("1F1B bubble is (p-1) micro-batch passes; interleaving divides it by v
 
 TEST_CASE("Without overlap the data-parallel reduction is fully exposed") {
     const Result on = evaluate(test::preset("llama2-7b-8-a100-40gb", {"strategy.zero_stage=0"}));
-    const Result off = evaluate(test::preset("llama2-7b-8-a100-40gb", {"strategy.zero_stage=0", "strategy.dp_overlap=false"}));
+    const Result off = evaluate(test::preset(
+        "llama2-7b-8-a100-40gb", {"strategy.zero_stage=0", "strategy.dp_overlap=false"}));
     const CommTime dpOff = off.dimTotal(ParallelDim::DP);
     CHECK(dpOff.exposedS == Approx(dpOff.serializedS));
     CHECK(on.dimTotal(ParallelDim::DP).exposedS < dpOff.exposedS);
@@ -47,7 +50,8 @@ TEST_CASE("TP communication overlap hides TP collectives and is never slower") {
     const Result plain = evaluate(test::preset("default"));
     const Result overlap = evaluate(test::preset("default", {"strategy.tp_comm_overlap=true"}));
     CHECK(overlap.dimTotal(ParallelDim::TP).exposedS < plain.dimTotal(ParallelDim::TP).exposedS);
-    CHECK(overlap.dimTotal(ParallelDim::TP).serializedS == Approx(plain.dimTotal(ParallelDim::TP).serializedS));
+    CHECK(overlap.dimTotal(ParallelDim::TP).serializedS ==
+          Approx(plain.dimTotal(ParallelDim::TP).serializedS));
     CHECK(overlap.stepTimeS < plain.stepTimeS);
 }
 
@@ -100,9 +104,11 @@ TEST_CASE("The timeline lays each lane's ops end to end without overlap") {
 }
 
 TEST_CASE("The slowest pipeline stage sets the pace: a heavier last stage becomes critical") {
-    const Result even = evaluate(test::preset("gpt3-175b-1024-a100", {"strategy.vp=1", "strategy.schedule=1f1b"}));
-    const Result uneven = evaluate(test::preset("gpt3-175b-1024-a100",
-        {"strategy.vp=1", "strategy.schedule=1f1b", "strategy.first_stage_layers=6", "strategy.last_stage_layers=18"}));
+    const Result even =
+        evaluate(test::preset("gpt3-175b-1024-a100", {"strategy.vp=1", "strategy.schedule=1f1b"}));
+    const Result uneven = evaluate(test::preset(
+        "gpt3-175b-1024-a100", {"strategy.vp=1", "strategy.schedule=1f1b",
+                                "strategy.first_stage_layers=6", "strategy.last_stage_layers=18"}));
     CHECK(uneven.criticalStage == 7);
     CHECK(uneven.stepTimeS > even.stepTimeS);
 }

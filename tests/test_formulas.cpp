@@ -44,6 +44,7 @@ TEST_CASE("Selective recompute adds only the attention core") {
     const Model m = test::modelPreset("llama3-8b");
     const double base = modelFlopsPerStep(m, 8, 8192);
     const double sel = hardwareFlopsPerStep(m, 8, 8192, Recompute::Selective);
-    CHECK(sel - base == Approx(8.0 * 8192 * m.layers * attentionFlopsPerToken(m, 8192)).epsilon(1e-12));
+    CHECK(sel - base ==
+          Approx(8.0 * 8192 * m.layers * attentionFlopsPerToken(m, 8192)).epsilon(1e-12));
     CHECK(hardwareFlopsPerStep(m, 8, 8192, Recompute::None) == base);
 }

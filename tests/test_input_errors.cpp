@@ -13,8 +13,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 /// The default scenario as an inline document, with one edit applied by `edit`.
-template <class F>
-std::string errorFor(F edit) {
+template <class F> std::string errorFor(F edit) {
     nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "default")->json;
     edit(doc);
     try {
@@ -70,7 +69,8 @@ TEST_CASE("A wrong type names the field and what was given") {
 }
 
 TEST_CASE("A negative size is out of range, with the allowed range") {
-    CHECK_THAT(errorForSet({"model.layers=-3"}), Contains("model.layers: value -3 is out of range; allowed: 1 to"));
+    CHECK_THAT(errorForSet({"model.layers=-3"}),
+               Contains("model.layers: value -3 is out of range; allowed: 1 to"));
 }
 
 TEST_CASE("Degrees whose product is not the GPU count explain the constraint") {
@@ -80,11 +80,13 @@ TEST_CASE("Degrees whose product is not the GPU count explain the constraint") {
 }
 
 TEST_CASE("TP must divide the KV heads") {
-    CHECK_THAT(errorForSet({"strategy.tp=16", "strategy.dp=4"}), Contains("TP=16 does not divide 8 KV heads"));
+    CHECK_THAT(errorForSet({"strategy.tp=16", "strategy.dp=4"}),
+               Contains("TP=16 does not divide 8 KV heads"));
 }
 
 TEST_CASE("Layers must divide into pp × vp chunks") {
-    CHECK_THAT(errorForSet({"strategy.vp=3"}), Contains("80 layers do not divide into pp × vp = 4×3 = 12"));
+    CHECK_THAT(errorForSet({"strategy.vp=3"}),
+               Contains("80 layers do not divide into pp × vp = 4×3 = 12"));
 }
 
 TEST_CASE("The global batch must divide into micro-batches") {
@@ -93,7 +95,8 @@ TEST_CASE("The global batch must divide into micro-batches") {
 }
 
 TEST_CASE("Virtual stages need the interleaved schedule") {
-    CHECK_THAT(errorForSet({"strategy.schedule=1f1b"}), Contains("strategy.vp = 5 needs strategy.schedule = \"interleaved\""));
+    CHECK_THAT(errorForSet({"strategy.schedule=1f1b"}),
+               Contains("strategy.vp = 5 needs strategy.schedule = \"interleaved\""));
 }
 
 TEST_CASE("The interleaved schedule needs micro-batches in multiples of pp") {
@@ -102,21 +105,26 @@ TEST_CASE("The interleaved schedule needs micro-batches in multiples of pp") {
 
 TEST_CASE("An unknown preset id suggests the nearest and lists the rest") {
     CHECK_THAT(errorForSet({"model=llama3-70"}), Contains("no model preset named \"llama3-70\"") &&
-                                                       Contains("did you mean \"llama3-70b\"?") && Contains("available:"));
+                                                     Contains("did you mean \"llama3-70b\"?") &&
+                                                     Contains("available:"));
 }
 
 TEST_CASE("An unknown enum value lists the choices") {
     CHECK_THAT(errorForSet({"workload.precision=bf61"}),
-               Contains("workload.precision: \"bf61\" is not allowed; choose one of") && Contains("did you mean \"bf16\"?"));
+               Contains("workload.precision: \"bf61\" is not allowed; choose one of") &&
+                   Contains("did you mean \"bf16\"?"));
 }
 
 TEST_CASE("A precision the GPU has no peak for is refused") {
-    CHECK_THAT(errorForSet({"system=dgx-a100-80gb-superpod", "workload.precision=fp8"}),
-               Contains("workload.precision is fp8, which the GPU NVIDIA A100 SXM4 80GB has no peak for"));
+    CHECK_THAT(
+        errorForSet({"system=dgx-a100-80gb-superpod", "workload.precision=fp8"}),
+        Contains("workload.precision is fp8, which the GPU NVIDIA A100 SXM4 80GB has no peak for"));
 }
 
 TEST_CASE("An override path that does not exist suggests the nearest field") {
-    CHECK_THAT(errorForSet({"strategyy.tp=2"}), Contains("--set: strategyy: no such field to override (did you mean \"strategy\"?)"));
+    CHECK_THAT(
+        errorForSet({"strategyy.tp=2"}),
+        Contains("--set: strategyy: no such field to override (did you mean \"strategy\"?)"));
 }
 
 TEST_CASE("An override without '=' shows the form") {
@@ -124,32 +132,39 @@ TEST_CASE("An override without '=' shows the form") {
 }
 
 TEST_CASE("An override index past the end of an array gives the array's size") {
-    CHECK_THAT(errorForSet({"system.tiers.5.gbps=10"}), Contains("index 5 is past the end; the array has 2 elements"));
+    CHECK_THAT(errorForSet({"system.tiers.5.gbps=10"}),
+               Contains("index 5 is past the end; the array has 2 elements"));
 }
 
 TEST_CASE("ZeRO stage 4 is out of range") {
-    CHECK_THAT(errorForSet({"strategy.zero_stage=4"}), Contains("strategy.zero_stage: value 4 is out of range; allowed: 0 to 3"));
+    CHECK_THAT(errorForSet({"strategy.zero_stage=4"}),
+               Contains("strategy.zero_stage: value 4 is out of range; allowed: 0 to 3"));
 }
 
 TEST_CASE("A shard group must divide dp") {
-    CHECK_THAT(errorForSet({"strategy.shard_group=3"}), Contains("strategy.shard_group (3) must divide dp (8)"));
+    CHECK_THAT(errorForSet({"strategy.shard_group=3"}),
+               Contains("strategy.shard_group (3) must divide dp (8)"));
 }
 
 TEST_CASE("More GPUs than the system has is refused") {
-    CHECK_THAT(errorForSet({"gpus=65536", "strategy.dp=2048"}), Contains("exceeds the 32768 GPUs of the system's outermost tier"));
+    CHECK_THAT(errorForSet({"gpus=65536", "strategy.dp=2048"}),
+               Contains("exceeds the 32768 GPUs of the system's outermost tier"));
 }
 
 TEST_CASE("CP must divide the sequence length") {
-    CHECK_THAT(errorForSet({"strategy.cp=3", "strategy.dp=1", "gpus=96"}), Contains("CP=3 does not divide seq_len 8192"));
+    CHECK_THAT(errorForSet({"strategy.cp=3", "strategy.dp=1", "gpus=96"}),
+               Contains("CP=3 does not divide seq_len 8192"));
 }
 
 TEST_CASE("An efficiency above 1 in a curve names the point") {
-    CHECK_THAT(errorForSet({"system.gpu.calibration.gemm_efficiency=[[1e9, 1.5]]"}),
-               Contains("system.gpu.calibration.gemm_efficiency[0]: efficiency 1.5 must be in (0, 1]"));
+    CHECK_THAT(
+        errorForSet({"system.gpu.calibration.gemm_efficiency=[[1e9, 1.5]]"}),
+        Contains("system.gpu.calibration.gemm_efficiency[0]: efficiency 1.5 must be in (0, 1]"));
 }
 
 TEST_CASE("Tiers must be listed innermost first") {
-    CHECK_THAT(errorForSet({"system.tiers.1.gpus=4"}), Contains("system.tiers[1].gpus (4) is smaller than the tier inside it (8)"));
+    CHECK_THAT(errorForSet({"system.tiers.1.gpus=4"}),
+               Contains("system.tiers[1].gpus (4) is smaller than the tier inside it (8)"));
 }
 
 TEST_CASE("A placement naming a dimension twice is refused") {
@@ -163,10 +178,16 @@ TEST_CASE("A document with another schema is refused") {
 }
 
 TEST_CASE("A missing required field is named") {
-    CHECK_THAT(errorFor([](auto& d) { d["workload"].erase("seq_len"); }), Contains("workload.seq_len: required field is missing"));
+    CHECK_THAT(errorFor([](auto& d) { d["workload"].erase("seq_len"); }),
+               Contains("workload.seq_len: required field is missing"));
 }
 
 TEST_CASE("dp that cannot be derived says why") {
-    CHECK_THAT(errorFor([](auto& d) { d["strategy"].erase("dp"); d["gpus"] = 100; }),
-               Contains("strategy.dp: cannot derive dp: gpus (100) is not divisible by tp × pp × cp = 32"));
+    CHECK_THAT(
+        errorFor([](auto& d) {
+            d["strategy"].erase("dp");
+            d["gpus"] = 100;
+        }),
+        Contains(
+            "strategy.dp: cannot derive dp: gpus (100) is not divisible by tp × pp × cp = 32"));
 }

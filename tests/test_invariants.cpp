@@ -23,12 +23,16 @@ std::vector<int> divisors(int n, int cap) {
 std::vector<Scenario> randomScenarios(int count) {
     const auto& lib = PresetLibrary::builtin();
     std::vector<Model> models;
-    for (const Preset* p : lib.list(PresetKind::Model)) models.push_back(parseModel(p->json, p->origin, "model"));
+    for (const Preset* p : lib.list(PresetKind::Model))
+        models.push_back(parseModel(p->json, p->origin, "model"));
     std::vector<System> systems;
-    for (const Preset* p : lib.list(PresetKind::System)) systems.push_back(test::systemPreset(p->id));
+    for (const Preset* p : lib.list(PresetKind::System))
+        systems.push_back(test::systemPreset(p->id));
 
     std::mt19937 rng(20241129);
-    auto pick = [&](const auto& v) { return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)]; };
+    auto pick = [&](const auto& v) {
+        return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
+    };
     std::vector<Scenario> out;
     while (int(out.size()) < count) {
         Scenario s;
@@ -48,7 +52,8 @@ std::vector<Scenario> randomScenarios(int count) {
         st.dpOverlap = rng() % 4 != 0;
         st.recompute = Recompute(rng() % 3);
         s.workload.seqLen = pick(std::vector<int>{1024, 2048, 4096, 8192});
-        s.workload.precision = pick(std::vector<Precision>{Precision::BF16, Precision::FP16, Precision::FP8});
+        s.workload.precision =
+            pick(std::vector<Precision>{Precision::BF16, Precision::FP16, Precision::FP8});
         s.workload.attention = rng() % 3 ? AttentionKernel::Flash : AttentionKernel::Unfused;
         const int mbs = st.pp * pick(std::vector<int>{1, 2, 4});
         s.workload.globalBatch = st.dp * st.microBatch * mbs;
@@ -59,9 +64,11 @@ std::vector<Scenario> randomScenarios(int count) {
 }
 
 Scenario scaled(Scenario s, double flops, double hbm, double net) {
-    for (auto& p : s.system.gpu.peakFlops) p *= flops;
+    for (auto& p : s.system.gpu.peakFlops)
+        p *= flops;
     s.system.gpu.hbmBytesPerS *= hbm;
-    for (auto& t : s.system.tiers) t.bytesPerS *= net;
+    for (auto& t : s.system.tiers)
+        t.bytesPerS *= net;
     return s;
 }
 
@@ -73,15 +80,17 @@ TEST_CASE("Invariants hold over 10,000 random valid scenarios") {
     int failures = 0;
     for (const Scenario& s : scenarios) {
         const Result r = evaluate(s);
-        const bool finitePositive = std::isfinite(r.stepTimeS) && r.stepTimeS > 0 && std::isfinite(r.mfu) &&
-                                    r.mfu > 0 && std::isfinite(r.memory.totalBytes()) && r.memory.totalBytes() > 0 &&
-                                    r.computeS > 0 && r.exposedCommS >= 0 && r.bubbleS >= 0;
+        const bool finitePositive =
+            std::isfinite(r.stepTimeS) && r.stepTimeS > 0 && std::isfinite(r.mfu) && r.mfu > 0 &&
+            std::isfinite(r.memory.totalBytes()) && r.memory.totalBytes() > 0 && r.computeS > 0 &&
+            r.exposedCommS >= 0 && r.bubbleS >= 0;
         // More bandwidth (network or HBM) or more FLOP/s is never slower.
         const double faster = 1.0 + 1e-12;
         const bool netMonotone = evaluate(scaled(s, 1, 1, 2)).stepTimeS <= r.stepTimeS * faster;
         const bool hbmMonotone = evaluate(scaled(s, 1, 2, 1)).stepTimeS <= r.stepTimeS * faster;
         const bool flopsMonotone = evaluate(scaled(s, 2, 1, 1)).stepTimeS <= r.stepTimeS * faster;
-        const bool identity = std::fabs(r.stepTimeS - (r.computeS + r.exposedCommS + r.bubbleS)) <= 1e-9 * r.stepTimeS;
+        const bool identity = std::fabs(r.stepTimeS - (r.computeS + r.exposedCommS + r.bubbleS)) <=
+                              1e-9 * r.stepTimeS;
         if (!(finitePositive && netMonotone && hbmMonotone && flopsMonotone && identity)) {
             ++failures;
             if (failures <= 5) {
@@ -97,7 +106,8 @@ TEST_CASE("Invariants hold over 10,000 random valid scenarios") {
     CHECK(failures == 0);
 }
 
-TEST_CASE("ZeRO-3 memory <= ZeRO-1 <= ZeRO-0, and recompute never adds activation memory, over 10,000 scenarios") {
+TEST_CASE("ZeRO-3 memory <= ZeRO-1 <= ZeRO-0, and recompute never adds activation memory, over "
+          "10,000 scenarios") {
     int failures = 0;
     for (Scenario s : randomScenarios(10000)) {
         auto total = [&](int zero) {

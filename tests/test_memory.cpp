@@ -73,7 +73,8 @@ TEST_CASE("In-flight micro-batches: 1F1B holds min(p - stage, m); interleaving a
     CHECK(inFlightMicroBatches(st, 64, 0) == Approx(8 * (1 + 7.0 / 16)));
 }
 
-TEST_CASE("ZeRO stages shard optimizer state, then gradients, then weights (Rajbhandari et al. §5)") {
+TEST_CASE(
+    "ZeRO stages shard optimizer state, then gradients, then weights (Rajbhandari et al. §5)") {
     Scenario s = test::preset("llama3-8b-fsdp-64-h100");
     s.strategy.zeroStage = 0;
     const double P = s.model.totalParams(); // TP = PP = 1: every parameter on every GPU
@@ -91,7 +92,8 @@ TEST_CASE("ZeRO stages shard optimizer state, then gradients, then weights (Rajb
     CHECK(z2.gradsBytes == Approx(2 * P / N));
     s.strategy.zeroStage = 3;
     const MemoryBreakdown z3 = stageMemory(s, 0, s.model.layers);
-    CHECK(z3.weightsBytes == Approx(2 * P / N + 2 * 2 * s.model.paramsPerLayer())); // + 2 gathered layers
+    CHECK(z3.weightsBytes ==
+          Approx(2 * P / N + 2 * 2 * s.model.paramsPerLayer())); // + 2 gathered layers
     CHECK(z3.totalBytes() < z2.totalBytes());
     CHECK(z2.totalBytes() < z1.totalBytes());
     CHECK(z1.totalBytes() < z0.totalBytes());
@@ -99,9 +101,9 @@ TEST_CASE("ZeRO stages shard optimizer state, then gradients, then weights (Rajb
 
 TEST_CASE("A model that does not fit is flagged with a negative margin") {
     // Llama 3.1 405B with 16 B/param of weights, grads and optimizer on 8 GPUs: ~810 GB each.
-    const Scenario s = test::preset("default", {"model=llama31-405b", "gpus=8", "strategy.dp=1",
-                                                "strategy.pp=1", "strategy.vp=1", "strategy.schedule=1f1b",
-                                                "workload.global_batch=8"});
+    const Scenario s = test::preset(
+        "default", {"model=llama31-405b", "gpus=8", "strategy.dp=1", "strategy.pp=1",
+                    "strategy.vp=1", "strategy.schedule=1f1b", "workload.global_batch=8"});
     const Result r = evaluate(s);
     CHECK_FALSE(r.memory.fits());
     CHECK(r.memory.marginBytes() < -500e9);

@@ -50,7 +50,8 @@ TEST_CASE("toJson then parse reproduces a scenario exactly") {
 TEST_CASE("Overrides in the file apply before --set, and a preset id can be swapped by path") {
     nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "default")->json;
     doc["overrides"] = {{"strategy.micro_batch", 2}, {"model", "llama2-70b"}};
-    const auto resolved = resolveScenario(doc, PresetLibrary::builtin(), "x.json", {parseOverride("strategy.micro_batch=4")});
+    const auto resolved = resolveScenario(doc, PresetLibrary::builtin(), "x.json",
+                                          {parseOverride("strategy.micro_batch=4")});
     const Scenario s = parseScenario(resolved, "x.json");
     CHECK(s.strategy.microBatch == 4);
     CHECK(s.model.vocab == 32000);
@@ -59,7 +60,8 @@ TEST_CASE("Overrides in the file apply before --set, and a preset id can be swap
 TEST_CASE("dp is derived from the GPU count when omitted") {
     nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "default")->json;
     doc["strategy"].erase("dp");
-    const Scenario s = parseScenario(resolveScenario(doc, PresetLibrary::builtin(), "x.json"), "x.json");
+    const Scenario s =
+        parseScenario(resolveScenario(doc, PresetLibrary::builtin(), "x.json"), "x.json");
     CHECK(s.strategy.dp == 256 / (8 * 4));
 }
 

@@ -11,7 +11,8 @@ namespace madmax::test {
 
 Scenario preset(const std::string& id, const std::vector<std::string>& sets) {
     std::vector<Override> ov;
-    for (const auto& s : sets) ov.push_back(parseOverride(s));
+    for (const auto& s : sets)
+        ov.push_back(parseOverride(s));
     return loadScenario(id, PresetLibrary::builtin(), ov);
 }
 
@@ -33,7 +34,8 @@ int runCli(const std::string& args, std::string* out, std::string* err) {
     std::string captured;
     std::array<char, 4096> buf{};
     std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) captured.append(buf.data(), n);
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
+        captured.append(buf.data(), n);
     const int status = ::pclose(p);
     if (out) *out = captured;
     if (err) {

@@ -29,8 +29,10 @@ TEST_CASE("Every dense training case and every collective case is predicted, non
         const auto& out = *std::find_if(report().cases.begin(), report().cases.end(),
                                         [&](const CaseOutcome& o) { return o.id == c["id"]; });
         INFO(out.id << ": " << out.skipped);
-        if (isDense || isCollective) CHECK(out.predicted.has_value());
-        else CHECK_FALSE(out.skipped.empty()); // MoE, DLRM, inference: listed with a reason
+        if (isDense || isCollective)
+            CHECK(out.predicted.has_value());
+        else
+            CHECK_FALSE(out.skipped.empty()); // MoE, DLRM, inference: listed with a reason
     }
     CHECK(dense == 25);
     CHECK(collective == 10);

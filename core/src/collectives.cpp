@@ -15,7 +15,8 @@ GroupLayout layoutGroup(const System& sys, int size, long long stride) {
             inner = size; // the outermost tier holds the whole group
         } else {
             const long long domain = sys.tiers[k].gpus;
-            inner = domain >= stride ? std::min<long long>(size, std::max(1LL, domain / stride)) : 1;
+            inner =
+                domain >= stride ? std::min<long long>(size, std::max(1LL, domain / stride)) : 1;
         }
         inner = std::max(inner, prevInner);
         g.factor[k] = static_cast<int>(std::max(1LL, inner / prevInner));

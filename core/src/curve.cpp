@@ -14,7 +14,8 @@ LogCurve::LogCurve(std::vector<std::pair<double, double>> points) : points_(std:
 
 LogCurve LogCurve::scaled(double factor) const {
     auto pts = points_;
-    for (auto& p : pts) p.second *= factor;
+    for (auto& p : pts)
+        p.second *= factor;
     return LogCurve(std::move(pts));
 }
 

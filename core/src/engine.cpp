@@ -80,19 +80,19 @@ Groups makeGroups(const Scenario& s) {
 
 /// Sizes of one micro-batch's work on one GPU.
 struct Shape {
-    double T;      ///< tokens per micro-batch per GPU (b·s/cp)
+    double T; ///< tokens per micro-batch per GPU (b·s/cp)
     double h, f, t;
-    double qDim;   ///< a·d / t
-    double kvDim;  ///< g·d / t
+    double qDim;    ///< a·d / t
+    double kvDim;   ///< g·d / t
     double context; ///< keys each query sees (full sequence)
-    double hSp;    ///< T·h elements held per GPU between TP regions (÷t with SP)
+    double hSp;     ///< T·h elements held per GPU between TP regions (÷t with SP)
 };
 
 /// Durations of the ops of one layer, forward direction.
 struct LayerCosts {
     double norm, qkv, attention, attentionBwd, outProj, residual, mlpUp, activation, mlpDown;
-    double tpComm;    ///< one TP collective (all-reduce, or reduce-scatter / all-gather with SP)
-    double cpComm;    ///< all-gather of K and V over the CP group (reduce-scatter of dK, dV back)
+    double tpComm; ///< one TP collective (all-reduce, or reduce-scatter / all-gather with SP)
+    double cpComm; ///< all-gather of K and V over the CP group (reduce-scatter of dK, dV back)
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
 };
 
@@ -127,11 +127,11 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
 
     const double tpBytes = sh.T * sh.h * act;
-    c.tpComm = collectiveTime(s.system, g.tp,
-                              st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce,
-                              tpBytes);
-    c.cpComm = collectiveTime(s.system, g.cp, Collective::AllGather,
-                              2.0 * sh.T * sh.kvDim * act * st.cp);
+    c.tpComm = collectiveTime(
+        s.system, g.tp, st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce,
+        tpBytes);
+    c.cpComm =
+        collectiveTime(s.system, g.cp, Collective::AllGather, 2.0 * sh.T * sh.kvDim * act * st.cp);
     const double layerParams = m.paramsPerLayer() / sh.t;
     c.fsdpGather = collectiveTime(s.system, g.dpShard, Collective::AllGather, layerParams * 2.0);
     c.fsdpReduce = collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
@@ -220,7 +220,8 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("QKV GEMM", c.qkv, phase);
     if (st.cp > 1)
-        b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP, Collective::AllGather);
+        b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP,
+                     Collective::AllGather);
     b.compute("attention core", c.attention, phase);
     b.compute("output projection", c.outProj, phase);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
@@ -268,21 +269,32 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) 
     b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
 }
 
-void blockForward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
+void blockForward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c,
+                  Phase phase) {
     switch (k) {
-    case BlockKind::Attention: attentionForward(b, s, c, phase); break;
-    case BlockKind::Mlp: mlpForward(b, s, c, phase); break;
+    case BlockKind::Attention:
+        attentionForward(b, s, c, phase);
+        break;
+    case BlockKind::Mlp:
+        mlpForward(b, s, c, phase);
+        break;
     case BlockKind::Embedding:
-    case BlockKind::LmHead: break; // stage edges, costed by edgeCosts()
+    case BlockKind::LmHead:
+        break; // stage edges, costed by edgeCosts()
     }
 }
 
 void blockBackward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
     switch (k) {
-    case BlockKind::Attention: attentionBackward(b, s, c); break;
-    case BlockKind::Mlp: mlpBackward(b, s, c); break;
+    case BlockKind::Attention:
+        attentionBackward(b, s, c);
+        break;
+    case BlockKind::Mlp:
+        mlpBackward(b, s, c);
+        break;
     case BlockKind::Embedding:
-    case BlockKind::LmHead: break;
+    case BlockKind::LmHead:
+        break;
     }
 }
 
@@ -292,7 +304,8 @@ void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
     const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
                                            ParallelDim::DP, Collective::AllGather)
                             : -1;
-    for (BlockKind k : s.model.layerBlocks(0)) blockForward(k, b, s, c, Phase::Forward);
+    for (BlockKind k : s.model.layerBlocks(0))
+        blockForward(k, b, s, c, Phase::Forward);
     b.finish(gather, -1);
 }
 
@@ -308,8 +321,10 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
                             : -1;
     const LayerBlocks blocks = s.model.layerBlocks(0);
     if (st.recompute == Recompute::Full)
-        for (BlockKind k : blocks) blockForward(k, b, s, c, Phase::Recompute);
-    for (int i = blocks.count - 1; i >= 0; --i) blockBackward(blocks.kinds[i], b, s, c);
+        for (BlockKind k : blocks)
+            blockForward(k, b, s, c, Phase::Recompute);
+    for (int i = blocks.count - 1; i >= 0; --i)
+        blockBackward(blocks.kinds[i], b, s, c);
     b.finish(gather, reduce);
 }
 
@@ -390,8 +405,13 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
     for (int i = 0; i < sim.size(); ++i) {
         const SimOp& op = sim.op(i);
         if (op.durationS <= 0) continue;
-        TimelineEvent e{std::string(op.label) + suffix, op.lane, offset + sim.start(i),
-                        offset + sim.end(i), op.isComm(), op.dim, op.collective};
+        TimelineEvent e{std::string(op.label) + suffix,
+                        op.lane,
+                        offset + sim.start(i),
+                        offset + sim.end(i),
+                        op.isComm(),
+                        op.dim,
+                        op.collective};
         out.push_back(std::move(e));
     }
 }
@@ -408,11 +428,11 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     const int mbs = microBatchesPerStep(s);
     r.microBatches = mbs;
 
-    const OpCoster oc{gpu, gpu.peak(w.precision),
-                      gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16)
-                                                    : gpu.peak(Precision::FP16),
-                      bytesPerElement(w.precision),
-                      bytesPerElement(w.precision) < 2.0 ? gpu.calibration.lowPrecisionGemmScale : 1.0};
+    const OpCoster oc{
+        gpu, gpu.peak(w.precision),
+        gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16),
+        bytesPerElement(w.precision),
+        bytesPerElement(w.precision) < 2.0 ? gpu.calibration.lowPrecisionGemmScale : 1.0};
     const Groups groups = makeGroups(s);
 
     Shape sh{};
@@ -489,18 +509,21 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     addComm(comm, ParallelDim::TP, edge.commKind, mbs * edgeComm, mbs * edgeComm);
     addComm(comm, ParallelDim::PP, Collective::P2P, mbs * p2pPerMb, mbs * p2pPerMb);
 
-    r.compute.forwardS = mbs * (crit.layers * fwd.busyS(Phase::Forward) +
-                                (crit.first ? edge.embedFwd : 0.0) + (crit.last ? edge.headFwd : 0.0));
-    r.compute.backwardS = mbs * (crit.layers * bwd.busyS(Phase::Backward) +
-                                 (crit.first ? edge.embedBwd : 0.0) + (crit.last ? edge.headBwd : 0.0));
+    r.compute.forwardS =
+        mbs * (crit.layers * fwd.busyS(Phase::Forward) + (crit.first ? edge.embedFwd : 0.0) +
+               (crit.last ? edge.headFwd : 0.0));
+    r.compute.backwardS =
+        mbs * (crit.layers * bwd.busyS(Phase::Backward) + (crit.first ? edge.embedBwd : 0.0) +
+               (crit.last ? edge.headBwd : 0.0));
     r.compute.recomputeS = mbs * crit.layers * bwd.busyS(Phase::Recompute);
 
     // Data-parallel gradient reduction and (ZeRO-1/2) parameter gathering, once per step.
     const bool first = critStage == 0, last = critStage == st.pp - 1;
     double stageParams = crit.layers * m.paramsPerLayer();
     if (first) stageParams += m.embeddingParams();
-    if (last) stageParams += m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0)
-                                              : m.lmHeadParams();
+    if (last)
+        stageParams +=
+            m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams();
     stageParams /= st.tp;
     const double gradBytes = stageParams * bytesPerElement(w.gradReducePrecision);
     const int shard = st.effectiveShardGroup() * st.cp;
@@ -510,20 +533,24 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
         const double bucket = gradBytes / buckets;
         const double lastBackward = crit.bwd;
         if (st.zeroStage == 0) {
-            const double one = collectiveTime(s.system, groups.gradReduce, Collective::AllReduce, bucket);
+            const double one =
+                collectiveTime(s.system, groups.gradReduce, Collective::AllReduce, bucket);
             const double total = buckets * one;
-            const double exposed = st.dpOverlap ? bucketedExposed(total, buckets, lastBackward) : total;
+            const double exposed =
+                st.dpOverlap ? bucketedExposed(total, buckets, lastBackward) : total;
             addComm(comm, ParallelDim::DP, Collective::AllReduce, total, exposed);
             dpExposed += exposed;
         } else if (st.zeroStage <= 2) {
             // Reduce-scatter gradients (ZeRO-2: after every micro-batch, hidden behind its
             // backward except the tail); then all-reduce across hybrid replicas.
-            const double rsOne = collectiveTime(s.system, groups.dpShard, Collective::ReduceScatter, bucket);
-            const double arOne = collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce,
-                                                bucket / shard);
+            const double rsOne =
+                collectiveTime(s.system, groups.dpShard, Collective::ReduceScatter, bucket);
+            const double arOne =
+                collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce, bucket / shard);
             const double perPass = buckets * (rsOne + arOne);
             const int passes = st.zeroStage == 2 ? mbs : 1;
-            const double exposedOne = st.dpOverlap ? bucketedExposed(perPass, buckets, lastBackward) : perPass;
+            const double exposedOne =
+                st.dpOverlap ? bucketedExposed(perPass, buckets, lastBackward) : perPass;
             const double total = passes * perPass;
             const double exposed = passes * exposedOne;
             addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * buckets * rsOne,
@@ -536,7 +563,8 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
             const double agOne = collectiveTime(s.system, groups.dpShard, Collective::AllGather,
                                                 stageParams * 2.0 / buckets);
             const double agTotal = buckets * agOne;
-            const double agExposed = st.dpOverlap ? bucketedExposed(agTotal, buckets, crit.fwd) : agTotal;
+            const double agExposed =
+                st.dpOverlap ? bucketedExposed(agTotal, buckets, crit.fwd) : agTotal;
             addComm(comm, ParallelDim::DP, Collective::AllGather, agTotal, agExposed);
             dpExposed += agExposed;
         } else if (groups.dpReplicas.size > 1) {
@@ -563,7 +591,8 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     r.bubbleS = bubble;
     double exposed = 0;
     for (const auto& dim : comm)
-        for (const auto& c : dim) exposed += c.exposedS;
+        for (const auto& c : dim)
+            exposed += c.exposedS;
     r.exposedCommS = exposed;
     r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS;
 
@@ -604,7 +633,8 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
         (void)fwdEnd;
         const double mbEnd = mbWall;
         tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
-                      mbEnd, mbEnd + (mbs - 1) * mbWall, false, ParallelDim::TP, Collective::AllReduce});
+                      mbEnd, mbEnd + (mbs - 1) * mbWall, false, ParallelDim::TP,
+                      Collective::AllReduce});
         double t = mbs * mbWall;
         if (bubble > 0) {
             tl.push_back({"pipeline bubble", Lane::Compute, t, t + bubble, false, ParallelDim::PP,
@@ -612,8 +642,8 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
             t += bubble;
         }
         if (dpExposed > 0) {
-            tl.push_back({"DP gradient sync (exposed)", Lane::DataParallelComm, t, t + dpExposed, true,
-                          ParallelDim::DP, Collective::AllReduce});
+            tl.push_back({"DP gradient sync (exposed)", Lane::DataParallelComm, t, t + dpExposed,
+                          true, ParallelDim::DP, Collective::AllReduce});
             t += dpExposed;
         }
         tl.push_back({"optimizer step", Lane::Compute, t, t + r.compute.optimizerS, false,

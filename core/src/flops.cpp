@@ -14,7 +14,9 @@ double attentionFlopsPerToken(const Model& m, double context) {
     return 4.0 * context * m.heads * double(m.headDim);
 }
 
-double lmHeadFlopsPerToken(const Model& m) { return 2.0 * double(m.hidden) * double(m.vocab); }
+double lmHeadFlopsPerToken(const Model& m) {
+    return 2.0 * double(m.hidden) * double(m.vocab);
+}
 
 namespace {
 double forwardFlopsPerToken(const Model& m, double seqLen) {

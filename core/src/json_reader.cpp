@@ -10,7 +10,8 @@ namespace {
 
 std::size_t editDistance(const std::string& a, const std::string& b) {
     std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
         std::size_t diag = row[0];
         row[0] = i;
@@ -31,7 +32,8 @@ std::string formatNumber(double v) {
 
 } // namespace
 
-std::optional<std::string> didYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+std::optional<std::string> didYouMean(const std::string& word,
+                                      const std::vector<std::string>& candidates) {
     std::optional<std::string> best;
     std::size_t bestD = std::max<std::size_t>(2, word.size() / 3) + 1;
     for (const auto& c : candidates) {
@@ -77,9 +79,13 @@ const nlohmann::json& ObjectReader::require(const std::string& key) {
     return *it;
 }
 
-const nlohmann::json& ObjectReader::raw(const std::string& key) { return require(key); }
+const nlohmann::json& ObjectReader::raw(const std::string& key) {
+    return require(key);
+}
 
-void ObjectReader::ignore(const std::string& key) { known_.push_back(key); }
+void ObjectReader::ignore(const std::string& key) {
+    known_.push_back(key);
+}
 
 long long ObjectReader::integer(const std::string& key, long long min, long long max) {
     const auto& v = require(key);
@@ -99,7 +105,8 @@ long long ObjectReader::integer(const std::string& key, long long min, long long
     return static_cast<long long>(d);
 }
 
-long long ObjectReader::integer(const std::string& key, long long min, long long max, long long fallback) {
+long long ObjectReader::integer(const std::string& key, long long min, long long max,
+                                long long fallback) {
     if (!has(key)) {
         known_.push_back(key);
         return fallback;
@@ -109,13 +116,12 @@ long long ObjectReader::integer(const std::string& key, long long min, long long
 
 double ObjectReader::number(const std::string& key, double min, double max, bool minExclusive) {
     const auto& v = require(key);
-    if (!v.is_number())
-        fail(key, "expected a number, got " + describeType(v));
+    if (!v.is_number()) fail(key, "expected a number, got " + describeType(v));
     const double d = v.get<double>();
     if (!std::isfinite(d) || d < min || d > max || (minExclusive && d == min))
-        fail(key, "value " + v.dump() + " is out of range; allowed: " +
-                      (minExclusive ? "greater than " : "from ") + formatNumber(min) + " to " +
-                      formatNumber(max));
+        fail(key, "value " + v.dump() +
+                      " is out of range; allowed: " + (minExclusive ? "greater than " : "from ") +
+                      formatNumber(min) + " to " + formatNumber(max));
     return d;
 }
 
@@ -157,7 +163,8 @@ std::string ObjectReader::choice(const std::string& key, const std::vector<std::
     const std::string v = fallback.empty() ? string(key) : string(key, fallback);
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
     std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
+    for (const auto& a : allowed)
+        list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
     auto near = didYouMean(v, allowed);
     fail(key, "\"" + v + "\" is not allowed; choose one of " + list +
                   (near ? " (did you mean \"" + *near + "\"?)" : ""));
@@ -171,8 +178,10 @@ void ObjectReader::finish() {
         auto sorted = known_;
         std::sort(sorted.begin(), sorted.end());
         sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-        for (const auto& k : sorted) allowed += (allowed.empty() ? "" : ", ") + k;
-        fail(it.key(), "unknown key" + (near ? " (did you mean \"" + *near + "\"?)" : std::string()) +
+        for (const auto& k : sorted)
+            allowed += (allowed.empty() ? "" : ", ") + k;
+        fail(it.key(), "unknown key" +
+                           (near ? " (did you mean \"" + *near + "\"?)" : std::string()) +
                            "; allowed keys here: " + allowed);
     }
 }

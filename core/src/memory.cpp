@@ -67,7 +67,8 @@ MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
     mem.optimizerBytes = params * optB / (st.zeroStage >= 1 ? shard : 1.0);
 
     const int mbs = microBatchesPerStep(s);
-    double act = layerActivationBytes(m, st, w) * layersOnStage * inFlightMicroBatches(st, mbs, stage);
+    double act =
+        layerActivationBytes(m, st, w) * layersOnStage * inFlightMicroBatches(st, mbs, stage);
     if (st.recompute == Recompute::Full && layersOnStage > 0) {
         // Backward recomputes one layer at a time: its full activations exist transiently.
         Strategy none = st;

@@ -13,7 +13,8 @@ std::vector<BlockRun> Model::blocks() const {
     std::vector<BlockRun> out;
     out.push_back({BlockKind::Embedding, 1});
     for (int i = 0; i < layers; ++i)
-        for (BlockKind k : layerBlocks(i)) out.push_back({k, 1});
+        for (BlockKind k : layerBlocks(i))
+            out.push_back({k, 1});
     out.push_back({BlockKind::LmHead, 1});
     return out;
 }

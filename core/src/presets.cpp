@@ -8,10 +8,14 @@ namespace madmax {
 
 std::string_view toString(PresetKind k) {
     switch (k) {
-    case PresetKind::Model: return "model";
-    case PresetKind::Gpu: return "gpu";
-    case PresetKind::System: return "system";
-    case PresetKind::Scenario: return "scenario";
+    case PresetKind::Model:
+        return "model";
+    case PresetKind::Gpu:
+        return "gpu";
+    case PresetKind::System:
+        return "system";
+    case PresetKind::Scenario:
+        return "scenario";
     }
     return "?";
 }
@@ -26,11 +30,16 @@ const PresetLibrary& PresetLibrary::builtin() {
             std::string id = path.substr(slash + 1);
             id = id.substr(0, id.size() - 5); // drop ".json"
             PresetKind kind;
-            if (folder == "models") kind = PresetKind::Model;
-            else if (folder == "gpus") kind = PresetKind::Gpu;
-            else if (folder == "systems") kind = PresetKind::System;
-            else if (folder == "scenarios") kind = PresetKind::Scenario;
-            else continue;
+            if (folder == "models")
+                kind = PresetKind::Model;
+            else if (folder == "gpus")
+                kind = PresetKind::Gpu;
+            else if (folder == "systems")
+                kind = PresetKind::System;
+            else if (folder == "scenarios")
+                kind = PresetKind::Scenario;
+            else
+                continue;
             l.add(kind, id, "presets/" + path, detail::kEmbeddedPresets[i].text);
         }
         return l;
@@ -61,7 +70,8 @@ std::vector<const Preset*> PresetLibrary::list(PresetKind kind) const {
 
 std::vector<std::string> PresetLibrary::ids(PresetKind kind) const {
     std::vector<std::string> out;
-    for (const auto* p : list(kind)) out.push_back(p->id);
+    for (const auto* p : list(kind))
+        out.push_back(p->id);
     return out;
 }
 

@@ -12,7 +12,9 @@ std::string fmt(const char* f, double v) {
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
 }
-std::string pct(double part, double whole) { return whole > 0 ? fmt("%5.1f%%", 100.0 * part / whole) : "   - "; }
+std::string pct(double part, double whole) {
+    return whole > 0 ? fmt("%5.1f%%", 100.0 * part / whole) : "   - ";
+}
 std::string pad(std::string s, std::size_t w) {
     if (s.size() < w) s.append(w - s.size(), ' ');
     return s;
@@ -37,24 +39,30 @@ std::string formatReport(const Scenario& s, const Result& r) {
     std::string o;
     o += "Scenario   " + (s.name.empty() ? std::string("(unnamed)") : s.name) + "\n";
     o += "Model      " + s.model.name + fmt(" (%.1fB parameters)\n", s.model.totalParams() / 1e9);
-    o += "System     " + s.system.name + ", " + std::to_string(s.gpus) + " x " + s.system.gpu.name + "\n";
+    o += "System     " + s.system.name + ", " + std::to_string(s.gpus) + " x " + s.system.gpu.name +
+         "\n";
     o += "Strategy   TP" + std::to_string(st.tp) + " PP" + std::to_string(st.pp) +
-         (st.vp > 1 ? " (v=" + std::to_string(st.vp) + ")" : "") + " CP" + std::to_string(st.cp) + " DP" +
-         std::to_string(st.dp) + ", micro-batch " + std::to_string(st.microBatch) + " x " +
-         std::to_string(r.microBatches) + ", ZeRO-" + std::to_string(st.zeroStage) + ", recompute " +
-         std::string(toString(st.recompute)) + (st.sequenceParallel ? ", SP" : "") +
-         (st.tpCommOverlap ? ", TP overlap" : "") + "\n";
+         (st.vp > 1 ? " (v=" + std::to_string(st.vp) + ")" : "") + " CP" + std::to_string(st.cp) +
+         " DP" + std::to_string(st.dp) + ", micro-batch " + std::to_string(st.microBatch) + " x " +
+         std::to_string(r.microBatches) + ", ZeRO-" + std::to_string(st.zeroStage) +
+         ", recompute " + std::string(toString(st.recompute)) +
+         (st.sequenceParallel ? ", SP" : "") + (st.tpCommOverlap ? ", TP overlap" : "") + "\n";
     o += "Workload   global batch " + std::to_string(s.workload.globalBatch) + " x " +
-         std::to_string(s.workload.seqLen) + " tokens, " + std::string(toString(s.workload.precision)) + "\n\n";
+         std::to_string(s.workload.seqLen) + " tokens, " +
+         std::string(toString(s.workload.precision)) + "\n\n";
 
     o += "Step time            " + formatSeconds(r.stepTimeS) + "\n";
-    o += "Throughput           " + fmt("%.0f tokens/s", r.tokensPerS) + fmt(" (%.1f per GPU), ", r.tokensPerSPerGpu) +
-         fmt("%.2f samples/s\n", r.samplesPerS);
-    o += "Model TFLOP/s/GPU    " + fmt("%.1f", r.modelTflopsPerGpu) + fmt("   MFU %.1f%%\n", r.mfu * 100);
-    o += "Hardware TFLOP/s/GPU " + fmt("%.1f", r.hardwareTflopsPerGpu) + fmt("   HFU %.1f%%\n\n", r.hfu * 100);
+    o += "Throughput           " + fmt("%.0f tokens/s", r.tokensPerS) +
+         fmt(" (%.1f per GPU), ", r.tokensPerSPerGpu) + fmt("%.2f samples/s\n", r.samplesPerS);
+    o += "Model TFLOP/s/GPU    " + fmt("%.1f", r.modelTflopsPerGpu) +
+         fmt("   MFU %.1f%%\n", r.mfu * 100);
+    o += "Hardware TFLOP/s/GPU " + fmt("%.1f", r.hardwareTflopsPerGpu) +
+         fmt("   HFU %.1f%%\n\n", r.hfu * 100);
 
     o += "Where the step goes (critical stage " + std::to_string(r.criticalStage) + ")\n";
-    auto line = [&](const char* name, double v) { o += "  " + pad(name, 22) + pad(formatSeconds(v), 12) + pct(v, r.stepTimeS) + "\n"; };
+    auto line = [&](const char* name, double v) {
+        o += "  " + pad(name, 22) + pad(formatSeconds(v), 12) + pct(v, r.stepTimeS) + "\n";
+    };
     line("forward", r.compute.forwardS);
     line("backward", r.compute.backwardS);
     line("recompute", r.compute.recomputeS);
@@ -67,26 +75,33 @@ std::string formatReport(const Scenario& s, const Result& r) {
         for (int c = 0; c < kCollectiveCount; ++c) {
             const CommTime& t = r.comm[d][c];
             if (t.serializedS <= 0) continue;
-            std::string name = std::string(toString(ParallelDim(d))) + " " + std::string(toString(Collective(c)));
-            o += "  " + pad(name, 21) + pad(formatSeconds(t.serializedS), 14) + formatSeconds(t.exposedS) + "\n";
+            std::string name =
+                std::string(toString(ParallelDim(d))) + " " + std::string(toString(Collective(c)));
+            o += "  " + pad(name, 21) + pad(formatSeconds(t.serializedS), 14) +
+                 formatSeconds(t.exposedS) + "\n";
         }
 
     const MemoryBreakdown& m = r.memory;
     o += "\nMemory per GPU\n";
-    auto mem = [&](const char* name, double v) { o += "  " + pad(name, 22) + formatBytes(v) + "\n"; };
+    auto mem = [&](const char* name, double v) {
+        o += "  " + pad(name, 22) + formatBytes(v) + "\n";
+    };
     mem("weights", m.weightsBytes);
     mem("gradients", m.gradsBytes);
     mem("optimizer state", m.optimizerBytes);
     mem("activations", m.activationsBytes);
     mem("reserve", m.reserveBytes);
-    o += "  " + pad("total / capacity", 22) + formatBytes(m.totalBytes()) + " / " + formatBytes(m.capacityBytes) +
+    o += "  " + pad("total / capacity", 22) + formatBytes(m.totalBytes()) + " / " +
+         formatBytes(m.capacityBytes) +
          (m.fits() ? "  fits, " + formatBytes(m.marginBytes()) + " spare"
-                   : "  DOES NOT FIT: " + formatBytes(-m.marginBytes()) + " over") + "\n";
+                   : "  DOES NOT FIT: " + formatBytes(-m.marginBytes()) + " over") +
+         "\n";
     return o;
 }
 
 std::string formatValidation(const ValidationReport& r) {
-    std::string o = pad("case", 44) + pad("metric", 26) + pad("measured", 12) + pad("predicted", 12) + "error\n";
+    std::string o = pad("case", 44) + pad("metric", 26) + pad("measured", 12) +
+                    pad("predicted", 12) + "error\n";
     for (const auto& c : r.cases) {
         if (c.predicted)
             o += pad(c.id, 44) + pad(c.metric, 26) + pad(fmt("%.4g", c.measured), 12) +
@@ -95,16 +110,20 @@ std::string formatValidation(const ValidationReport& r) {
             o += pad(c.id, 44) + "skipped: " + c.skipped + "\n";
     }
     auto stats = [&](const std::string& name, const ErrorStats& s) {
-        o += pad(name, 36) + fmt("n=%-4.0f", double(s.count)) + fmt(" median %5.1f%%", s.medianAbsPct) +
-             fmt("  p90 %5.1f%%", s.p90AbsPct) + fmt("  max %5.1f%%\n", s.maxAbsPct);
+        o += pad(name, 36) + fmt("n=%-4.0f", double(s.count)) +
+             fmt(" median %5.1f%%", s.medianAbsPct) + fmt("  p90 %5.1f%%", s.p90AbsPct) +
+             fmt("  max %5.1f%%\n", s.maxAbsPct);
     };
     o += "\nSummary (absolute % error)\n";
     stats("all predicted", r.overall);
-    for (const auto& [k, v] : r.byKind) stats("  kind " + k, v);
-    for (const auto& [k, v] : r.byMetric) stats("  metric " + k, v);
+    for (const auto& [k, v] : r.byKind)
+        stats("  kind " + k, v);
+    for (const auto& [k, v] : r.byMetric)
+        stats("  metric " + k, v);
     if (r.spearmanMean) {
         o += fmt("Spearman rank correlation within groups: mean %.2f\n", *r.spearmanMean);
-        for (const auto& [g, v] : r.spearmanByGroup) o += "  " + pad(g, 60) + fmt("%+.2f\n", v);
+        for (const auto& [g, v] : r.spearmanByGroup)
+            o += "  " + pad(g, 60) + fmt("%+.2f\n", v);
     }
     return o;
 }

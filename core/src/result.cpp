@@ -23,7 +23,8 @@ CommTime Result::collectiveTotal(Collective c) const {
 double Result::serializedCommS() const {
     double s = 0;
     for (const auto& dim : comm)
-        for (const auto& c : dim) s += c.serializedS;
+        for (const auto& c : dim)
+            s += c.serializedS;
     return s;
 }
 

@@ -6,7 +6,9 @@
 namespace madmax {
 
 namespace {
-std::string str(long long v) { return std::to_string(v); }
+std::string str(long long v) {
+    return std::to_string(v);
+}
 } // namespace
 
 std::optional<std::string> explainInvalid(const Scenario& s) {
@@ -17,8 +19,10 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
 
     // Model shape.
     if (m.layers < 1) return "model.layers must be at least 1";
-    if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || m.ffnHidden < 1 || m.vocab < 1 || m.headDim < 1)
-        return "model: hidden, heads, kv_heads, head_dim, ffn_hidden and vocab must all be positive";
+    if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || m.ffnHidden < 1 || m.vocab < 1 ||
+        m.headDim < 1)
+        return "model: hidden, heads, kv_heads, head_dim, ffn_hidden and vocab must all be "
+               "positive";
     if (m.heads % m.kvHeads != 0)
         return "model.kv_heads (" + str(m.kvHeads) + ") must divide model.heads (" + str(m.heads) +
                "): each KV head serves a whole group of query heads";
@@ -36,7 +40,8 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                         "all_reduce_speedup > 0 are required";
         if (k > 0 && t.gpus < sys.tiers[k - 1].gpus)
             return at + ".gpus (" + str(t.gpus) + ") is smaller than the tier inside it (" +
-                   str(sys.tiers[k - 1].gpus) + "): list tiers innermost first, each containing the last";
+                   str(sys.tiers[k - 1].gpus) +
+                   "): list tiers innermost first, each containing the last";
     }
     if (sys.gpu.peak(w.precision) <= 0)
         return "workload.precision is " + std::string(toString(w.precision)) + ", which the GPU " +
@@ -50,10 +55,16 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
     if (s.gpus < 1) return "gpus must be at least 1";
     if (s.gpus > sys.maxGpus())
         return "gpus (" + str(s.gpus) + ") exceeds the " + str((long long)sys.maxGpus()) +
-               " GPUs of the system's outermost tier; raise system.tiers[last].gpus or use fewer GPUs";
-    for (auto [name, v] : {std::pair{"tp", st.tp}, {"pp", st.pp}, {"cp", st.cp}, {"dp", st.dp},
-                           {"vp", st.vp}, {"micro_batch", st.microBatch}})
-        if (v < 1) return "strategy." + std::string(name) + " must be at least 1 (got " + str(v) + ")";
+               " GPUs of the system's outermost tier; raise system.tiers[last].gpus or use fewer "
+               "GPUs";
+    for (auto [name, v] : {std::pair{"tp", st.tp},
+                           {"pp", st.pp},
+                           {"cp", st.cp},
+                           {"dp", st.dp},
+                           {"vp", st.vp},
+                           {"micro_batch", st.microBatch}})
+        if (v < 1)
+            return "strategy." + std::string(name) + " must be at least 1 (got " + str(v) + ")";
     const long long product = 1LL * st.tp * st.pp * st.cp * st.dp;
     if (product != s.gpus)
         return "tp × pp × cp × dp = " + str(st.tp) + "×" + str(st.pp) + "×" + str(st.cp) + "×" +
@@ -89,8 +100,8 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
         if (others == 0 ? rest != 0 : (rest < others || rest % others != 0))
             return "with first_stage_layers = " + str(st.firstStageLayers) +
                    " and last_stage_layers = " + str(st.lastStageLayers) + ", the remaining " +
-                   str(rest) + " of " + str(m.layers) + " layers do not split evenly over the other " +
-                   str(others) + " stages";
+                   str(rest) + " of " + str(m.layers) +
+                   " layers do not split evenly over the other " + str(others) + " stages";
     } else if (m.layers % (st.pp * st.vp) != 0) {
         return str(m.layers) + " layers do not divide into pp × vp = " + str(st.pp) + "×" +
                str(st.vp) + " = " + str(st.pp * st.vp) +
@@ -98,8 +109,9 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                "first_stage_layers / last_stage_layers";
     }
     if (w.globalBatch % (st.dp * st.microBatch) != 0)
-        return "global_batch " + str(w.globalBatch) + " is not divisible by dp × micro_batch = " +
-               str(st.dp) + "×" + str(st.microBatch) + " = " + str(st.dp * st.microBatch) +
+        return "global_batch " + str(w.globalBatch) +
+               " is not divisible by dp × micro_batch = " + str(st.dp) + "×" + str(st.microBatch) +
+               " = " + str(st.dp * st.microBatch) +
                "; each replica needs a whole number of micro-batches";
     const int mbs = microBatchesPerStep(s);
     if (st.schedule == PipelineSchedule::Interleaved && st.pp > 1 && mbs % st.pp != 0)
@@ -109,7 +121,8 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
     // Sharding and placement.
     if (st.zeroStage < 0 || st.zeroStage > 3) return "strategy.zero_stage must be 0, 1, 2 or 3";
     if (st.shardGroup < 0 || (st.shardGroup > 0 && st.dp % st.shardGroup != 0))
-        return "strategy.shard_group (" + str(st.shardGroup) + ") must divide dp (" + str(st.dp) + ")";
+        return "strategy.shard_group (" + str(st.shardGroup) + ") must divide dp (" + str(st.dp) +
+               ")";
     if (st.bucketBytes <= 0) return "strategy.bucket_mb must be positive";
     for (int i = 0; i < kParallelDimCount; ++i)
         for (int j = i + 1; j < kParallelDimCount; ++j)

@@ -32,14 +32,16 @@ json parseJsonText(const std::string& text, const std::string& file) {
         std::string what = e.what();
         const auto colon = what.find("syntax error");
         if (colon != std::string::npos) what = what.substr(colon);
-        throw InputError(file, "", "malformed JSON at line " + std::to_string(line) + ", column " +
-                                       std::to_string(col) + ": " + what);
+        throw InputError(file, "",
+                         "malformed JSON at line " + std::to_string(line) + ", column " +
+                             std::to_string(col) + ": " + what);
     }
 }
 
 json readJsonFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "", "cannot open the file (does it exist, and is it readable?)");
+    if (!in)
+        throw InputError(path, "", "cannot open the file (does it exist, and is it readable?)");
     std::ostringstream ss;
     ss << in.rdbuf();
     return parseJsonText(ss.str(), path);
@@ -53,7 +55,8 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
     const fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()));
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot write " + tmp.string() + ": is the folder writable?");
+        if (!out)
+            throw std::runtime_error("cannot write " + tmp.string() + ": is the folder writable?");
         out << contents;
         out.flush();
         if (!out) {
@@ -79,7 +82,8 @@ namespace {
 
 std::string joinIds(const std::vector<std::string>& ids) {
     std::string out;
-    for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+    for (const auto& id : ids)
+        out += (out.empty() ? "" : ", ") + id;
     return out;
 }
 
@@ -118,13 +122,15 @@ json parseOverrideValue(const std::string& text) {
     }
 }
 
-void applyOverride(json& doc, const std::string& path, const json& value, const std::string& where) {
+void applyOverride(json& doc, const std::string& path, const json& value,
+                   const std::string& where) {
     json* node = &doc;
     std::string walked;
     std::size_t pos = 0;
     while (true) {
         const auto dot = path.find('.', pos);
-        const std::string seg = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+        const std::string seg =
+            path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
         const bool last = dot == std::string::npos;
         const std::string here = walked.empty() ? seg : walked + "." + seg;
         if (seg.empty()) throw InputError(where, path, "empty segment in the override path");
@@ -135,25 +141,30 @@ void applyOverride(json& doc, const std::string& path, const json& value, const 
                 idx = std::stoul(seg, &used);
                 if (used != seg.size()) throw std::invalid_argument(seg);
             } catch (const std::exception&) {
-                throw InputError(where, here, "\"" + seg + "\" is not an index into the array at " +
-                                                  (walked.empty() ? "(root)" : walked));
+                throw InputError(where, here,
+                                 "\"" + seg + "\" is not an index into the array at " +
+                                     (walked.empty() ? "(root)" : walked));
             }
             if (idx >= node->size())
-                throw InputError(where, here, "index " + seg + " is past the end; the array has " +
-                                                  std::to_string(node->size()) + " elements");
+                throw InputError(where, here,
+                                 "index " + seg + " is past the end; the array has " +
+                                     std::to_string(node->size()) + " elements");
             node = &(*node)[idx];
         } else if (node->is_object()) {
             if (!node->contains(seg) && !last) {
                 std::vector<std::string> keys;
-                for (auto it = node->begin(); it != node->end(); ++it) keys.push_back(it.key());
+                for (auto it = node->begin(); it != node->end(); ++it)
+                    keys.push_back(it.key());
                 auto near = didYouMean(seg, keys);
-                throw InputError(where, here, "no such field to override" +
-                                                  (near ? " (did you mean \"" + *near + "\"?)" : std::string()));
+                throw InputError(where, here,
+                                 "no such field to override" +
+                                     (near ? " (did you mean \"" + *near + "\"?)" : std::string()));
             }
             node = &(*node)[seg];
         } else {
-            throw InputError(where, here, (walked.empty() ? std::string("(root)") : walked) +
-                                              " is a value, not an object or array");
+            throw InputError(where, here,
+                             (walked.empty() ? std::string("(root)") : walked) +
+                                 " is a value, not an object or array");
         }
         if (last) break;
         walked = here;
@@ -167,14 +178,16 @@ void applyOverride(json& doc, const std::string& path, const json& value, const 
 Override parseOverride(const std::string& text) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw InputError("--set", text, "expected path=value, e.g. strategy.tp=4 or model=llama3-70b");
+        throw InputError("--set", text,
+                         "expected path=value, e.g. strategy.tp=4 or model=llama3-70b");
     return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
 json resolveScenario(const json& doc, const PresetLibrary& lib, const std::string& file,
                      const std::vector<Override>& extra) {
     if (!doc.is_object())
-        throw InputError(file, "(document)", "a scenario must be a JSON object, got " + describeType(doc));
+        throw InputError(file, "(document)",
+                         "a scenario must be a JSON object, got " + describeType(doc));
     json out = doc;
     resolveRefs(out, lib, file);
     if (out.contains("overrides")) {
@@ -204,8 +217,8 @@ LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string&
     if (j.is_number()) {
         const double y = j.get<double>();
         if (!(y > 0 && y <= maxY))
-            throw InputError(owner.file(), path, "a constant efficiency must be in (0, " +
-                                                     std::to_string(maxY) + "]");
+            throw InputError(owner.file(), path,
+                             "a constant efficiency must be in (0, " + std::to_string(maxY) + "]");
         return LogCurve::constant(y);
     }
     if (!j.is_array() || j.empty())
@@ -216,9 +229,11 @@ LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string&
         const json& p = j[i];
         const std::string at = path + "[" + std::to_string(i) + "]";
         if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
-            throw InputError(owner.file(), at, "expected a pair [x, efficiency] of numbers, got " + p.dump());
+            throw InputError(owner.file(), at,
+                             "expected a pair [x, efficiency] of numbers, got " + p.dump());
         const double x = p[0].get<double>(), y = p[1].get<double>();
-        if (!(x > 0)) throw InputError(owner.file(), at, "x must be positive (a size in bytes or FLOPs)");
+        if (!(x > 0))
+            throw InputError(owner.file(), at, "x must be positive (a size in bytes or FLOPs)");
         if (!(y > 0 && y <= maxY))
             throw InputError(owner.file(), at, "efficiency " + p[1].dump() + " must be in (0, 1]");
         pts.emplace_back(x, y);
@@ -228,7 +243,8 @@ LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string&
 
 json curveJson(const LogCurve& c) {
     json a = json::array();
-    for (const auto& [x, y] : c.points()) a.push_back({x, y});
+    for (const auto& [x, y] : c.points())
+        a.push_back({x, y});
     return a;
 }
 
@@ -237,8 +253,10 @@ LinkCalibration parseLink(const json& j, const std::string& file, const std::str
     ObjectReader r(j, file, path);
     LinkCalibration l = fallback;
     l.latencyS = r.number("latency_us", 0, 1e6, fallback.latencyS * 1e6) * 1e-6;
-    if (r.has("efficiency")) l.efficiency = parseCurve(r.raw("efficiency"), r, "efficiency", 1.0);
-    else r.ignore("efficiency");
+    if (r.has("efficiency"))
+        l.efficiency = parseCurve(r.raw("efficiency"), r, "efficiency", 1.0);
+    else
+        r.ignore("efficiency");
     l.allReduceSpeedup = r.number("all_reduce_speedup", 0, 10, fallback.allReduceSpeedup, true);
     r.ignore("notes");
     r.finish();
@@ -246,7 +264,8 @@ LinkCalibration parseLink(const json& j, const std::string& file, const std::str
 }
 
 json linkJson(const LinkCalibration& l) {
-    return {{"latency_us", l.latencyS * 1e6}, {"efficiency", curveJson(l.efficiency)},
+    return {{"latency_us", l.latencyS * 1e6},
+            {"efficiency", curveJson(l.efficiency)},
             {"all_reduce_speedup", l.allReduceSpeedup}};
 }
 
@@ -276,7 +295,8 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     m.tiedEmbeddings = r.boolean("tied_embeddings", false);
     m.causal = r.boolean("causal", true);
     m.maxSeqLen = r.integer("max_seq_len", 0, 1LL << 32, 0);
-    if (m.kvHeads > m.heads) r.fail("kv_heads", "cannot exceed heads (" + std::to_string(m.heads) + ")");
+    if (m.kvHeads > m.heads)
+        r.fail("kv_heads", "cannot exceed heads (" + std::to_string(m.heads) + ")");
     r.finish();
     return m;
 }
@@ -310,7 +330,8 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         if (c.has("gemm_efficiency"))
             cal.gemmEfficiency = parseCurve(c.raw("gemm_efficiency"), c, "gemm_efficiency", 1.0);
         else
-            c.fail("gemm_efficiency", "required field is missing: [[GEMM FLOPs, fraction of peak], ...]");
+            c.fail("gemm_efficiency",
+                   "required field is missing: [[GEMM FLOPs, fraction of peak], ...]");
         cal.attentionEfficiency = c.number("attention_efficiency", 0, 1, 0.5, true);
         cal.memoryEfficiency = c.number("memory_efficiency", 0, 1, 0.8, true);
         cal.kernelLaunchS = c.number("kernel_launch_us", 0, 1e4, 4.0) * 1e-6;
@@ -325,10 +346,15 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
     }
     if (r.has("links")) {
         ObjectReader l(r.raw("links"), file, r.pathOf("links"));
-        if (l.has("scale_up")) g.scaleUpLink = parseLink(l.raw("scale_up"), file, l.pathOf("scale_up"), g.scaleUpLink);
-        else l.ignore("scale_up");
-        if (l.has("scale_out")) g.scaleOutLink = parseLink(l.raw("scale_out"), file, l.pathOf("scale_out"), g.scaleOutLink);
-        else l.ignore("scale_out");
+        if (l.has("scale_up"))
+            g.scaleUpLink = parseLink(l.raw("scale_up"), file, l.pathOf("scale_up"), g.scaleUpLink);
+        else
+            l.ignore("scale_up");
+        if (l.has("scale_out"))
+            g.scaleOutLink =
+                parseLink(l.raw("scale_out"), file, l.pathOf("scale_out"), g.scaleOutLink);
+        else
+            l.ignore("scale_out");
         l.finish();
     } else {
         r.ignore("links");
@@ -352,22 +378,28 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     const json& tiers = r.raw("tiers");
     const std::string tiersPath = r.pathOf("tiers");
     if (!tiers.is_array() || tiers.empty())
-        throw InputError(file, tiersPath, "expected a non-empty array of network tiers, innermost first");
+        throw InputError(file, tiersPath,
+                         "expected a non-empty array of network tiers, innermost first");
     for (std::size_t i = 0; i < tiers.size(); ++i) {
         ObjectReader t(tiers[i], file, tiersPath + "[" + std::to_string(i) + "]");
         NetworkTier tier;
         tier.name = t.string("name", "tier " + std::to_string(i));
-        const std::string kind = t.choice("kind", {"scale_up", "scale_out"}, i == 0 ? "scale_up" : "scale_out");
+        const std::string kind =
+            t.choice("kind", {"scale_up", "scale_out"}, i == 0 ? "scale_up" : "scale_out");
         tier.kind = kind == "scale_up" ? TierKind::ScaleUp : TierKind::ScaleOut;
-        const LinkCalibration& link = tier.kind == TierKind::ScaleUp ? s.gpu.scaleUpLink : s.gpu.scaleOutLink;
+        const LinkCalibration& link =
+            tier.kind == TierKind::ScaleUp ? s.gpu.scaleUpLink : s.gpu.scaleOutLink;
         tier.gpus = int(t.integer("gpus", 1, 1 << 30));
         tier.bytesPerS = t.number("gbps", 0, 1e6, true) * 1e9;
         tier.latencyS = t.number("latency_us", 0, 1e6, link.latencyS * 1e6) * 1e-6;
-        tier.efficiency = t.has("efficiency") ? parseCurve(t.raw("efficiency"), t, "efficiency", 1.0) : link.efficiency;
+        tier.efficiency = t.has("efficiency")
+                              ? parseCurve(t.raw("efficiency"), t, "efficiency", 1.0)
+                              : link.efficiency;
         if (!t.has("efficiency")) t.ignore("efficiency");
         tier.oversubscription = t.number("oversubscription", 1, 1e4, 1.0);
-        tier.allReduceSpeedup = t.number("all_reduce_speedup", 0, 10,
-                                         tier.kind == TierKind::ScaleUp ? link.allReduceSpeedup : 1.0, true);
+        tier.allReduceSpeedup =
+            t.number("all_reduce_speedup", 0, 10,
+                     tier.kind == TierKind::ScaleUp ? link.allReduceSpeedup : 1.0, true);
         t.ignore("notes");
         t.finish();
         s.tiers.push_back(std::move(tier));
@@ -387,8 +419,8 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.cp = int(r.integer("cp", 1, 1 << 20, 1));
     const long long inner = 1LL * st.tp * st.pp * st.cp;
     if (!r.has("dp") && gpus % inner != 0)
-        r.fail("dp", "cannot derive dp: gpus (" + std::to_string(gpus) + ") is not divisible by tp × pp × cp = " +
-                         std::to_string(inner));
+        r.fail("dp", "cannot derive dp: gpus (" + std::to_string(gpus) +
+                         ") is not divisible by tp × pp × cp = " + std::to_string(inner));
     st.dp = int(r.integer("dp", 1, 1 << 30, gpus / inner));
     st.microBatch = int(r.integer("micro_batch", 1, 1 << 20, 1));
     st.zeroStage = int(r.integer("zero_stage", 0, 3, 0));
@@ -405,8 +437,9 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     if (r.has("placement")) {
         const json& p = r.raw("placement");
         const std::string at = r.pathOf("placement");
-        const std::string help = "list tp, cp, dp, pp (and optionally ep) once each, innermost first, "
-                                 "e.g. [\"tp\", \"cp\", \"dp\", \"pp\"]";
+        const std::string help =
+            "list tp, cp, dp, pp (and optionally ep) once each, innermost first, "
+            "e.g. [\"tp\", \"cp\", \"dp\", \"pp\"]";
         if (!p.is_array()) throw InputError(file, at, "expected an array; " + help);
         std::vector<ParallelDim> dims;
         for (const auto& e : p) {
@@ -420,7 +453,8 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
             auto cp = std::find(dims.begin(), dims.end(), ParallelDim::CP);
             dims.insert(cp == dims.end() ? dims.begin() : cp + 1, ParallelDim::EP);
         }
-        if (dims.size() != std::size_t(kParallelDimCount)) throw InputError(file, at, "incomplete; " + help);
+        if (dims.size() != std::size_t(kParallelDimCount))
+            throw InputError(file, at, "incomplete; " + help);
         std::copy(dims.begin(), dims.end(), st.placement.begin());
     } else {
         r.ignore("placement");
@@ -437,7 +471,8 @@ Workload parseWorkload(const json& j, const std::string& file) {
     w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
     const std::vector<std::string> precisions = {"fp32", "fp16", "bf16", "fp8", "fp4"};
     w.precision = *parsePrecision(r.choice("precision", precisions, "bf16"));
-    w.gradReducePrecision = *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
+    w.gradReducePrecision =
+        *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
     w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
     w.attention = *parseAttentionKernel(r.choice("attention", {"flash", "unfused"}, "flash"));
     r.finish();
@@ -452,7 +487,8 @@ Scenario parseScenario(const json& resolved, const std::string& file) {
     if (r.has("schema")) {
         const std::string schema = r.string("schema");
         if (schema != kScenarioSchema)
-            r.fail("schema", "\"" + schema + "\" is not a scenario; expected \"" + kScenarioSchema + "\"");
+            r.fail("schema",
+                   "\"" + schema + "\" is not a scenario; expected \"" + kScenarioSchema + "\"");
     } else {
         r.ignore("schema");
     }
@@ -469,17 +505,21 @@ Scenario parseScenario(const json& resolved, const std::string& file) {
     return s;
 }
 
-json loadScenarioJson(const std::string& pathOrId, const PresetLibrary& lib, const std::vector<Override>& extra) {
+json loadScenarioJson(const std::string& pathOrId, const PresetLibrary& lib,
+                      const std::vector<Override>& extra) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (fs::is_regular_file(pathOrId, ec)) return resolveScenario(readJsonFile(pathOrId), lib, pathOrId, extra);
+    if (fs::is_regular_file(pathOrId, ec))
+        return resolveScenario(readJsonFile(pathOrId), lib, pathOrId, extra);
     if (const Preset* p = lib.find(PresetKind::Scenario, pathOrId))
         return resolveScenario(p->json, lib, p->origin, extra);
     auto ids = lib.ids(PresetKind::Scenario);
-    throw InputError(pathOrId, "", "no such file, and no scenario preset by that name; presets: " + joinIds(ids));
+    throw InputError(pathOrId, "",
+                     "no such file, and no scenario preset by that name; presets: " + joinIds(ids));
 }
 
-Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib, const std::vector<Override>& extra) {
+Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib,
+                      const std::vector<Override>& extra) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const std::string label = fs::is_regular_file(pathOrId, ec) ? pathOrId
@@ -493,17 +533,28 @@ Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib, con
 // Serialisation
 
 json toJson(const Model& m) {
-    return {{"id", m.id},           {"name", m.name},         {"source", m.source},
-            {"arch", "dense"},      {"layers", m.layers},     {"hidden", m.hidden},
-            {"heads", m.heads},     {"kv_heads", m.kvHeads},  {"head_dim", m.headDim},
-            {"ffn_hidden", m.ffnHidden}, {"gated_mlp", m.gatedMlp}, {"vocab", m.vocab},
-            {"tied_embeddings", m.tiedEmbeddings}, {"causal", m.causal}, {"max_seq_len", m.maxSeqLen}};
+    return {{"id", m.id},
+            {"name", m.name},
+            {"source", m.source},
+            {"arch", "dense"},
+            {"layers", m.layers},
+            {"hidden", m.hidden},
+            {"heads", m.heads},
+            {"kv_heads", m.kvHeads},
+            {"head_dim", m.headDim},
+            {"ffn_hidden", m.ffnHidden},
+            {"gated_mlp", m.gatedMlp},
+            {"vocab", m.vocab},
+            {"tied_embeddings", m.tiedEmbeddings},
+            {"causal", m.causal},
+            {"max_seq_len", m.maxSeqLen}};
 }
 
 json toJson(const Gpu& g) {
     json peaks = json::object();
     for (int i = 0; i < kPrecisionCount; ++i)
-        peaks[std::string(toString(Precision(i)))] = g.peakFlops[i] > 0 ? json(g.peakFlops[i] / 1e12) : json(nullptr);
+        peaks[std::string(toString(Precision(i)))] =
+            g.peakFlops[i] > 0 ? json(g.peakFlops[i] / 1e12) : json(nullptr);
     const auto& c = g.calibration;
     return {{"id", g.id},
             {"name", g.name},
@@ -518,7 +569,8 @@ json toJson(const Gpu& g) {
               {"kernel_launch_us", c.kernelLaunchS * 1e6},
               {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
               {"reference_attention", std::string(toString(c.referenceAttention))}}},
-            {"links", {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}}};
+            {"links",
+             {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}}};
 }
 
 json toJson(const System& s) {
@@ -532,14 +584,19 @@ json toJson(const System& s) {
                          {"efficiency", curveJson(t.efficiency)},
                          {"oversubscription", t.oversubscription},
                          {"all_reduce_speedup", t.allReduceSpeedup}});
-    return {{"id", s.id},         {"name", s.name},   {"source", s.source},
-            {"gpu", toJson(s.gpu)}, {"gpus_per_node", s.gpusPerNode},
-            {"reserve_gb", s.reserveBytes / 1e9}, {"tiers", tiers}};
+    return {{"id", s.id},
+            {"name", s.name},
+            {"source", s.source},
+            {"gpu", toJson(s.gpu)},
+            {"gpus_per_node", s.gpusPerNode},
+            {"reserve_gb", s.reserveBytes / 1e9},
+            {"tiers", tiers}};
 }
 
 json toJson(const Strategy& st) {
     json placement = json::array();
-    for (ParallelDim d : st.placement) placement.push_back(std::string(toString(d)));
+    for (ParallelDim d : st.placement)
+        placement.push_back(std::string(toString(d)));
     return {{"tp", st.tp},
             {"pp", st.pp},
             {"vp", st.vp},
@@ -570,9 +627,8 @@ json toJson(const Workload& w) {
 }
 
 json toJson(const Scenario& s) {
-    return {{"schema", kScenarioSchema}, {"name", s.name},
-            {"model", toJson(s.model)},  {"system", toJson(s.system)},
-            {"gpus", s.gpus},            {"strategy", toJson(s.strategy)},
+    return {{"schema", kScenarioSchema},     {"name", s.name}, {"model", toJson(s.model)},
+            {"system", toJson(s.system)},    {"gpus", s.gpus}, {"strategy", toJson(s.strategy)},
             {"workload", toJson(s.workload)}};
 }
 
@@ -580,7 +636,8 @@ json toJson(const Result& r) {
     json byDim = json::object(), byColl = json::object(), detail = json::array();
     for (int d = 0; d < kParallelDimCount; ++d) {
         const CommTime t = r.dimTotal(ParallelDim(d));
-        byDim[std::string(toString(ParallelDim(d)))] = {{"serialized_s", t.serializedS}, {"exposed_s", t.exposedS}};
+        byDim[std::string(toString(ParallelDim(d)))] = {{"serialized_s", t.serializedS},
+                                                        {"exposed_s", t.exposedS}};
         for (int c = 0; c < kCollectiveCount; ++c) {
             const CommTime& ct = r.comm[d][c];
             if (ct.serializedS <= 0 && ct.exposedS <= 0) continue;
@@ -592,53 +649,56 @@ json toJson(const Result& r) {
     }
     for (int c = 0; c < kCollectiveCount; ++c) {
         const CommTime t = r.collectiveTotal(Collective(c));
-        byColl[std::string(toString(Collective(c)))] = {{"serialized_s", t.serializedS}, {"exposed_s", t.exposedS}};
+        byColl[std::string(toString(Collective(c)))] = {{"serialized_s", t.serializedS},
+                                                        {"exposed_s", t.exposedS}};
     }
     const auto& m = r.memory;
-    json out = {
-        {"step_time_s", r.stepTimeS},
-        {"samples_per_s", r.samplesPerS},
-        {"tokens_per_s", r.tokensPerS},
-        {"tokens_per_s_per_gpu", r.tokensPerSPerGpu},
-        {"model_tflops_per_gpu", r.modelTflopsPerGpu},
-        {"hardware_tflops_per_gpu", r.hardwareTflopsPerGpu},
-        {"mfu", r.mfu},
-        {"hfu", r.hfu},
-        {"compute_s", r.computeS},
-        {"exposed_comm_s", r.exposedCommS},
-        {"serialized_comm_s", r.serializedCommS()},
-        {"bubble_s", r.bubbleS},
-        {"compute",
-         {{"forward_s", r.compute.forwardS},
-          {"backward_s", r.compute.backwardS},
-          {"recompute_s", r.compute.recomputeS},
-          {"optimizer_s", r.compute.optimizerS}}},
-        {"comm", {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}}},
-        {"memory",
-         {{"weights_bytes", m.weightsBytes},
-          {"grads_bytes", m.gradsBytes},
-          {"optimizer_bytes", m.optimizerBytes},
-          {"activations_bytes", m.activationsBytes},
-          {"reserve_bytes", m.reserveBytes},
-          {"total_bytes", m.totalBytes()},
-          {"capacity_bytes", m.capacityBytes},
-          {"margin_bytes", m.marginBytes()},
-          {"fits", m.fits()}}},
-        {"critical_stage", r.criticalStage},
-        {"micro_batches", r.microBatches},
-        {"forward_per_micro_batch_s", r.forwardPerMicroBatchS},
-        {"backward_per_micro_batch_s", r.backwardPerMicroBatchS},
-        {"model_flops_per_step", r.modelFlopsPerStep},
-        {"hardware_flops_per_step", r.hardwareFlopsPerStep},
-        {"conventions",
-         "model FLOPs = 3 x forward GEMM FLOPs + full (non-causal) attention 4·s·h per token per layer "
-         "+ LM head (Megatron/PaLM); hardware FLOPs add recomputed forward work; MFU/HFU against the "
-         "dense peak of the workload precision"}};
+    json out = {{"step_time_s", r.stepTimeS},
+                {"samples_per_s", r.samplesPerS},
+                {"tokens_per_s", r.tokensPerS},
+                {"tokens_per_s_per_gpu", r.tokensPerSPerGpu},
+                {"model_tflops_per_gpu", r.modelTflopsPerGpu},
+                {"hardware_tflops_per_gpu", r.hardwareTflopsPerGpu},
+                {"mfu", r.mfu},
+                {"hfu", r.hfu},
+                {"compute_s", r.computeS},
+                {"exposed_comm_s", r.exposedCommS},
+                {"serialized_comm_s", r.serializedCommS()},
+                {"bubble_s", r.bubbleS},
+                {"compute",
+                 {{"forward_s", r.compute.forwardS},
+                  {"backward_s", r.compute.backwardS},
+                  {"recompute_s", r.compute.recomputeS},
+                  {"optimizer_s", r.compute.optimizerS}}},
+                {"comm", {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}}},
+                {"memory",
+                 {{"weights_bytes", m.weightsBytes},
+                  {"grads_bytes", m.gradsBytes},
+                  {"optimizer_bytes", m.optimizerBytes},
+                  {"activations_bytes", m.activationsBytes},
+                  {"reserve_bytes", m.reserveBytes},
+                  {"total_bytes", m.totalBytes()},
+                  {"capacity_bytes", m.capacityBytes},
+                  {"margin_bytes", m.marginBytes()},
+                  {"fits", m.fits()}}},
+                {"critical_stage", r.criticalStage},
+                {"micro_batches", r.microBatches},
+                {"forward_per_micro_batch_s", r.forwardPerMicroBatchS},
+                {"backward_per_micro_batch_s", r.backwardPerMicroBatchS},
+                {"model_flops_per_step", r.modelFlopsPerStep},
+                {"hardware_flops_per_step", r.hardwareFlopsPerStep},
+                {"conventions", "model FLOPs = 3 x forward GEMM FLOPs + full (non-causal) "
+                                "attention 4·s·h per token per layer "
+                                "+ LM head (Megatron/PaLM); hardware FLOPs add recomputed forward "
+                                "work; MFU/HFU against the "
+                                "dense peak of the workload precision"}};
     if (!r.timeline.empty()) {
         json tl = json::array();
         for (const auto& e : r.timeline) {
             json ev = {{"label", e.label},
-                       {"lane", e.lane == Lane::Compute ? "compute" : e.lane == Lane::Comm ? "comm" : "dp_comm"},
+                       {"lane", e.lane == Lane::Compute ? "compute"
+                                : e.lane == Lane::Comm  ? "comm"
+                                                        : "dp_comm"},
                        {"start_s", e.startS},
                        {"end_s", e.endS}};
             if (e.isComm) {

@@ -4,11 +4,16 @@ namespace madmax {
 
 std::string_view toString(Precision p) {
     switch (p) {
-    case Precision::FP32: return "fp32";
-    case Precision::FP16: return "fp16";
-    case Precision::BF16: return "bf16";
-    case Precision::FP8: return "fp8";
-    case Precision::FP4: return "fp4";
+    case Precision::FP32:
+        return "fp32";
+    case Precision::FP16:
+        return "fp16";
+    case Precision::BF16:
+        return "bf16";
+    case Precision::FP8:
+        return "fp8";
+    case Precision::FP4:
+        return "fp4";
     }
     return "?";
 }
@@ -20,11 +25,16 @@ std::optional<Precision> parsePrecision(std::string_view s) {
 
 std::string_view toString(ParallelDim d) {
     switch (d) {
-    case ParallelDim::TP: return "tp";
-    case ParallelDim::CP: return "cp";
-    case ParallelDim::EP: return "ep";
-    case ParallelDim::DP: return "dp";
-    case ParallelDim::PP: return "pp";
+    case ParallelDim::TP:
+        return "tp";
+    case ParallelDim::CP:
+        return "cp";
+    case ParallelDim::EP:
+        return "ep";
+    case ParallelDim::DP:
+        return "dp";
+    case ParallelDim::PP:
+        return "pp";
     }
     return "?";
 }
@@ -36,20 +46,28 @@ std::optional<ParallelDim> parseParallelDim(std::string_view s) {
 
 std::string_view toString(Collective c) {
     switch (c) {
-    case Collective::AllReduce: return "all_reduce";
-    case Collective::AllGather: return "all_gather";
-    case Collective::ReduceScatter: return "reduce_scatter";
-    case Collective::AllToAll: return "all_to_all";
-    case Collective::P2P: return "p2p";
+    case Collective::AllReduce:
+        return "all_reduce";
+    case Collective::AllGather:
+        return "all_gather";
+    case Collective::ReduceScatter:
+        return "reduce_scatter";
+    case Collective::AllToAll:
+        return "all_to_all";
+    case Collective::P2P:
+        return "p2p";
     }
     return "?";
 }
 
 std::string_view toString(Recompute r) {
     switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
+    case Recompute::None:
+        return "none";
+    case Recompute::Selective:
+        return "selective";
+    case Recompute::Full:
+        return "full";
     }
     return "?";
 }
@@ -77,7 +95,9 @@ std::optional<AttentionKernel> parseAttentionKernel(std::string_view s) {
     return std::nullopt;
 }
 
-std::string_view toString(Optimizer o) { return o == Optimizer::Adam ? "adam" : "sgd"; }
+std::string_view toString(Optimizer o) {
+    return o == Optimizer::Adam ? "adam" : "sgd";
+}
 std::optional<Optimizer> parseOptimizer(std::string_view s) {
     if (s == "adam") return Optimizer::Adam;
     if (s == "sgd") return Optimizer::SGD;

@@ -51,16 +51,24 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
     gpu["hbm_tbps"] = sys.at("hbm_tbps");
     const int domain = int(num(sys, "scaleup_domain", num(sys, "gpus_per_node", 8)));
     json tiers = json::array();
-    tiers.push_back({{"name", "scale-up"}, {"kind", "scale_up"}, {"gpus", domain},
+    tiers.push_back({{"name", "scale-up"},
+                     {"kind", "scale_up"},
+                     {"gpus", domain},
                      {"gbps", sys.at("scaleup_gbps")}});
     if (gpus > domain) {
         if (isNull(sys, "scaleout_gbps"))
-            throw InputError("", "system.scaleout_gbps", "needed for a run across nodes, but not published");
-        tiers.push_back({{"name", "scale-out"}, {"kind", "scale_out"}, {"gpus", gpus},
+            throw InputError("", "system.scaleout_gbps",
+                             "needed for a run across nodes, but not published");
+        tiers.push_back({{"name", "scale-out"},
+                         {"kind", "scale_out"},
+                         {"gpus", gpus},
                          {"gbps", sys.at("scaleout_gbps")}});
     }
-    return {{"id", "case-system"}, {"name", "from case"}, {"gpu", gpu},
-            {"gpus_per_node", int(num(sys, "gpus_per_node", 8))}, {"tiers", tiers}};
+    return {{"id", "case-system"},
+            {"name", "from case"},
+            {"gpu", gpu},
+            {"gpus_per_node", int(num(sys, "gpus_per_node", 8))},
+            {"tiers", tiers}};
 }
 
 } // namespace
@@ -82,13 +90,17 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
 
     const int tp = int(num(par, "tp", 1)), pp = int(num(par, "pp", 1)), cp = int(num(par, "cp", 1));
     const int layers = m.at("layers").get<int>();
-    json strategy = {{"tp", tp}, {"pp", pp}, {"cp", cp},
+    json strategy = {{"tp", tp},
+                     {"pp", pp},
+                     {"cp", cp},
                      {"dp", isNull(par, "dp") ? json(gpus / (tp * pp * cp)) : par.at("dp")},
                      // Defaults for unpublished fields, stated in README "Validation".
                      {"micro_batch", num(par, "microbatch", 1)},
                      {"zero_stage", num(par, "zero_stage", 1)},
                      {"recompute", isNull(par, "recompute") ? json("none") : par.at("recompute")},
-                     {"sequence_parallel", isNull(par, "sequence_parallel") ? json(tp > 1) : par.at("sequence_parallel")}};
+                     {"sequence_parallel", isNull(par, "sequence_parallel")
+                                               ? json(tp > 1)
+                                               : par.at("sequence_parallel")}};
     const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
     int vp = int(num(par, "vp", interleaved ? 2 : 1));
     if (pp > 1) {
@@ -111,10 +123,12 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     // GPU generation's calibration runs used (README "Validation").
     const json& cal = system["gpu"]["calibration"];
     const std::string attention = cal.value("reference_attention", "flash");
-    json workload = {{"global_batch", par.at("global_batch")}, {"seq_len", m.at("seq_len")},
-                     {"precision", prec}, {"attention", attention}};
-    json doc = {{"name", c.at("id")}, {"model", model}, {"system", system},
-                {"gpus", gpus}, {"strategy", strategy}, {"workload", workload}};
+    json workload = {{"global_batch", par.at("global_batch")},
+                     {"seq_len", m.at("seq_len")},
+                     {"precision", prec},
+                     {"attention", attention}};
+    json doc = {{"name", c.at("id")}, {"model", model},       {"system", system},
+                {"gpus", gpus},       {"strategy", strategy}, {"workload", workload}};
     return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
 }
 
@@ -142,9 +156,11 @@ std::vector<double> ranks(const std::vector<double>& v) {
     std::vector<double> r(v.size());
     for (std::size_t i = 0; i < idx.size();) {
         std::size_t j = i;
-        while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+        while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]])
+            ++j;
         const double avg = (i + j) / 2.0 + 1.0; // ties share their mean rank
-        for (std::size_t k = i; k <= j; ++k) r[idx[k]] = avg;
+        for (std::size_t k = i; k <= j; ++k)
+            r[idx[k]] = avg;
         i = j + 1;
     }
     return r;
@@ -165,7 +181,8 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
     return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0.0;
 }
 
-ValidationReport runValidation(const json& dataset, const PresetLibrary& lib, const std::string& file) {
+ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
+                               const std::string& file) {
     if (!dataset.is_object() || dataset.value("schema", "") != "madmax-validation/1")
         throw InputError(file, "schema", "expected \"madmax-validation/1\"");
     if (!dataset.contains("cases") || !dataset["cases"].is_array())
@@ -182,9 +199,11 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib, co
             o.measured = c.at("measured").at("value").get<double>();
             const json& sys = c.at("system");
             const int gpus = int(sys.at("gpus").get<double>());
-            const std::string modelName = c["model"].is_object() ? c["model"].value("name", "?") : "";
-            o.group = (modelName.empty() ? "collective " + sys.at("gpu").get<std::string>() : modelName) +
-                      " @ " + std::to_string(gpus) + " GPUs";
+            const std::string modelName =
+                c["model"].is_object() ? c["model"].value("name", "?") : "";
+            o.group =
+                (modelName.empty() ? "collective " + sys.at("gpu").get<std::string>() : modelName) +
+                " @ " + std::to_string(gpus) + " GPUs";
             if (o.kind == "collective") {
                 const json& col = c.at("collective");
                 const std::string op = col.at("op").get<std::string>();
@@ -194,33 +213,47 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib, co
                     const int n = int(col.at("gpus").get<double>());
                     const Scenario dummy = [&] {
                         Scenario s;
-                        s.system = parseSystem(systemFor(sys, lib, n), file, "cases[" + std::to_string(i) + "].system");
+                        s.system = parseSystem(systemFor(sys, lib, n), file,
+                                               "cases[" + std::to_string(i) + "].system");
                         return s;
                     }();
                     const GroupLayout g = layoutGroup(dummy.system, n, 1);
                     const double bytes = col.at("bytes").get<double>();
                     const double t = collectiveTime(dummy.system, g, Collective::AllReduce, bytes);
-                    if (o.metric == "busbw_gbps") o.predicted = allReduceBusBandwidth(bytes, t, n) / 1e9;
-                    else o.skipped = "metric " + o.metric + " is not predicted for collectives";
+                    if (o.metric == "busbw_gbps")
+                        o.predicted = allReduceBusBandwidth(bytes, t, n) / 1e9;
+                    else
+                        o.skipped = "metric " + o.metric + " is not predicted for collectives";
                 }
             } else if (o.kind == "training") {
                 const std::string arch = c.at("model").at("arch").get<std::string>();
                 if (arch != "dense") {
-                    o.skipped = arch + " training is not modelled yet (MoE and DLRM arrive with their issues)";
+                    o.skipped =
+                        arch +
+                        " training is not modelled yet (MoE and DLRM arrive with their issues)";
                 } else {
                     const Scenario s = scenarioForCase(c, lib, file);
                     const Result r = evaluate(s);
-                    if (o.metric == "step_time_s") o.predicted = r.stepTimeS;
-                    else if (o.metric == "hardware_tflops_per_gpu") o.predicted = r.hardwareTflopsPerGpu;
-                    else if (o.metric == "model_tflops_per_gpu") o.predicted = r.modelTflopsPerGpu;
-                    else if (o.metric == "mfu") o.predicted = r.mfu;
-                    else if (o.metric == "tokens_per_s_per_gpu") o.predicted = r.tokensPerSPerGpu;
-                    else if (o.metric == "samples_per_s") o.predicted = r.samplesPerS;
-                    else if (o.metric == "tokens_per_s") o.predicted = r.tokensPerS;
-                    else o.skipped = "metric " + o.metric + " is not predicted for training";
+                    if (o.metric == "step_time_s")
+                        o.predicted = r.stepTimeS;
+                    else if (o.metric == "hardware_tflops_per_gpu")
+                        o.predicted = r.hardwareTflopsPerGpu;
+                    else if (o.metric == "model_tflops_per_gpu")
+                        o.predicted = r.modelTflopsPerGpu;
+                    else if (o.metric == "mfu")
+                        o.predicted = r.mfu;
+                    else if (o.metric == "tokens_per_s_per_gpu")
+                        o.predicted = r.tokensPerSPerGpu;
+                    else if (o.metric == "samples_per_s")
+                        o.predicted = r.samplesPerS;
+                    else if (o.metric == "tokens_per_s")
+                        o.predicted = r.tokensPerS;
+                    else
+                        o.skipped = "metric " + o.metric + " is not predicted for training";
                 }
             } else {
-                o.skipped = o.kind + " cases are not modelled yet (inference arrives with its issue)";
+                o.skipped =
+                    o.kind + " cases are not modelled yet (inference arrives with its issue)";
             }
         } catch (const InputError& e) {
             o.skipped = std::string("cannot be expressed: ") + e.what();
@@ -244,8 +277,10 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib, co
         groups[o.group + " / " + o.metric].second.push_back(*o.predicted);
     }
     rep.overall = errorStats(all);
-    for (auto& [k, v] : byMetric) rep.byMetric[k] = errorStats(v);
-    for (auto& [k, v] : byKind) rep.byKind[k] = errorStats(v);
+    for (auto& [k, v] : byMetric)
+        rep.byMetric[k] = errorStats(v);
+    for (auto& [k, v] : byKind)
+        rep.byKind[k] = errorStats(v);
     double sum = 0;
     for (const auto& [g, mv] : groups) {
         if (mv.first.size() < 2) continue;
@@ -260,22 +295,34 @@ json toJson(const ValidationReport& r) {
     json cases = json::array();
     for (const auto& o : r.cases) {
         if (o.predicted)
-            cases.push_back({{"id", o.id}, {"kind", o.kind}, {"metric", o.metric}, {"measured", o.measured},
-                             {"predicted", *o.predicted}, {"error_pct", o.errorPct()}, {"group", o.group}});
+            cases.push_back({{"id", o.id},
+                             {"kind", o.kind},
+                             {"metric", o.metric},
+                             {"measured", o.measured},
+                             {"predicted", *o.predicted},
+                             {"error_pct", o.errorPct()},
+                             {"group", o.group}});
         else
-            cases.push_back({{"id", o.id}, {"kind", o.kind}, {"metric", o.metric}, {"skipped", o.skipped}});
+            cases.push_back(
+                {{"id", o.id}, {"kind", o.kind}, {"metric", o.metric}, {"skipped", o.skipped}});
     }
     auto stats = [](const ErrorStats& s) {
-        return json{{"count", s.count}, {"median_abs_error_pct", s.medianAbsPct},
-                    {"p90_abs_error_pct", s.p90AbsPct}, {"max_abs_error_pct", s.maxAbsPct}};
+        return json{{"count", s.count},
+                    {"median_abs_error_pct", s.medianAbsPct},
+                    {"p90_abs_error_pct", s.p90AbsPct},
+                    {"max_abs_error_pct", s.maxAbsPct}};
     };
     json summary = stats(r.overall);
     summary["spearman"] = r.spearmanMean ? json(*r.spearmanMean) : json(nullptr);
-    summary["skipped"] = std::count_if(r.cases.begin(), r.cases.end(), [](const auto& o) { return !o.predicted; });
+    summary["skipped"] =
+        std::count_if(r.cases.begin(), r.cases.end(), [](const auto& o) { return !o.predicted; });
     json byMetric = json::object(), byKind = json::object(), sp = json::object();
-    for (const auto& [k, v] : r.byMetric) byMetric[k] = stats(v);
-    for (const auto& [k, v] : r.byKind) byKind[k] = stats(v);
-    for (const auto& [k, v] : r.spearmanByGroup) sp[k] = v;
+    for (const auto& [k, v] : r.byMetric)
+        byMetric[k] = stats(v);
+    for (const auto& [k, v] : r.byKind)
+        byKind[k] = stats(v);
+    for (const auto& [k, v] : r.spearmanByGroup)
+        sp[k] = v;
     summary["by_metric"] = byMetric;
     summary["by_kind"] = byKind;
     summary["spearman_by_group"] = sp;

@@ -22,7 +22,8 @@ class LogCurve {
         if (lx <= logX_[0]) return y_[0];
         if (lx >= logX_[n - 1]) return y_[n - 1];
         int i = 1;
-        while (lx > logX_[i]) ++i;
+        while (lx > logX_[i])
+            ++i;
         const double f = (lx - logX_[i - 1]) / (logX_[i] - logX_[i - 1]);
         return y_[i - 1] + f * (y_[i] - y_[i - 1]);
     }

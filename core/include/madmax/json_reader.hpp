@@ -14,20 +14,22 @@
 namespace madmax {
 
 /// Closest candidate by edit distance, if it is close enough to be a plausible typo.
-std::optional<std::string> didYouMean(const std::string& word, const std::vector<std::string>& candidates);
+std::optional<std::string> didYouMean(const std::string& word,
+                                      const std::vector<std::string>& candidates);
 
 class ObjectReader {
   public:
     /// `path` is the JSON path of this object ("" for the document root).
     ObjectReader(const nlohmann::json& j, std::string file, std::string path);
 
-    bool has(const std::string& key) const; ///< present and not null
+    bool has(const std::string& key) const;            ///< present and not null
     const nlohmann::json& raw(const std::string& key); ///< marks the key known; must exist
 
     long long integer(const std::string& key, long long min, long long max);
     long long integer(const std::string& key, long long min, long long max, long long fallback);
     double number(const std::string& key, double min, double max, bool minExclusive = false);
-    double number(const std::string& key, double min, double max, double fallback, bool minExclusive = false);
+    double number(const std::string& key, double min, double max, double fallback,
+                  bool minExclusive = false);
     std::string string(const std::string& key);
     std::string string(const std::string& key, const std::string& fallback);
     bool boolean(const std::string& key, bool fallback);
@@ -40,7 +42,9 @@ class ObjectReader {
     /// Fails on any key no getter asked for, suggesting the nearest known key.
     void finish();
 
-    std::string pathOf(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+    std::string pathOf(const std::string& key) const {
+        return path_.empty() ? key : path_ + "." + key;
+    }
     [[noreturn]] void fail(const std::string& key, const std::string& message) const;
     const std::string& file() const { return file_; }
 

@@ -26,7 +26,8 @@ class PresetLibrary {
     static const PresetLibrary& builtin();
 
     /// Add or replace a preset from JSON text; `origin` names it in errors.
-    void add(PresetKind kind, const std::string& id, const std::string& origin, const std::string& text);
+    void add(PresetKind kind, const std::string& id, const std::string& origin,
+             const std::string& text);
 
     const Preset* find(PresetKind kind, const std::string& id) const;
     std::vector<const Preset*> list(PresetKind kind) const;

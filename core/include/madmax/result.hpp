@@ -54,7 +54,8 @@ struct Result {
     double samplesPerS = 0;
     double tokensPerS = 0;
     double tokensPerSPerGpu = 0;
-    double modelFlopsPerStep = 0;    ///< Megatron/PaLM convention: 3 x forward, full (non-causal) attention
+    double modelFlopsPerStep =
+        0; ///< Megatron/PaLM convention: 3 x forward, full (non-causal) attention
     double hardwareFlopsPerStep = 0; ///< as model FLOPs, plus recomputed forward work
     double modelTflopsPerGpu = 0;
     double hardwareTflopsPerGpu = 0;
@@ -69,9 +70,10 @@ struct Result {
     std::array<std::array<CommTime, kCollectiveCount>, kParallelDimCount> comm{};
 
     MemoryBreakdown memory;
-    int criticalStage = 0;  ///< 0 = first, pp-1 = last
-    int microBatches = 0;   ///< per DP replica per step
-    double forwardPerMicroBatchS = 0;  ///< wall time of one micro-batch forward on the critical stage
+    int criticalStage = 0; ///< 0 = first, pp-1 = last
+    int microBatches = 0;  ///< per DP replica per step
+    double forwardPerMicroBatchS =
+        0; ///< wall time of one micro-batch forward on the critical stage
     double backwardPerMicroBatchS = 0; ///< wall time of one micro-batch backward (incl. recompute)
 
     /// Filled only when EvaluateOptions::timeline is set (it allocates).

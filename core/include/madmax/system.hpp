@@ -12,10 +12,10 @@ namespace madmax {
 
 /// Achievable fractions of datasheet peaks, fitted to public measurements (see presets/gpus).
 struct ComputeCalibration {
-    LogCurve gemmEfficiency;         ///< fraction of peak FLOP/s vs FLOPs of one GEMM
+    LogCurve gemmEfficiency;          ///< fraction of peak FLOP/s vs FLOPs of one GEMM
     double attentionEfficiency = 0.5; ///< fused attention kernel, fraction of 16-bit peak
-    double memoryEfficiency = 0.8;   ///< fraction of HBM bandwidth for streaming kernels
-    double kernelLaunchS = 4e-6;     ///< fixed cost per kernel (launch + tail)
+    double memoryEfficiency = 0.8;    ///< fraction of HBM bandwidth for streaming kernels
+    double kernelLaunchS = 4e-6;      ///< fixed cost per kernel (launch + tail)
     /// FP8/FP4 GEMMs reach a smaller fraction of their doubled peak than 16-bit ones (scaling
     /// and casting overheads, Transformer Engine): multiplies gemmEfficiency below 16 bits.
     double lowPrecisionGemmScale = 1.0;
@@ -52,12 +52,13 @@ enum class TierKind : std::uint8_t { ScaleUp, ScaleOut };
 struct NetworkTier {
     std::string name;
     TierKind kind = TierKind::ScaleOut;
-    int gpus = 0;              ///< GPUs inside one domain of this tier (8 for DGX NVLink, 72 for NVL72)
-    double bytesPerS = 0;      ///< per GPU, per direction
-    double latencyS = 0;       ///< α per ring step
-    LogCurve efficiency;       ///< fraction of bytesPerS vs message size in bytes
+    int gpus = 0;         ///< GPUs inside one domain of this tier (8 for DGX NVLink, 72 for NVL72)
+    double bytesPerS = 0; ///< per GPU, per direction
+    double latencyS = 0;  ///< α per ring step
+    LogCurve efficiency;  ///< fraction of bytesPerS vs message size in bytes
     double oversubscription = 1; ///< ≥ 1: bandwidth across this tier is divided by it
-    double allReduceSpeedup = 1; ///< in-switch reduction (NVLS, SHARP): all-reduce beats the ring bound
+    double allReduceSpeedup =
+        1; ///< in-switch reduction (NVLS, SHARP): all-reduce beats the ring bound
 };
 
 struct System {

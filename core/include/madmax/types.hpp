@@ -14,11 +14,15 @@ inline constexpr int kPrecisionCount = 5;
 /// Bytes per element of a tensor stored in this precision.
 constexpr double bytesPerElement(Precision p) {
     switch (p) {
-    case Precision::FP32: return 4.0;
+    case Precision::FP32:
+        return 4.0;
     case Precision::FP16:
-    case Precision::BF16: return 2.0;
-    case Precision::FP8: return 1.0;
-    case Precision::FP4: return 0.5;
+    case Precision::BF16:
+        return 2.0;
+    case Precision::FP8:
+        return 1.0;
+    case Precision::FP4:
+        return 0.5;
     }
     return 2.0;
 }

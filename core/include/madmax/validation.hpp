@@ -15,9 +15,9 @@ namespace madmax {
 
 struct CaseOutcome {
     std::string id;
-    std::string kind;   ///< training, inference, collective
+    std::string kind; ///< training, inference, collective
     std::string metric;
-    std::string group;  ///< cases sharing a model (or collective GPU) and GPU count
+    std::string group; ///< cases sharing a model (or collective GPU) and GPU count
     double measured = 0;
     std::optional<double> predicted;
     std::string skipped; ///< reason, when not predicted
@@ -43,7 +43,8 @@ struct ValidationReport {
 /// numbers, plus the calibration of the matching GPU preset (by SKU) or of the generic GPU.
 /// Documented defaults fill fields the source leaves null. Throws InputError when the case
 /// cannot be expressed.
-Scenario scenarioForCase(const nlohmann::json& c, const PresetLibrary& lib, const std::string& file);
+Scenario scenarioForCase(const nlohmann::json& c, const PresetLibrary& lib,
+                         const std::string& file);
 
 ValidationReport runValidation(const nlohmann::json& dataset, const PresetLibrary& lib,
                                const std::string& file);
