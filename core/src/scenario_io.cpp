@@ -269,16 +269,22 @@ json linkJson(const LinkCalibration& l) {
             {"all_reduce_speedup", l.allReduceSpeedup}};
 }
 
+/// The descriptive fields every preset shares: id, name (defaults to the id), source, notes.
+template <class T>
+void readIdentity(ObjectReader& r, T& out) {
+    out.id = r.string("id", "");
+    out.name = r.string("name", out.id);
+    out.source = r.string("source", "");
+    r.ignore("notes");
+    r.ignore("schema");
+}
+
 } // namespace
 
 Model parseModel(const json& j, const std::string& file, const std::string& path) {
     ObjectReader r(j, file, path);
     Model m;
-    m.id = r.string("id", "");
-    m.name = r.string("name", m.id);
-    m.source = r.string("source", "");
-    r.ignore("notes");
-    r.ignore("schema");
+    readIdentity(r, m);
     r.ignore("params_billion");
     r.choice("arch", {"dense"}, "dense");
     m.layers = int(r.integer("layers", 1, 100000));
@@ -304,11 +310,7 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
 Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
     ObjectReader r(j, file, path);
     Gpu g;
-    g.id = r.string("id", "");
-    g.name = r.string("name", g.id);
-    g.source = r.string("source", "");
-    r.ignore("notes");
-    r.ignore("schema");
+    readIdentity(r, g);
     r.ignore("generation");
     r.ignore("skus");
     r.ignore("power_w");
@@ -366,11 +368,7 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
 System parseSystem(const json& j, const std::string& file, const std::string& path) {
     ObjectReader r(j, file, path);
     System s;
-    s.id = r.string("id", "");
-    s.name = r.string("name", s.id);
-    s.source = r.string("source", "");
-    r.ignore("notes");
-    r.ignore("schema");
+    readIdentity(r, s);
     r.ignore("price_per_gpu_hour");
     s.gpu = parseGpu(r.raw("gpu"), file, r.pathOf("gpu"));
     s.gpusPerNode = int(r.integer("gpus_per_node", 1, 4096, 8));
