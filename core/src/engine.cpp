@@ -405,8 +405,13 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
     for (int i = 0; i < sim.size(); ++i) {
         const SimOp& op = sim.op(i);
         if (op.durationS <= 0) continue;
+        const TimelineKind kind = op.isComm()                      ? TimelineKind::Comm
+                                  : op.phase == Phase::Backward  ? TimelineKind::Backward
+                                  : op.phase == Phase::Recompute ? TimelineKind::Recompute
+                                                                 : TimelineKind::Forward;
         TimelineEvent e{std::string(op.label) + suffix,
                         op.lane,
+                        kind,
                         offset + sim.start(i),
                         offset + sim.end(i),
                         op.isComm(),
@@ -633,21 +638,21 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
         (void)fwdEnd;
         const double mbEnd = mbWall;
         tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
-                      mbEnd, mbEnd + (mbs - 1) * mbWall, false, ParallelDim::TP,
-                      Collective::AllReduce});
+                      TimelineKind::Steady, mbEnd, mbEnd + (mbs - 1) * mbWall, false,
+                      ParallelDim::TP, Collective::AllReduce});
         double t = mbs * mbWall;
         if (bubble > 0) {
-            tl.push_back({"pipeline bubble", Lane::Compute, t, t + bubble, false, ParallelDim::PP,
-                          Collective::P2P});
+            tl.push_back({"pipeline bubble", Lane::Compute, TimelineKind::Bubble, t, t + bubble,
+                          false, ParallelDim::PP, Collective::P2P});
             t += bubble;
         }
         if (dpExposed > 0) {
-            tl.push_back({"DP gradient sync (exposed)", Lane::DataParallelComm, t, t + dpExposed,
-                          true, ParallelDim::DP, Collective::AllReduce});
+            tl.push_back({"DP gradient sync (exposed)", Lane::DataParallelComm, TimelineKind::Comm,
+                          t, t + dpExposed, true, ParallelDim::DP, Collective::AllReduce});
             t += dpExposed;
         }
-        tl.push_back({"optimizer step", Lane::Compute, t, t + r.compute.optimizerS, false,
-                      ParallelDim::TP, Collective::AllReduce});
+        tl.push_back({"optimizer step", Lane::Compute, TimelineKind::Optimizer, t,
+                      t + r.compute.optimizerS, false, ParallelDim::TP, Collective::AllReduce});
     }
     return r;
 }

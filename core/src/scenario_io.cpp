@@ -103,7 +103,9 @@ void resolveRef(json& slot, PresetKind kind, const PresetLibrary& lib, const std
     slot = p->json;
 }
 
-void resolveRefs(json& doc, const PresetLibrary& lib, const std::string& file) {
+} // namespace
+
+void resolvePresetRefs(json& doc, const PresetLibrary& lib, const std::string& file) {
     if (!doc.is_object()) return;
     if (doc.contains("model")) resolveRef(doc["model"], PresetKind::Model, lib, file, "model");
     if (doc.contains("system")) {
@@ -114,6 +116,8 @@ void resolveRefs(json& doc, const PresetLibrary& lib, const std::string& file) {
     }
 }
 
+namespace {
+
 json parseOverrideValue(const std::string& text) {
     try {
         return json::parse(text);
@@ -121,6 +125,8 @@ json parseOverrideValue(const std::string& text) {
         return json(text); // a bare word is a string: --set model=llama3-70b
     }
 }
+
+} // namespace
 
 void applyOverride(json& doc, const std::string& path, const json& value,
                    const std::string& where) {
@@ -173,8 +179,6 @@ void applyOverride(json& doc, const std::string& path, const json& value,
     *node = value;
 }
 
-} // namespace
-
 Override parseOverride(const std::string& text) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -189,7 +193,7 @@ json resolveScenario(const json& doc, const PresetLibrary& lib, const std::strin
         throw InputError(file, "(document)",
                          "a scenario must be a JSON object, got " + describeType(doc));
     json out = doc;
-    resolveRefs(out, lib, file);
+    resolvePresetRefs(out, lib, file);
     if (out.contains("overrides")) {
         const json ov = out["overrides"];
         out.erase("overrides");
@@ -197,12 +201,12 @@ json resolveScenario(const json& doc, const PresetLibrary& lib, const std::strin
             throw InputError(file, "overrides", "expected an object of \"path\": value pairs");
         for (auto it = ov.begin(); it != ov.end(); ++it) {
             applyOverride(out, it.key(), it.value(), file + ": overrides");
-            resolveRefs(out, lib, file);
+            resolvePresetRefs(out, lib, file);
         }
     }
     for (const auto& o : extra) {
         applyOverride(out, o.path, parseOverrideValue(o.value), "--set");
-        resolveRefs(out, lib, "--set " + o.path);
+        resolvePresetRefs(out, lib, "--set " + o.path);
     }
     return out;
 }

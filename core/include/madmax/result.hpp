@@ -38,10 +38,22 @@ struct MemoryBreakdown {
 
 enum class Lane : std::uint8_t { Compute, Comm, DataParallelComm };
 
+/// What an event on the timeline is, for colouring it.
+enum class TimelineKind : std::uint8_t {
+    Forward,
+    Backward,
+    Recompute,
+    Optimizer,
+    Bubble,
+    Comm,
+    Steady
+};
+
 /// One op on one stream of the critical pipeline stage, for a timeline chart.
 struct TimelineEvent {
     std::string label;
     Lane lane;
+    TimelineKind kind;
     double startS;
     double endS;
     bool isComm;

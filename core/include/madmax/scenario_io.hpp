@@ -27,6 +27,13 @@ Override parseOverride(const std::string& text); ///< throws InputError on a mis
 nlohmann::json resolveScenario(const nlohmann::json& doc, const PresetLibrary& lib,
                                const std::string& file, const std::vector<Override>& extra = {});
 
+/// Set the field at a dotted JSON path ("strategy.tp", "system.tiers.1.gbps") in `doc`; the
+/// last segment may name a field the document omits. `where` names the source in errors.
+void applyOverride(nlohmann::json& doc, const std::string& path, const nlohmann::json& value,
+                   const std::string& where);
+/// Replace preset ids in "model", "system" and "system.gpu" by the presets' JSON.
+void resolvePresetRefs(nlohmann::json& doc, const PresetLibrary& lib, const std::string& file);
+
 /// Parse a resolved document strictly and check the scenario is valid; throws InputError.
 Scenario parseScenario(const nlohmann::json& resolved, const std::string& file);
 

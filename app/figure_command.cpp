@@ -1,0 +1,62 @@
+#include "figure_command.hpp"
+
+#include "charts/chart_factory.hpp"
+#include "export.hpp"
+#include "madmax/engine.hpp"
+
+#include <QApplication>
+
+#include <cstdio>
+
+namespace madmax::cli {
+
+std::vector<std::string> figureChartNames() {
+    if (!QCoreApplication::instance()) {
+        // chartIds() needs no application object; it is a plain list.
+    }
+    std::vector<std::string> out;
+    for (const QString& id : ui::chartIds()) out.push_back(id.toStdString());
+    return out;
+}
+
+int runFigure(const FigureRequest& r, const char* argv0) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    int argc = 1;
+    char* argv[] = {const_cast<char*>(argv0), nullptr};
+    QApplication app(argc, argv);
+
+    ui::ExportFormat format;
+    if (!ui::parseExportFormat(QString::fromStdString(r.format), &format)) {
+        std::fprintf(stderr, "error: --format: \"%s\" is not one of svg, pdf, png, csv, json\n", r.format.c_str());
+        return 2;
+    }
+    if (!ui::chartIds().contains(QString::fromStdString(r.chart))) {
+        std::fprintf(stderr, "error: --chart: no chart named \"%s\"; charts: %s\n", r.chart.c_str(),
+                     qPrintable(ui::chartIds().join(", ")));
+        return 2;
+    }
+    const Scenario s = loadScenario(r.scenario, PresetLibrary::builtin(), r.overrides);
+    EvaluateOptions opt;
+    opt.timeline = true;
+    ui::Evaluation e;
+    e.generation = 1;
+    e.scenario = s;
+    e.result = evaluate(s, opt);
+    ui::ChartInput in;
+    in.current = &e;
+
+    ui::ExportOptions o;
+    o.format = format;
+    o.widthIn = r.widthIn;
+    o.heightIn = r.heightIn;
+    o.pixelScale = r.scale;
+    o.style = ui::ChartStyle::paper(r.hatching);
+    const QString err = ui::exportChart(QString::fromStdString(r.chart), in, QString::fromStdString(r.output), o);
+    if (!err.isEmpty()) {
+        std::fprintf(stderr, "error: %s\n", qPrintable(err));
+        return 2;
+    }
+    return 0;
+}
+
+} // namespace madmax::cli

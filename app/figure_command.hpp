@@ -1,0 +1,27 @@
+// `madmax figure`: the explorer's charts rendered headless (no display needed).
+#pragma once
+
+#include "madmax/scenario_io.hpp"
+
+#include <string>
+#include <vector>
+
+namespace madmax::cli {
+
+struct FigureRequest {
+    std::string scenario;
+    std::vector<Override> overrides;
+    std::string chart;
+    std::string format = "svg";
+    double widthIn = 3.5;
+    double heightIn = 2.6;
+    int scale = 2;
+    bool hatching = false;
+    std::string output;
+};
+
+std::vector<std::string> figureChartNames();
+/// Returns the process exit code (0 ok, 2 bad input); messages go to stderr.
+int runFigure(const FigureRequest& r, const char* argv0);
+
+} // namespace madmax::cli

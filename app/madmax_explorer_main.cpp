@@ -1,0 +1,53 @@
+// madmax-explorer: the desktop explorer. Opens straight onto the built-in default scenario (or
+// the last session, or the scenario given); `--screenshot FILE` grabs the window once the first
+// result is shown, then exits.
+#include "main_window.hpp"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
+        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+        // No display: still usable for --screenshot (offscreen renders real text).
+        for (int i = 1; i < argc; ++i)
+            if (QByteArray(argv[i]) == "--screenshot") qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("madmax-explorer");
+    QApplication::setOrganizationName("madmax");
+    QApplication::setApplicationVersion(MADMAX_VERSION);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription("MAD-Max Explorer: what-if exploration of distributed training performance");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    QCommandLineOption screenshot("screenshot", "Save a PNG of the window once the first result is shown, then exit.", "FILE");
+    QCommandLineOption noRestore("no-restore", "Do not restore the last session's scenario and layout.");
+    parser.addOption(screenshot);
+    parser.addOption(noRestore);
+    parser.addPositionalArgument("scenario", "Scenario file or preset id to open (default: the last session, else the built-in default).");
+    parser.process(app);
+
+    madmax::ui::WindowOptions options;
+    options.restoreSession = !parser.isSet(noRestore) && !parser.isSet(screenshot);
+    if (!parser.positionalArguments().isEmpty()) options.scenario = parser.positionalArguments().first();
+    madmax::ui::MainWindow window(options);
+
+    if (parser.isSet(screenshot)) {
+        const QString file = parser.value(screenshot);
+        window.resize(1600, 1000);
+        QObject::connect(&window, &madmax::ui::MainWindow::resultShown, &window, [&window, file] {
+            QTimer::singleShot(50, &window, [&window, file] {
+                const bool ok = window.grab().save(file, "PNG");
+                if (!ok) std::fprintf(stderr, "error: cannot write %s\n", qPrintable(file));
+                QApplication::exit(ok ? 0 : 2);
+            });
+        });
+    }
+    window.show();
+    return app.exec();
+}

@@ -1,0 +1,108 @@
+#include "breakdown_chart.hpp"
+
+#include <QChart>
+#include <QLegend>
+
+#include <algorithm>
+
+namespace madmax::ui {
+
+const std::vector<Component>& BreakdownChart::components() {
+    static const std::vector<Component> c = {Component::Forward,  Component::Backward, Component::Recompute,
+                                             Component::Optimizer, Component::CommTP,  Component::CommCP,
+                                             Component::CommEP,   Component::CommDP,   Component::CommPP,
+                                             Component::Bubble};
+    return c;
+}
+
+std::vector<double> BreakdownChart::barValues(const Result& r, bool overlapped) {
+    auto comm = [&](ParallelDim d) {
+        const CommTime t = r.dimTotal(d);
+        return overlapped ? t.exposedS : t.serializedS;
+    };
+    return {r.compute.forwardS,    r.compute.backwardS,     r.compute.recomputeS, r.compute.optimizerS,
+            comm(ParallelDim::TP), comm(ParallelDim::CP),   comm(ParallelDim::EP), comm(ParallelDim::DP),
+            comm(ParallelDim::PP), overlapped ? r.bubbleS : 0.0};
+}
+
+BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
+    QChart* c = chart();
+    c->setTitle(title());
+    series_ = new QHorizontalStackedBarSeries;
+    for (Component comp : components()) {
+        auto* set = new QBarSet(componentName(comp));
+        sets_.push_back(set);
+        series_->append(set);
+    }
+    c->addSeries(series_);
+    categories_ = new QBarCategoryAxis;
+    values_ = new QValueAxis;
+    values_->setTitleText("seconds per step");
+    values_->setLabelFormat("%.3g");
+    c->addAxis(categories_, Qt::AlignLeft);
+    c->addAxis(values_, Qt::AlignBottom);
+    series_->attachAxis(categories_);
+    series_->attachAxis(values_);
+    c->legend()->setAlignment(Qt::AlignBottom);
+    setToolTip(description());
+    restyle();
+}
+
+QString BreakdownChart::description() const {
+    return "MAD-Max's breakdown (Hsia et al., ISCA 2024, Fig. 1): the serialized bar puts every "
+           "collective at full length after the compute; the overlapped bar is the predicted step, "
+           "compute + exposed communication + pipeline bubble.";
+}
+
+void BreakdownChart::restyle() {
+    for (std::size_t i = 0; i < sets_.size(); ++i) {
+        sets_[i]->setBrush(componentBrush(components()[i], style_));
+        sets_[i]->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
+    }
+}
+
+void BreakdownChart::setInput(const ChartInput& in) {
+    if (!in.current) return;
+    std::vector<std::vector<double>> bars;
+    QStringList names;
+    if (in.baseline) {
+        bars.push_back(barValues(in.baseline->eval.result, false));
+        bars.push_back(barValues(in.baseline->eval.result, true));
+        names << "Baseline serialized" << "Baseline overlapped";
+    }
+    bars.push_back(barValues(in.current->result, false));
+    bars.push_back(barValues(in.current->result, true));
+    names << "Serialized" << "Overlapped";
+    if (names != barNames_) {
+        categories_->clear();
+        categories_->append(names);
+        barNames_ = names;
+    }
+    double maxTotal = 0;
+    for (const auto& b : bars) {
+        double sum = 0;
+        for (double v : b) sum += v;
+        maxTotal = std::max(maxTotal, sum);
+    }
+    for (std::size_t k = 0; k < sets_.size(); ++k) {
+        QBarSet* set = sets_[k];
+        if (set->count() != int(bars.size())) {
+            set->remove(0, set->count());
+            for (const auto& b : bars) set->append(b[k]);
+        } else {
+            for (std::size_t i = 0; i < bars.size(); ++i) set->replace(int(i), bars[i][k]);
+        }
+    }
+    values_->setRange(0, maxTotal * 1.05);
+}
+
+ChartTable BreakdownChart::table() const {
+    ChartTable t;
+    t.columns = {"bar", "component", "seconds"};
+    for (int i = 0; i < barNames_.size(); ++i)
+        for (std::size_t k = 0; k < sets_.size(); ++k)
+            t.rows.append({barNames_[i], sets_[k]->label(), formatNumber(sets_[k]->at(i), 6)});
+    return t;
+}
+
+} // namespace madmax::ui

@@ -1,0 +1,22 @@
+#include "chart_factory.hpp"
+
+#include "breakdown_chart.hpp"
+#include "comm_chart.hpp"
+#include "comparison_chart.hpp"
+#include "memory_chart.hpp"
+#include "timeline_chart.hpp"
+
+namespace madmax::ui {
+
+QStringList chartIds() { return {"breakdown", "comm", "memory", "timeline", "comparison"}; }
+
+std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
+    if (id == "breakdown") return std::make_unique<BreakdownChart>(parent);
+    if (id == "comm") return std::make_unique<CommChart>(parent);
+    if (id == "memory") return std::make_unique<MemoryChart>(parent);
+    if (id == "timeline") return std::make_unique<TimelineChart>(parent);
+    if (id == "comparison") return std::make_unique<ComparisonChart>(parent);
+    return nullptr;
+}
+
+} // namespace madmax::ui

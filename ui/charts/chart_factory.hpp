@@ -1,0 +1,16 @@
+// Charts by name, for the window, the exporters and `madmax figure`.
+#pragma once
+
+#include "explorer_chart.hpp"
+
+#include <QStringList>
+
+#include <memory>
+
+namespace madmax::ui {
+
+QStringList chartIds();
+/// A new chart of kind `id`, or nullptr for an unknown id.
+std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent = nullptr);
+
+} // namespace madmax::ui

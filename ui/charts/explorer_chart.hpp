@@ -1,0 +1,52 @@
+// The base of every explorer chart: fed a ChartInput, styled for screen or paper, and able to
+// list its data as a table (CSV/JSON export). Qt Charts lives behind this folder only.
+#pragma once
+
+#include "style.hpp"
+#include "worker.hpp"
+
+#include <QChartView>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace madmax::ui {
+
+struct PinnedEvaluation {
+    QString name;
+    Evaluation eval;
+};
+
+struct ChartInput {
+    const Evaluation* current = nullptr;
+    const PinnedEvaluation* baseline = nullptr; ///< shown beside the current scenario
+    QList<PinnedEvaluation> pinned;             ///< every pinned scenario (comparison chart)
+};
+
+struct ChartTable {
+    QStringList columns;
+    QList<QStringList> rows;
+};
+
+class ExplorerChart : public QChartView {
+    Q_OBJECT
+  public:
+    explicit ExplorerChart(QWidget* parent = nullptr);
+    virtual QString id() const = 0;
+    virtual QString title() const = 0;
+    virtual QString description() const = 0; ///< tooltip: what the chart shows and its sources
+    virtual void setInput(const ChartInput& in) = 0;
+    virtual ChartTable table() const = 0;
+
+    void setChartStyle(const ChartStyle& s);
+    const ChartStyle& chartStyle() const { return style_; }
+
+  protected:
+    /// Re-apply brushes and fonts after a style change (a theme resets series colours).
+    virtual void restyle() {}
+    ChartStyle style_;
+};
+
+QString formatNumber(double v, int precision = 4);
+
+} // namespace madmax::ui

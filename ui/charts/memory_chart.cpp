@@ -1,0 +1,113 @@
+#include "memory_chart.hpp"
+
+#include <QChart>
+#include <QLegend>
+
+#include <algorithm>
+
+namespace madmax::ui {
+
+namespace {
+const Component kParts[] = {Component::Weights, Component::Grads, Component::OptimizerState,
+                            Component::Activations, Component::Reserve};
+std::vector<double> parts(const MemoryBreakdown& m) {
+    return {m.weightsBytes / 1e9, m.gradsBytes / 1e9, m.optimizerBytes / 1e9, m.activationsBytes / 1e9,
+            m.reserveBytes / 1e9};
+}
+} // namespace
+
+MemoryChart::MemoryChart(QWidget* parent) : ExplorerChart(parent) {
+    QChart* c = chart();
+    c->setTitle(title());
+    series_ = new QStackedBarSeries;
+    for (Component p : kParts) {
+        auto* s = new QBarSet(componentName(p));
+        sets_.push_back(s);
+        series_->append(s);
+    }
+    c->addSeries(series_);
+    capacity_ = new QLineSeries;
+    capacity_->setName("Capacity");
+    c->addSeries(capacity_);
+    categories_ = new QBarCategoryAxis;
+    values_ = new QValueAxis;
+    values_->setTitleText("GB per GPU");
+    values_->setLabelFormat("%.0f");
+    lineX_ = new QValueAxis;
+    lineX_->setVisible(false);
+    c->addAxis(categories_, Qt::AlignBottom);
+    c->addAxis(lineX_, Qt::AlignBottom);
+    c->addAxis(values_, Qt::AlignLeft);
+    series_->attachAxis(categories_);
+    series_->attachAxis(values_);
+    capacity_->attachAxis(lineX_);
+    capacity_->attachAxis(values_);
+    c->legend()->setAlignment(Qt::AlignRight);
+    setToolTip(description());
+    restyle();
+}
+
+QString MemoryChart::description() const {
+    return "Memory of the fullest pipeline stage: 16-bit weights, gradients and Adam state sharded "
+           "per ZeRO stage (Rajbhandari et al. SC20), activations per Korthikanti et al. 2022 times "
+           "the micro-batches in flight, and a reserve; the line is the HBM capacity.";
+}
+
+void MemoryChart::restyle() {
+    for (std::size_t i = 0; i < sets_.size(); ++i) {
+        sets_[i]->setBrush(componentBrush(kParts[i], style_));
+        sets_[i]->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
+    }
+    QPen pen(QColor(0xD5, 0x5E, 0x00));
+    pen.setWidthF(2);
+    pen.setStyle(Qt::DashLine);
+    capacity_->setPen(pen);
+}
+
+void MemoryChart::setInput(const ChartInput& in) {
+    if (!in.current) return;
+    std::vector<std::vector<double>> bars;
+    QStringList names;
+    if (in.baseline) {
+        bars.push_back(parts(in.baseline->eval.result.memory));
+        names << "Baseline";
+    }
+    bars.push_back(parts(in.current->result.memory));
+    names << (in.current->result.memory.fits() ? "Current" : "Current (does not fit)");
+    if (names != names_) {
+        categories_->clear();
+        categories_->append(names);
+        names_ = names;
+    }
+    double maxTotal = 0;
+    for (const auto& b : bars) {
+        double sum = 0;
+        for (double v : b) sum += v;
+        maxTotal = std::max(maxTotal, sum);
+    }
+    for (std::size_t k = 0; k < sets_.size(); ++k) {
+        if (sets_[k]->count() != int(bars.size())) {
+            sets_[k]->remove(0, sets_[k]->count());
+            for (const auto& b : bars) sets_[k]->append(b[k]);
+        } else {
+            for (std::size_t i = 0; i < bars.size(); ++i) sets_[k]->replace(int(i), bars[i][k]);
+        }
+    }
+    capacityGB_ = in.current->result.memory.capacityBytes / 1e9;
+    const double n = double(bars.size());
+    lineX_->setRange(-0.5, n - 0.5);
+    capacity_->replace(QList<QPointF>{{-0.5, capacityGB_}, {n - 0.5, capacityGB_}});
+    values_->setRange(0, std::max(maxTotal, capacityGB_) * 1.1);
+}
+
+ChartTable MemoryChart::table() const {
+    ChartTable t;
+    t.columns = {"bar", "component", "GB"};
+    for (int i = 0; i < names_.size(); ++i)
+        for (std::size_t k = 0; k < sets_.size(); ++k)
+            t.rows.append({names_[i], sets_[k]->label(), formatNumber(sets_[k]->at(i), 6)});
+    t.rows.append({"capacity", "HBM", formatNumber(capacityGB_, 6)});
+    return t;
+}
+
+} // namespace madmax::ui

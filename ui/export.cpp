@@ -1,0 +1,205 @@
+#include "export.hpp"
+
+#include "charts/chart_factory.hpp"
+#include "madmax/scenario_io.hpp"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+
+#include <filesystem>
+#include <random>
+
+namespace madmax::ui {
+
+QString extensionOf(ExportFormat f) {
+    switch (f) {
+    case ExportFormat::Png: return "png";
+    case ExportFormat::Svg: return "svg";
+    case ExportFormat::Pdf: return "pdf";
+    case ExportFormat::Csv: return "csv";
+    case ExportFormat::Json: return "json";
+    }
+    return {};
+}
+
+bool parseExportFormat(const QString& s, ExportFormat* out) {
+    for (ExportFormat f : {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Csv, ExportFormat::Json})
+        if (extensionOf(f) == s.toLower()) {
+            *out = f;
+            return true;
+        }
+    return false;
+}
+
+namespace {
+
+QString tempNameFor(const QString& path) {
+    std::random_device rd;
+    const QFileInfo fi(path);
+    return fi.absolutePath() + "/." + fi.fileName() + ".tmp" + QString::number(rd()) + "." + fi.suffix();
+}
+
+QString commit(const QString& tmp, const QString& path) {
+    std::error_code ec;
+    std::filesystem::rename(tmp.toStdString(), path.toStdString(), ec);
+    if (ec) {
+        QFile::remove(tmp);
+        return QString("cannot write %1: %2").arg(path, QString::fromStdString(ec.message()));
+    }
+    return {};
+}
+
+QString writeText(const QString& path, const QString& text) {
+    try {
+        writeFileAtomically(path.toStdString(), text.toStdString());
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+/// Lay the chart out at its logical size without showing a window.
+void layOut(ExplorerChart& view, QSize logical) {
+    view.setAttribute(Qt::WA_DontShowOnScreen);
+    view.setFrameShape(QFrame::NoFrame);
+    view.resize(logical);
+    view.show();
+    QCoreApplication::processEvents();
+}
+
+} // namespace
+
+QString exportChart(const QString& chartId, const ChartInput& input, const QString& path,
+                    const ExportOptions& o) {
+    if (o.format == ExportFormat::Csv || o.format == ExportFormat::Json) {
+        auto chart = createChart(chartId);
+        if (!chart) return QString("unknown chart \"%1\"; charts: %2").arg(chartId, chartIds().join(", "));
+        chart->setInput(input);
+        return exportTable(*chart, path, o.format);
+    }
+    if (o.widthIn <= 0 || o.heightIn <= 0 || o.widthIn > 100 || o.heightIn > 100)
+        return QString("figure size %1 × %2 in is out of range (0 to 100 inches)").arg(o.widthIn).arg(o.heightIn);
+    if (o.pixelScale < 1 || o.pixelScale > 8) return "the PNG scale must be 1 to 8";
+    auto chart = createChart(chartId);
+    if (!chart) return QString("unknown chart \"%1\"; charts: %2").arg(chartId, chartIds().join(", "));
+    chart->setChartStyle(o.style);
+    chart->setInput(input);
+    const QSize logical(qRound(o.widthIn * kLogicalDpi), qRound(o.heightIn * kLogicalDpi));
+    layOut(*chart, logical);
+    const QString tmp = tempNameFor(path);
+
+    switch (o.format) {
+    case ExportFormat::Png: {
+        QImage img(logical * o.pixelScale, QImage::Format_ARGB32);
+        img.setDevicePixelRatio(o.pixelScale);
+        img.fill(Qt::white);
+        QPainter p(&img);
+        p.setRenderHint(QPainter::Antialiasing);
+        chart->render(&p);
+        p.end();
+        img.setDotsPerMeterX(qRound(kLogicalDpi * o.pixelScale / 0.0254));
+        img.setDotsPerMeterY(qRound(kLogicalDpi * o.pixelScale / 0.0254));
+        if (!img.save(tmp, "PNG")) return QString("cannot write %1").arg(path);
+        break;
+    }
+    case ExportFormat::Svg: {
+        QSvgGenerator gen;
+        gen.setFileName(tmp);
+        gen.setSize(logical);
+        gen.setViewBox(QRect(QPoint(0, 0), logical));
+        gen.setResolution(int(kLogicalDpi));
+        gen.setTitle(chart->title());
+        gen.setDescription(chart->description());
+        QPainter p;
+        if (!p.begin(&gen)) return QString("cannot write %1").arg(path);
+        chart->render(&p);
+        p.end();
+        break;
+    }
+    case ExportFormat::Pdf: {
+        QPdfWriter pdf(tmp);
+        pdf.setPageSize(QPageSize(QSizeF(o.widthIn, o.heightIn), QPageSize::Inch));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        pdf.setResolution(1200);
+        pdf.setTitle(chart->title());
+        pdf.setCreator("MAD-Max Explorer");
+        QPainter p;
+        if (!p.begin(&pdf)) return QString("cannot write %1").arg(path);
+        const double f = pdf.resolution() / kLogicalDpi;
+        p.scale(f, f);
+        chart->render(&p);
+        p.end();
+        break;
+    }
+    default: break;
+    }
+    return commit(tmp, path);
+}
+
+QString tableToCsv(const ChartTable& t) {
+    auto field = [](QString s) {
+        if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace("\"", "\"\"") + '"';
+        return s;
+    };
+    QString out;
+    QStringList head;
+    for (const auto& c : t.columns) head << field(c);
+    out += head.join(',') + '\n';
+    for (const auto& row : t.rows) {
+        QStringList cells;
+        for (const auto& c : row) cells << field(c);
+        out += cells.join(',') + '\n';
+    }
+    return out;
+}
+
+QString tableToJson(const QString& chartId, const ChartTable& t) {
+    QJsonArray rows;
+    for (const auto& row : t.rows) {
+        QJsonObject o;
+        for (int i = 0; i < t.columns.size() && i < row.size(); ++i) {
+            bool ok = false;
+            const double v = row[i].toDouble(&ok);
+            o[t.columns[i]] = ok ? QJsonValue(v) : QJsonValue(row[i]);
+        }
+        rows.append(o);
+    }
+    QJsonObject doc{{"chart", chartId}, {"columns", QJsonArray::fromStringList(t.columns)}, {"rows", rows}};
+    return QString::fromUtf8(QJsonDocument(doc).toJson(QJsonDocument::Indented));
+}
+
+QString exportTable(const ExplorerChart& chart, const QString& path, ExportFormat format) {
+    const ChartTable t = chart.table();
+    return writeText(path, format == ExportFormat::Csv ? tableToCsv(t) : tableToJson(chart.id(), t));
+}
+
+QString exportAll(const ChartInput& input, const QString& folder, const ExportOptions& options) {
+    if (!QDir().mkpath(folder)) return QString("cannot create the folder %1").arg(folder);
+    const QDir dir(folder);
+    for (const QString& id : chartIds()) {
+        for (ExportFormat f : {ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Png, ExportFormat::Csv, ExportFormat::Json}) {
+            ExportOptions o = options;
+            o.format = f;
+            const QString err = exportChart(id, input, dir.filePath(id + "." + extensionOf(f)), o);
+            if (!err.isEmpty()) return err;
+        }
+    }
+    if (input.current) {
+        const auto j = toJson(input.current->scenario);
+        const QString err = writeText(dir.filePath("scenario.json"), QString::fromStdString(j.dump(2) + "\n"));
+        if (!err.isEmpty()) return err;
+    }
+    return {};
+}
+
+} // namespace madmax::ui

@@ -1,0 +1,89 @@
+#include "headline_strip.hpp"
+
+#include "madmax/report.hpp"
+
+#include <QGridLayout>
+
+namespace madmax::ui {
+
+namespace {
+const char* kNames[HeadlineStrip::kTiles] = {"Step time", "Tokens/s", "Tokens/s per GPU", "MFU", "Memory / GPU"};
+const char* kTips[HeadlineStrip::kTiles] = {
+    "Predicted time of one optimizer step = compute + exposed communication + pipeline bubble of "
+    "the slowest pipeline stage (MODEL.md §4).",
+    "Global batch × sequence length / step time.",
+    "Tokens/s divided by the GPU count.",
+    "Model FLOPs utilisation: model FLOPs (3 × forward, full attention; Megatron/PaLM convention) / "
+    "(step time × GPUs × dense peak of the workload precision).",
+    "Memory of the fullest pipeline stage against HBM capacity; red when it does not fit "
+    "(ZeRO: Rajbhandari et al. SC20; activations: Korthikanti et al. 2022)."};
+
+QString compact(double v) {
+    if (v >= 1e6) return QString::number(v / 1e6, 'f', 2) + " M";
+    if (v >= 1e3) return QString::number(v / 1e3, 'f', 1) + " k";
+    return QString::number(v, 'f', 1);
+}
+
+/// "+3.2%" in green when better, red when worse; `higherIsBetter` picks the direction.
+QString delta(double cur, double base, bool higherIsBetter) {
+    if (base <= 0) return {};
+    const double pct = 100.0 * (cur - base) / base;
+    if (std::abs(pct) < 0.05) return "<span style='color:gray'>±0.0% vs baseline</span>";
+    const bool better = (pct > 0) == higherIsBetter;
+    return QString("<span style='color:%1'>%2%3% vs baseline</span>")
+        .arg(better ? "#009E73" : "#D55E00")
+        .arg(pct > 0 ? "+" : "")
+        .arg(pct, 0, 'f', 1);
+}
+} // namespace
+
+HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(6, 4, 6, 4);
+    for (int i = 0; i < kTiles; ++i) {
+        names_[i] = new QLabel(kNames[i]);
+        values_[i] = new QLabel("–");
+        deltas_[i] = new QLabel;
+        deltas_[i]->setTextFormat(Qt::RichText);
+        for (QLabel* l : {names_[i], values_[i], deltas_[i]}) l->setToolTip(kTips[i]);
+        grid->addWidget(names_[i], 0, i);
+        grid->addWidget(values_[i], 1, i);
+        grid->addWidget(deltas_[i], 2, i);
+    }
+    setFontScale(1.0);
+}
+
+void HeadlineStrip::setFontScale(double scale) {
+    for (int i = 0; i < kTiles; ++i) {
+        QFont f = font();
+        f.setPointSizeF(f.pointSizeF() * 1.6 * scale);
+        f.setBold(true);
+        values_[i]->setFont(f);
+        QFont n = font();
+        n.setPointSizeF(n.pointSizeF() * scale);
+        names_[i]->setFont(n);
+        deltas_[i]->setFont(n);
+    }
+}
+
+void HeadlineStrip::setResults(const Result& r, const Result* b) {
+    values_[0]->setText(QString::fromStdString(formatSeconds(r.stepTimeS)));
+    values_[1]->setText(compact(r.tokensPerS));
+    values_[2]->setText(QString::number(r.tokensPerSPerGpu, 'f', 0));
+    values_[3]->setText(QString::number(r.mfu * 100, 'f', 1) + "%");
+    values_[4]->setText(QString("%1 / %2 GB").arg(r.memory.totalBytes() / 1e9, 0, 'f', 1).arg(r.memory.capacityBytes / 1e9, 0, 'f', 0));
+    values_[4]->setStyleSheet(r.memory.fits() ? "" : "color: #D55E00;");
+    values_[4]->setToolTip(QString(kTips[4]) + (r.memory.fits() ? QString("\nFits with %1 GB spare.").arg(r.memory.marginBytes() / 1e9, 0, 'f', 1)
+                                                                 : QString("\nDOES NOT FIT: %1 GB over.").arg(-r.memory.marginBytes() / 1e9, 0, 'f', 1)));
+    if (b) {
+        deltas_[0]->setText(delta(r.stepTimeS, b->stepTimeS, false));
+        deltas_[1]->setText(delta(r.tokensPerS, b->tokensPerS, true));
+        deltas_[2]->setText(delta(r.tokensPerSPerGpu, b->tokensPerSPerGpu, true));
+        deltas_[3]->setText(delta(r.mfu, b->mfu, true));
+        deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
+    } else {
+        for (auto* d : deltas_) d->setText("<span style='color:gray'>no baseline pinned</span>");
+    }
+}
+
+} // namespace madmax::ui

@@ -1,0 +1,29 @@
+// The headline numbers: step time, tokens/s, tokens/s/GPU, MFU, memory used / capacity, each
+// with its change against the pinned baseline.
+#pragma once
+
+#include "madmax/result.hpp"
+
+#include <QLabel>
+#include <QWidget>
+
+#include <array>
+
+namespace madmax::ui {
+
+class HeadlineStrip : public QWidget {
+    Q_OBJECT
+  public:
+    explicit HeadlineStrip(QWidget* parent = nullptr);
+    void setResults(const Result& current, const Result* baseline);
+    void setFontScale(double scale);
+    /// The text each tile shows (tests, screenshots).
+    QString valueText(int tile) const { return values_[tile]->text(); }
+    QString deltaText(int tile) const { return deltas_[tile]->text(); }
+    static constexpr int kTiles = 5;
+
+  private:
+    std::array<QLabel*, kTiles> names_{}, values_{}, deltas_{};
+};
+
+} // namespace madmax::ui

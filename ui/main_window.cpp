@@ -1,0 +1,340 @@
+#include "main_window.hpp"
+
+#include "charts/chart_factory.hpp"
+#include "export.hpp"
+#include "export_dialog.hpp"
+#include "madmax/error.hpp"
+#include "madmax/scenario_io.hpp"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QInputDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyleHints>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+namespace madmax::ui {
+
+MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
+    : QMainWindow(parent), store_(std::make_unique<PresetStore>(options.presetFolder)),
+      restoreSession_(options.restoreSession) {
+    setWindowIcon(QIcon(":/madmax-explorer.svg"));
+    doc_ = new ScenarioDocument(store_->library(), this);
+
+    // Left: strategy and scenario editors.
+    strategy_ = new StrategyPanel(doc_);
+    scenarioPanel_ = new ScenarioPanel(doc_, store_.get());
+    auto* tabs = new QTabWidget;
+    auto* strategyScroll = new QScrollArea;
+    strategyScroll->setWidget(strategy_);
+    strategyScroll->setWidgetResizable(true);
+    tabs->addTab(strategyScroll, "Strategy");
+    tabs->addTab(scenarioPanel_, "Scenario");
+    leftPanel_ = tabs;
+
+    // Right: headline and charts.
+    auto* right = new QWidget;
+    auto* rv = new QVBoxLayout(right);
+    headline_ = new HeadlineStrip;
+    rv->addWidget(headline_);
+    auto* grid = new QGridLayout;
+    const QStringList ids = chartIds();
+    for (int i = 0; i < ids.size(); ++i) {
+        ExplorerChart* c = createChart(ids[i]).release();
+        c->setParent(right);
+        c->setMinimumSize(320, 220);
+        c->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(c, &QWidget::customContextMenuRequested, this, [this, c](const QPoint& pos) {
+            QMenu m;
+            m.addAction("Export chart…", this, [this, c] { exportChartInteractive(c->id()); });
+            m.addAction("Export all…", this, &MainWindow::exportAllInteractive);
+            m.exec(c->mapToGlobal(pos));
+        });
+        charts_[ids[i]] = c;
+        grid->addWidget(c, i / 2, i % 2);
+    }
+    rv->addLayout(grid, 1);
+
+    auto* split = new QSplitter;
+    split->addWidget(leftPanel_);
+    split->addWidget(right);
+    split->setStretchFactor(1, 1);
+    split->setSizes({380, 1000});
+    setCentralWidget(split);
+    buildMenus();
+    statusBar()->showMessage("Ready");
+
+    connect(&worker_, &EvaluationWorker::evaluated, this, &MainWindow::showEvaluation);
+    connect(doc_, &ScenarioDocument::changed, this, [this](const Scenario& s) {
+        worker_.request(s);
+        updateTitle();
+    });
+    connect(doc_->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
+    connect(doc_, &ScenarioDocument::filePathChanged, this, &MainWindow::updateTitle);
+
+    QSettings settings;
+    bool loaded = false;
+    if (!options.scenario.isEmpty()) {
+        QString err;
+        loaded = openFile(options.scenario, &err);
+        if (!loaded) statusBar()->showMessage(err);
+    } else if (restoreSession_) {
+        restoreGeometry(settings.value("window/geometry").toByteArray());
+        restoreState(settings.value("window/state").toByteArray());
+        const QString last = settings.value("session/lastScenario").toString();
+        if (!last.isEmpty()) {
+            try {
+                doc_->reset(nlohmann::json::parse(last.toStdString()), settings.value("session/lastPath").toString());
+                loaded = true;
+            } catch (const std::exception&) {
+                loaded = false; // an unreadable session falls back to the default scenario
+            }
+        }
+    }
+    if (!loaded) worker_.request(doc_->scenario()); // the built-in default
+    if (!restoreSession_ || settings.value("window/geometry").isNull()) resize(1500, 920);
+    applyStyle();
+    updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu("&File");
+    file->addAction("&Open…", QKeySequence::Open, this, &MainWindow::openInteractive);
+    recentMenu_ = file->addMenu("Open &Recent");
+    rebuildRecentMenu();
+    file->addAction("&Save", QKeySequence::Save, this, [this] { saveInteractive(false); });
+    file->addAction("Save &As…", QKeySequence::SaveAs, this, [this] { saveInteractive(true); });
+    file->addSeparator();
+    QMenu* exp = file->addMenu("&Export Chart");
+    for (const QString& id : chartIds())
+        exp->addAction(charts_[id]->title() + "…", this, [this, id] { exportChartInteractive(id); });
+    file->addAction("Export &All…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportAllInteractive);
+    file->addSeparator();
+    file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu("&Edit");
+    QAction* undo = doc_->undoStack()->createUndoAction(this, "&Undo");
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = doc_->undoStack()->createRedoAction(this, "&Redo");
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    QMenu* view = menuBar()->addMenu("&View");
+    view->addAction("&Pin as Baseline", QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] {
+        bool ok = false;
+        const QString name = QInputDialog::getText(this, "Pin as baseline", "Name:", QLineEdit::Normal,
+                                                   QString("Pinned %1").arg(pinned_.size() + 1), &ok);
+        if (ok) pinBaseline(name);
+    });
+    view->addAction("&Clear Pinned", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_B), this, &MainWindow::clearPins);
+    QAction* pres = view->addAction("P&resentation Mode", QKeySequence(Qt::Key_F11), this,
+                                    [this] { setPresentationMode(!presentation_); });
+    pres->setCheckable(true);
+    connect(this, &MainWindow::resultShown, pres, [this, pres] { pres->setChecked(presentation_); });
+
+    QMenu* help = menuBar()->addMenu("&Help");
+    help->addAction("&About MAD-Max Explorer", this, &MainWindow::about);
+}
+
+ChartInput MainWindow::chartInput() const {
+    ChartInput in;
+    in.current = &shown_;
+    in.baseline = pinned_.isEmpty() ? nullptr : &pinned_.front();
+    in.pinned = pinned_;
+    return in;
+}
+
+void MainWindow::showEvaluation(const Evaluation& e) {
+    shown_ = e;
+    const ChartInput in = chartInput();
+    headline_->setResults(shown_.result, in.baseline ? &in.baseline->eval.result : nullptr);
+    for (ExplorerChart* c : charts_) c->setInput(in);
+    statusBar()->showMessage(QString("Evaluated in the background; %1 micro-batches per step, critical stage %2")
+                                 .arg(e.result.microBatches)
+                                 .arg(e.result.criticalStage));
+    emit resultShown(e.generation);
+}
+
+void MainWindow::pinBaseline(const QString& name) {
+    if (shown_.generation == 0) return;
+    pinned_.append({name.isEmpty() ? QString("Pinned %1").arg(pinned_.size() + 1) : name, shown_});
+    showEvaluation(shown_);
+}
+
+void MainWindow::clearPins() {
+    pinned_.clear();
+    if (shown_.generation) showEvaluation(shown_);
+}
+
+void MainWindow::applyStyle() {
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    const double scale = presentation_ ? 1.8 : 1.0;
+    for (ExplorerChart* c : charts_) c->setChartStyle(ChartStyle::screen(dark, scale));
+    headline_->setFontScale(scale);
+}
+
+void MainWindow::setPresentationMode(bool on) {
+    presentation_ = on;
+    leftPanel_->setVisible(!on);
+    menuBar()->setVisible(!on);
+    statusBar()->setVisible(!on);
+    if (on) showFullScreen();
+    else showNormal();
+    applyStyle();
+    if (shown_.generation) showEvaluation(shown_);
+}
+
+void MainWindow::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::PaletteChange || e->type() == QEvent::ApplicationPaletteChange) {
+        applyStyle();
+        if (shown_.generation) showEvaluation(shown_);
+    }
+    QMainWindow::changeEvent(e);
+}
+
+void MainWindow::updateTitle() {
+    const QString file = doc_->filePath().isEmpty() ? QString::fromStdString(doc_->scenario().name)
+                                                    : QFileInfo(doc_->filePath()).fileName();
+    setWindowTitle(QString("%1%2 — MAD-Max Explorer").arg(file, doc_->isModified() ? " *" : ""));
+}
+
+bool MainWindow::openFile(const QString& path, QString* error) {
+    try {
+        const nlohmann::json doc = loadScenarioJson(path.toStdString(), store_->library());
+        const bool isFile = QFileInfo(path).isFile();
+        doc_->reset(doc, isFile ? QFileInfo(path).absoluteFilePath() : QString());
+        if (isFile) addRecent(QFileInfo(path).absoluteFilePath());
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+bool MainWindow::saveTo(const QString& path, QString* error) {
+    const QString err = doc_->saveAs(path);
+    if (!err.isEmpty()) {
+        if (error) *error = err;
+        return false;
+    }
+    addRecent(path);
+    return true;
+}
+
+void MainWindow::openInteractive() {
+    if (!maybeSave()) return;
+    const QString path = QFileDialog::getOpenFileName(this, "Open scenario", {}, "Scenarios (*.json);;All files (*)");
+    if (path.isEmpty()) return;
+    QString err;
+    if (!openFile(path, &err)) QMessageBox::warning(this, "Open scenario", err);
+}
+
+bool MainWindow::saveInteractive(bool forceAsk) {
+    QString path = doc_->filePath();
+    if (forceAsk || path.isEmpty()) {
+        path = QFileDialog::getSaveFileName(this, "Save scenario", path.isEmpty() ? "scenario.json" : path,
+                                            "Scenarios (*.json)");
+        if (path.isEmpty()) return false;
+        if (!path.endsWith(".json")) path += ".json";
+    }
+    QString err;
+    if (!saveTo(path, &err)) {
+        QMessageBox::warning(this, "Save scenario", err + "\nThe file on disk was left unchanged.");
+        return false;
+    }
+    statusBar()->showMessage("Saved " + path, 4000);
+    return true;
+}
+
+bool MainWindow::maybeSave() {
+    if (!doc_->isModified()) return true;
+    const auto answer = QMessageBox::question(this, "Unsaved changes", "The scenario has unsaved changes. Save them?",
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel) return false;
+    if (answer == QMessageBox::Save) return saveInteractive(false);
+    return true;
+}
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings s;
+    QStringList recent = s.value("recentFiles").toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > 10) recent.removeLast();
+    s.setValue("recentFiles", recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    if (!recentMenu_) return;
+    recentMenu_->clear();
+    const QStringList recent = QSettings().value("recentFiles").toStringList();
+    for (const QString& p : recent)
+        recentMenu_->addAction(QFileInfo(p).fileName(), this, [this, p] {
+            if (!maybeSave()) return;
+            QString err;
+            if (!openFile(p, &err)) QMessageBox::warning(this, "Open recent", err);
+        })->setToolTip(p);
+    recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::exportChartInteractive(const QString& id) {
+    ExportDialog dlg(charts_[id]->title(), this);
+    if (dlg.exec() != QDialog::Accepted) return;
+    const ExportOptions o = dlg.options();
+    const QString path = QFileDialog::getSaveFileName(this, "Export chart", id + "." + extensionOf(o.format));
+    if (path.isEmpty()) return;
+    const QString err = exportChart(id, chartInput(), path, o);
+    if (!err.isEmpty()) QMessageBox::warning(this, "Export", err);
+    else statusBar()->showMessage("Exported " + path, 4000);
+}
+
+void MainWindow::exportAllInteractive() {
+    const QString folder = QFileDialog::getExistingDirectory(this, "Export every chart and the scenario to…");
+    if (folder.isEmpty()) return;
+    const QString err = exportAll(chartInput(), folder, ExportOptions{});
+    if (!err.isEmpty()) QMessageBox::warning(this, "Export all", err);
+    else statusBar()->showMessage("Exported every chart to " + folder, 4000);
+}
+
+void MainWindow::about() {
+    QMessageBox::about(this, "About MAD-Max Explorer",
+                       QString("<h3>MAD-Max Explorer %1</h3>"
+                               "<p>Predicts how large models train on GPU clusters: step time, throughput, "
+                               "MFU, compute vs exposed communication, and memory per GPU.</p>"
+                               "<p>Implements the agile performance model of <i>MAD-Max Beyond Single-Node: "
+                               "Enabling Large Machine Learning Model Acceleration on Distributed Systems</i>, "
+                               "Hsia et al., ISCA 2024, validated against published measurements "
+                               "(Megatron-LM SC21, Korthikanti et al. 2022, Llama 3, NeMo, nccl-tests).</p>")
+                           .arg(MADMAX_VERSION));
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    if (!maybeSave()) {
+        e->ignore();
+        return;
+    }
+    if (restoreSession_) {
+        QSettings s;
+        s.setValue("window/geometry", saveGeometry());
+        s.setValue("window/state", saveState());
+        s.setValue("session/lastScenario", QString::fromStdString(toJson(doc_->scenario()).dump()));
+        s.setValue("session/lastPath", doc_->filePath());
+    }
+    e->accept();
+}
+
+} // namespace madmax::ui

@@ -1,0 +1,88 @@
+// The explorer window: scenario and strategy on the left, the headline strip and the charts on
+// the right, every chart following the sliders live.
+#pragma once
+
+#include "charts/explorer_chart.hpp"
+#include "document.hpp"
+#include "headline_strip.hpp"
+#include "presets_store.hpp"
+#include "scenario_panel.hpp"
+#include "strategy_panel.hpp"
+#include "worker.hpp"
+
+#include <QMainWindow>
+#include <QMap>
+#include <QMenu>
+
+#include <memory>
+
+namespace madmax::ui {
+
+struct WindowOptions {
+    bool restoreSession = true; ///< geometry and the last scenario from QSettings
+    QString scenario;           ///< file or preset id to open instead of the default/last one
+    QString presetFolder;       ///< user presets (default: the app-data folder)
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+  public:
+    explicit MainWindow(const WindowOptions& options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ScenarioDocument* document() { return doc_; }
+    StrategyPanel* strategyPanel() { return strategy_; }
+    ScenarioPanel* scenarioPanel() { return scenarioPanel_; }
+    HeadlineStrip* headline() { return headline_; }
+    ExplorerChart* chart(const QString& id) const { return charts_.value(id); }
+    EvaluationWorker* worker() { return &worker_; }
+    /// The evaluation the charts show now (generation 0 until the first result).
+    const Evaluation& shown() const { return shown_; }
+    ChartInput chartInput() const;
+
+    bool openFile(const QString& path, QString* error = nullptr);
+    bool saveTo(const QString& path, QString* error = nullptr);
+    void pinBaseline(const QString& name = {});
+    void clearPins();
+    int pinnedCount() const { return int(pinned_.size()); }
+    void setPresentationMode(bool on);
+    bool presentationMode() const { return presentation_; }
+
+  signals:
+    /// The charts now show the result of request `generation`.
+    void resultShown(quint64 generation);
+
+  protected:
+    void closeEvent(QCloseEvent* e) override;
+    void changeEvent(QEvent* e) override;
+
+  private:
+    void buildMenus();
+    void showEvaluation(const Evaluation& e);
+    void applyStyle();
+    void updateTitle();
+    void addRecent(const QString& path);
+    void rebuildRecentMenu();
+    bool maybeSave();
+    void exportChartInteractive(const QString& id);
+    void exportAllInteractive();
+    void openInteractive();
+    bool saveInteractive(bool forceAsk);
+    void about();
+
+    std::unique_ptr<PresetStore> store_;
+    ScenarioDocument* doc_;
+    EvaluationWorker worker_;
+    Evaluation shown_;
+    QList<PinnedEvaluation> pinned_;
+    HeadlineStrip* headline_;
+    StrategyPanel* strategy_;
+    ScenarioPanel* scenarioPanel_;
+    QWidget* leftPanel_;
+    QMap<QString, ExplorerChart*> charts_;
+    QMenu* recentMenu_ = nullptr;
+    bool presentation_ = false;
+    bool restoreSession_ = true;
+};
+
+} // namespace madmax::ui

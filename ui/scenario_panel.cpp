@@ -1,0 +1,224 @@
+#include "scenario_panel.hpp"
+
+#include <QCompleter>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+
+namespace madmax::ui {
+
+namespace {
+constexpr int kPathRole = Qt::UserRole + 1;
+
+QString displayValue(const nlohmann::json& v) {
+    if (v.is_string()) return QString::fromStdString(v.get<std::string>());
+    return QString::fromStdString(v.dump());
+}
+
+void makeSearchable(QComboBox* c) {
+    c->setEditable(true);
+    c->setInsertPolicy(QComboBox::NoInsert);
+    c->completer()->setCompletionMode(QCompleter::PopupCompletion);
+    c->completer()->setFilterMode(Qt::MatchContains);
+    c->completer()->setCaseSensitivity(Qt::CaseInsensitive);
+}
+} // namespace
+
+QString ScenarioPanel::unitFor(const QString& path) {
+    const QString key = path.section('.', -1);
+    if (path.contains("peak_tflops")) return "TFLOP/s (dense)";
+    if (key.endsWith("_gb")) return "GB";
+    if (key.endsWith("_tbps")) return "TB/s";
+    if (key == "gbps") return "GB/s per GPU per direction";
+    if (key.endsWith("_us")) return "µs";
+    if (key.endsWith("_mb")) return "MB";
+    if (key == "gpus") return "GPUs";
+    if (key.contains("efficiency")) return "fraction (0–1]";
+    if (key == "seq_len" || key == "max_seq_len") return "tokens";
+    if (key == "global_batch") return "sequences";
+    if (key == "power_w") return "W";
+    return {};
+}
+
+ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget* parent)
+    : QWidget(parent), doc_(doc), store_(store) {
+    auto* outer = new QVBoxLayout(this);
+    auto* form = new QFormLayout;
+    model_ = new QComboBox;
+    system_ = new QComboBox;
+    makeSearchable(model_);
+    makeSearchable(system_);
+    model_->setToolTip("The model preset (type to search). Built-in and your own presets.");
+    system_->setToolTip("The system preset: GPU, NVLink domain and scale-out network (type to search).");
+    form->addRow("Model", model_);
+    form->addRow("System", system_);
+    outer->addLayout(form);
+
+    auto* buttons = new QHBoxLayout;
+    auto* saveModel = new QPushButton("Save model as preset…");
+    auto* saveSystem = new QPushButton("Save system as preset…");
+    auto* resetModel = new QPushButton("Reset model");
+    auto* resetSystem = new QPushButton("Reset system");
+    resetModel->setToolTip("Discard field edits: reload the model from its preset.");
+    resetSystem->setToolTip("Discard field edits: reload the system from its preset.");
+    for (auto* b : {saveModel, saveSystem, resetModel, resetSystem}) buttons->addWidget(b);
+    outer->addLayout(buttons);
+
+    tree_ = new QTreeWidget;
+    tree_->setColumnCount(3);
+    tree_->setHeaderLabels({"Field", "Value", "Unit"});
+    tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    tree_->setToolTip("Double-click a value to edit it. Invalid values are marked and explained; the "
+                      "scenario keeps its last valid state.");
+    outer->addWidget(tree_, 1);
+
+    sources_ = new QLabel;
+    sources_->setWordWrap(true);
+    sources_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    outer->addWidget(sources_);
+    message_ = new QLabel;
+    message_->setWordWrap(true);
+    message_->setStyleSheet("color: #D55E00;");
+    outer->addWidget(message_);
+
+    connect(model_, &QComboBox::activated, this, [this](int i) {
+        const QString err = doc_->setField("model", model_->itemData(i).toString().toStdString());
+        message_->setText(err);
+    });
+    connect(system_, &QComboBox::activated, this, [this](int i) {
+        const QString err = doc_->setField("system", system_->itemData(i).toString().toStdString());
+        message_->setText(err);
+    });
+    connect(saveModel, &QPushButton::clicked, this, [this] { saveAsPreset(PresetKind::Model); });
+    connect(saveSystem, &QPushButton::clicked, this, [this] { saveAsPreset(PresetKind::System); });
+    connect(resetModel, &QPushButton::clicked, this, [this] { resetToPreset(PresetKind::Model); });
+    connect(resetSystem, &QPushButton::clicked, this, [this] { resetToPreset(PresetKind::System); });
+    connect(tree_, &QTreeWidget::itemChanged, this, &ScenarioPanel::onItemChanged);
+    connect(doc_, &ScenarioDocument::changed, this, &ScenarioPanel::refresh);
+    fillCombos();
+    refresh(doc_->scenario());
+}
+
+void ScenarioPanel::fillCombos() {
+    for (auto [combo, kind] : {std::pair{model_, PresetKind::Model}, {system_, PresetKind::System}}) {
+        const QSignalBlocker b(combo);
+        combo->clear();
+        for (const Preset* p : store_->library().list(kind)) {
+            const QString name = QString::fromStdString(p->json.value("name", p->id));
+            const bool user = store_->isUserPreset(kind, p->id);
+            combo->addItem(name + (user ? "  (yours)" : ""), QString::fromStdString(p->id));
+        }
+    }
+}
+
+void ScenarioPanel::refresh(const Scenario& s) {
+    for (auto [combo, id] : {std::pair{model_, s.model.id}, {system_, s.system.id}}) {
+        const QSignalBlocker b(combo);
+        const int i = combo->findData(QString::fromStdString(id));
+        if (i >= 0) combo->setCurrentIndex(i);
+        else combo->setEditText(QString::fromStdString(id.empty() ? "(custom)" : id) + " (edited)");
+    }
+    sources_->setText(QString("<b>Sources</b> — model: %1<br>system: %2<br>GPU: %3")
+                          .arg(QString::fromStdString(s.model.source).toHtmlEscaped(),
+                               QString::fromStdString(s.system.source).toHtmlEscaped(),
+                               QString::fromStdString(s.system.gpu.source).toHtmlEscaped()));
+    nlohmann::json now = {{"model", doc_->json()["model"]}, {"system", doc_->json()["system"]},
+                          {"workload", doc_->json()["workload"]}};
+    if (now != shown_) {
+        shown_ = std::move(now);
+        rebuildTree();
+    }
+}
+
+void ScenarioPanel::rebuildTree() {
+    filling_ = true;
+    tree_->clear();
+    std::function<void(QTreeWidgetItem*, const nlohmann::json&, const QString&)> add =
+        [&](QTreeWidgetItem* parent, const nlohmann::json& j, const QString& path) {
+            auto child = [&](const QString& key, const nlohmann::json& v) {
+                const QString p = path.isEmpty() ? key : path + "." + key;
+                auto* item = new QTreeWidgetItem(parent, {key});
+                item->setData(0, kPathRole, p);
+                if (v.is_object() || (v.is_array() && !v.empty() && (v[0].is_object()))) {
+                    add(item, v, p);
+                } else {
+                    item->setText(1, displayValue(v));
+                    item->setText(2, unitFor(p));
+                    item->setFlags(item->flags() | Qt::ItemIsEditable);
+                    item->setToolTip(1, "JSON path: " + p);
+                }
+            };
+            if (j.is_object())
+                for (auto it = j.begin(); it != j.end(); ++it) child(QString::fromStdString(it.key()), it.value());
+            else if (j.is_array())
+                for (std::size_t i = 0; i < j.size(); ++i) child(QString::number(i), j[i]);
+        };
+    for (const char* section : {"model", "system", "workload"}) {
+        auto* top = new QTreeWidgetItem(tree_, {QString(section)});
+        top->setData(0, kPathRole, QString(section));
+        add(top, shown_[section], section);
+        top->setExpanded(std::string(section) != "system");
+    }
+    filling_ = false;
+}
+
+QString ScenarioPanel::editField(const QString& path, const QString& text) {
+    nlohmann::json value;
+    try {
+        value = nlohmann::json::parse(text.toStdString());
+    } catch (const nlohmann::json::parse_error&) {
+        value = text.toStdString(); // a bare word is a string
+    }
+    const QString err = doc_->setField(path.toStdString(), value);
+    message_->setText(err);
+    return err;
+}
+
+void ScenarioPanel::onItemChanged(QTreeWidgetItem* item, int column) {
+    if (filling_ || column != 1) return;
+    const QString path = item->data(0, kPathRole).toString();
+    const QString err = editField(path, item->text(1));
+    filling_ = true;
+    if (!err.isEmpty()) {
+        item->setBackground(1, QColor(0xFB, 0xE3, 0xD6));
+        item->setToolTip(1, err);
+    } else {
+        item->setBackground(1, QBrush());
+        item->setToolTip(1, "JSON path: " + path);
+    }
+    filling_ = false;
+}
+
+void ScenarioPanel::saveAsPreset(PresetKind kind) {
+    const char* section = kind == PresetKind::Model ? "model" : "system";
+    const nlohmann::json& current = doc_->json()[section];
+    bool ok = false;
+    const QString suggested = QString::fromStdString(current.value("id", std::string(section))) + "-custom";
+    const QString id = QInputDialog::getText(this, "Save as preset", "Preset id (letters, digits, '-', '_'):",
+                                             QLineEdit::Normal, suggested, &ok);
+    if (!ok) return;
+    const QString err = store_->save(kind, id.toStdString(), current);
+    if (!err.isEmpty()) {
+        QMessageBox::warning(this, "Save as preset", err);
+        return;
+    }
+    fillCombos();
+    message_->setText(doc_->setField(section, id.toStdString()));
+}
+
+void ScenarioPanel::resetToPreset(PresetKind kind) {
+    const char* section = kind == PresetKind::Model ? "model" : "system";
+    const std::string id = doc_->json()[section].value("id", "");
+    if (!store_->original(kind, id)) {
+        message_->setText(QString("The %1 did not come from a preset; nothing to reset to.").arg(section));
+        return;
+    }
+    message_->setText(doc_->setField(section, id));
+}
+
+} // namespace madmax::ui

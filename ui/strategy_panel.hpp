@@ -1,0 +1,55 @@
+// Sliders (with spin boxes) for the parallel degrees, batch and GPU count, and switches for
+// ZeRO, recompute, sequence parallelism, overlaps and placement. Sliders step only through valid
+// values; a typed value the core rejects is explained, not snapped.
+#pragma once
+
+#include "document.hpp"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QSlider>
+#include <QSpinBox>
+#include <QWidget>
+
+#include <map>
+#include <vector>
+
+namespace madmax::ui {
+
+class StrategyPanel : public QWidget {
+    Q_OBJECT
+  public:
+    explicit StrategyPanel(ScenarioDocument* doc, QWidget* parent = nullptr);
+
+    QSlider* slider(const QString& key) const { return rows_.at(key).slider; }
+    QSpinBox* spinBox(const QString& key) const { return rows_.at(key).spin; }
+    QComboBox* combo(const QString& key) const { return combos_.at(key); }
+    QCheckBox* check(const QString& key) const { return checks_.at(key); }
+    QString message() const { return message_->text(); }
+    static QStringList keys();
+    /// The values the slider of `key` steps through for the current scenario.
+    std::vector<int> choices(const QString& key) const { return rows_.at(key).choices; }
+
+  private:
+    struct Row {
+        QLabel* label;
+        QSlider* slider;
+        QSpinBox* spin;
+        std::vector<int> choices;
+    };
+    void refresh(const Scenario& s);
+    void applyValue(const QString& key, int value);
+    void applyEdits(const std::vector<std::pair<std::string, nlohmann::json>>& edits, const QString& what,
+                    QWidget* source);
+    void showMessage(const QString& text, QWidget* source);
+
+    ScenarioDocument* doc_;
+    std::map<QString, Row> rows_;
+    std::map<QString, QComboBox*> combos_;
+    std::map<QString, QCheckBox*> checks_;
+    QLabel* message_;
+    QWidget* marked_ = nullptr;
+};
+
+} // namespace madmax::ui
