@@ -61,8 +61,13 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
             m.exec(c->mapToGlobal(pos));
         });
         charts_[ids[i]] = c;
-        grid->addWidget(c, i / 2, i % 2);
     }
+    // The timeline is wide: it gets a row of its own.
+    grid->addWidget(charts_["breakdown"], 0, 0);
+    grid->addWidget(charts_["comm"], 0, 1);
+    grid->addWidget(charts_["memory"], 1, 0);
+    grid->addWidget(charts_["comparison"], 1, 1);
+    grid->addWidget(charts_["timeline"], 2, 0, 1, 2);
     rv->addLayout(grid, 1);
 
     auto* split = new QSplitter;

@@ -2,6 +2,7 @@
 
 #include <QChart>
 #include <QLegend>
+#include <QLegendMarker>
 
 #include <algorithm>
 
@@ -43,7 +44,7 @@ BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
     c->addAxis(values_, Qt::AlignBottom);
     series_->attachAxis(categories_);
     series_->attachAxis(values_);
-    c->legend()->setAlignment(Qt::AlignBottom);
+    c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();
 }
@@ -94,6 +95,13 @@ void BreakdownChart::setInput(const ChartInput& in) {
         }
     }
     values_->setRange(0, maxTotal * 1.05);
+    // Only components that occur get a legend entry (CP/EP are often absent).
+    for (std::size_t k = 0; k < sets_.size(); ++k) {
+        bool any = false;
+        for (const auto& b : bars) any = any || b[k] > 0;
+        for (QLegendMarker* m : chart()->legend()->markers(series_))
+            if (m->label() == sets_[k]->label()) m->setVisible(any);
+    }
 }
 
 ChartTable BreakdownChart::table() const {

@@ -1,0 +1,182 @@
+// The explorer, driven as a user would (offscreen): sliders, edits, pins, undo, files.
+#include "charts/breakdown_chart.hpp"
+#include "madmax/scenario_io.hpp"
+#include "ui_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <QFile>
+#include <QSignalSpy>
+
+#include <algorithm>
+#include <random>
+
+using namespace madmax;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// The breakdown chart's "Overlapped" bar summed: the step time the chart shows.
+double shownStepTime(ui::MainWindow& w) {
+    const auto t = w.chart("breakdown")->table();
+    double sum = 0;
+    for (const auto& row : t.rows)
+        if (row[0] == "Overlapped") sum += row[2].toDouble();
+    return sum;
+}
+
+int indexOf(const std::vector<int>& v, int x) { return int(std::find(v.begin(), v.end(), x) - v.begin()); }
+
+} // namespace
+
+TEST_CASE("The explorer opens on the default scenario with every chart filled") {
+    test::Explorer e;
+    auto& w = *e.window;
+    REQUIRE(w.shown().generation > 0);
+    const Result expected = evaluate(w.document()->scenario());
+    CHECK(w.shown().result.stepTimeS == Approx(expected.stepTimeS));
+    for (const QString id : {"breakdown", "comm", "memory", "timeline", "comparison"}) {
+        INFO(id.toStdString());
+        CHECK(w.chart(id)->table().rows.size() > 0);
+    }
+    CHECK(w.headline()->valueText(3).endsWith("%"));
+}
+
+TEST_CASE("Moving a slider updates the charts to what evaluate gives for the new scenario") {
+    test::Explorer e;
+    auto& w = *e.window;
+    auto* tp = w.strategyPanel()->slider("tp");
+    const auto choices = w.strategyPanel()->choices("tp");
+    tp->setValue(indexOf(choices, 4)); // TP 8 → 4; DP follows (256 / (4·4) = 16)
+    REQUIRE(e.settle());
+    const Scenario& s = w.document()->scenario();
+    CHECK(s.strategy.tp == 4);
+    CHECK(s.strategy.dp == 16);
+    const Result expected = evaluate(s);
+    CHECK(w.shown().result.stepTimeS == Approx(expected.stepTimeS));
+    CHECK(shownStepTime(w) == Approx(expected.stepTimeS).epsilon(1e-5));
+    CHECK(w.headline()->valueText(3) == QString::number(expected.mfu * 100, 'f', 1) + "%");
+}
+
+TEST_CASE("500 slider changes in a burst end on the final scenario, never showing a stale result") {
+    test::Explorer e;
+    auto& w = *e.window;
+    QList<quint64> shownGenerations;
+    QObject::connect(&w, &ui::MainWindow::resultShown, [&](quint64 g) { shownGenerations.append(g); });
+    std::mt19937 rng(7);
+    const QStringList keys = {"tp", "pp", "vp", "micro_batch", "global_batch", "dp"};
+    for (int i = 0; i < 500; ++i) {
+        const QString key = keys[int(rng() % keys.size())];
+        QSlider* sl = w.strategyPanel()->slider(key);
+        sl->setValue(int(rng() % (sl->maximum() + 1)));
+        if (i % 25 == 0) QCoreApplication::processEvents(); // let some results arrive mid-burst
+    }
+    REQUIRE(e.settle());
+    for (int i = 1; i < shownGenerations.size(); ++i) CHECK(shownGenerations[i] > shownGenerations[i - 1]);
+    const Result expected = evaluate(w.document()->scenario());
+    CHECK(w.shown().result.stepTimeS == Approx(expected.stepTimeS));
+    CHECK(toJson(w.shown().scenario) == toJson(w.document()->scenario()));
+    CHECK(shownStepTime(w) == Approx(expected.stepTimeS).epsilon(1e-5));
+}
+
+TEST_CASE("An invalid strategy value is explained and leaves the scenario unchanged") {
+    test::Explorer e;
+    auto& w = *e.window;
+    const auto before = toJson(w.document()->scenario());
+    w.strategyPanel()->spinBox("tp")->setValue(16); // Llama 3 70B has 8 KV heads
+    CHECK_THAT(w.strategyPanel()->message().toStdString(), Contains("TP=16 does not divide 8 KV heads"));
+    CHECK(toJson(w.document()->scenario()) == before);
+    w.strategyPanel()->spinBox("tp")->setValue(4); // a valid value clears the message
+    CHECK(w.strategyPanel()->message().isEmpty());
+}
+
+TEST_CASE("An invalid field edit is marked with the core's message and changes nothing") {
+    test::Explorer e;
+    auto& w = *e.window;
+    const auto before = toJson(w.document()->scenario());
+    const QString err = w.scenarioPanel()->editField("model.layers", "-3");
+    CHECK_THAT(err.toStdString(), Contains("model.layers: value -3 is out of range"));
+    CHECK(w.scenarioPanel()->message() == err);
+    CHECK(toJson(w.document()->scenario()) == before);
+    CHECK(w.scenarioPanel()->editField("system.gpu.hbm_gb", "141").isEmpty());
+    CHECK(w.document()->scenario().system.gpu.hbmBytes == 141e9);
+}
+
+TEST_CASE("Choosing a model preset and editing a field re-evaluate the scenario") {
+    test::Explorer e;
+    auto& w = *e.window;
+    auto* combo = w.scenarioPanel()->modelCombo();
+    const int i = combo->findData("llama2-70b");
+    REQUIRE(i >= 0);
+    emit combo->activated(i);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().model.vocab == 32000);
+    CHECK(w.shown().scenario.model.vocab == 32000);
+}
+
+TEST_CASE("Undo and redo walk every scenario edit") {
+    test::Explorer e;
+    auto& w = *e.window;
+    w.strategyPanel()->check("tp_comm_overlap")->setChecked(true);
+    w.strategyPanel()->combo("recompute")->setCurrentText("full");
+    CHECK(w.document()->scenario().strategy.recompute == Recompute::Full);
+    w.document()->undoStack()->undo();
+    CHECK(w.document()->scenario().strategy.recompute == Recompute::Selective);
+    CHECK(w.strategyPanel()->combo("recompute")->currentText() == "selective");
+    w.document()->undoStack()->undo();
+    CHECK_FALSE(w.document()->scenario().strategy.tpCommOverlap);
+    w.document()->undoStack()->redo();
+    CHECK(w.document()->scenario().strategy.tpCommOverlap);
+    CHECK(w.document()->isModified());
+}
+
+TEST_CASE("Pinning a baseline shows it beside the current scenario with deltas") {
+    test::Explorer e;
+    auto& w = *e.window;
+    w.pinBaseline("TP8");
+    w.strategyPanel()->check("tp_comm_overlap")->setChecked(true);
+    REQUIRE(e.settle());
+    CHECK(w.headline()->deltaText(0).contains("vs baseline"));
+    const auto rows = w.chart("breakdown")->table().rows;
+    CHECK(std::any_of(rows.begin(), rows.end(), [](const QStringList& r) { return r[0] == "Baseline overlapped"; }));
+    CHECK(w.chart("comparison")->table().rows.size() == 2);
+    w.pinBaseline("overlap");
+    CHECK(w.chart("comparison")->table().rows.size() == 3);
+    w.clearPins();
+    CHECK(w.chart("comparison")->table().rows.size() == 1);
+}
+
+TEST_CASE("Save then open round-trips a scenario exactly; a failed save keeps the old file") {
+    test::Explorer e;
+    auto& w = *e.window;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("s.json");
+    w.strategyPanel()->check("tp_comm_overlap")->setChecked(true);
+    QString err;
+    REQUIRE(w.saveTo(path, &err));
+    CHECK_FALSE(w.document()->isModified());
+    const auto saved = toJson(w.document()->scenario());
+    w.strategyPanel()->combo("recompute")->setCurrentText("full");
+    REQUIRE(w.openFile(path, &err));
+    CHECK(toJson(w.document()->scenario()) == saved);
+
+    QFile f(path);
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    const QByteArray before = f.readAll();
+    f.close();
+    QDir(dir.path()).mkpath("blocked/inside");
+    CHECK_FALSE(w.saveTo(dir.filePath("blocked"), &err));
+    CHECK_FALSE(err.isEmpty());
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    CHECK(f.readAll() == before);
+}
+
+TEST_CASE("Presentation mode hides the editors and enlarges the charts") {
+    test::Explorer e;
+    auto& w = *e.window;
+    w.setPresentationMode(true);
+    CHECK(w.presentationMode());
+    CHECK(w.chart("breakdown")->chartStyle().fontScale > 1.0);
+    w.setPresentationMode(false);
+    CHECK(w.chart("breakdown")->chartStyle().fontScale == 1.0);
+}

@@ -1,0 +1,173 @@
+// Exports: SVG is XML with the chart's text, PDF is a PDF with a page, PNG has the requested
+// pixel size, CSV has one row per bar segment or point; and the headless `madmax figure`.
+#include "charts/chart_factory.hpp"
+#include "export.hpp"
+#include "madmax/scenario_io.hpp"
+#include "ui_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QXmlStreamReader>
+
+using namespace madmax;
+
+namespace {
+
+ui::Evaluation defaultEvaluation() {
+    ui::Evaluation e;
+    e.generation = 1;
+    e.scenario = loadScenario("default", PresetLibrary::builtin());
+    EvaluateOptions o;
+    o.timeline = true;
+    e.result = evaluate(e.scenario, o);
+    return e;
+}
+
+QByteArray readAll(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+} // namespace
+
+TEST_CASE("SVG export parses as XML and keeps the chart's text as text") {
+    const auto ev = defaultEvaluation();
+    ui::ChartInput in;
+    in.current = &ev;
+    QTemporaryDir dir;
+    for (const QString& id : ui::chartIds()) {
+        INFO(id.toStdString());
+        const QString path = dir.filePath(id + ".svg");
+        ui::ExportOptions o;
+        o.format = ui::ExportFormat::Svg;
+        REQUIRE(ui::exportChart(id, in, path, o).isEmpty());
+        const QByteArray svg = readAll(path);
+        QXmlStreamReader xml(svg);
+        while (!xml.atEnd()) xml.readNext();
+        CHECK_FALSE(xml.hasError());
+        CHECK(svg.contains(ui::createChart(id)->title().split(':').first().toUtf8()));
+    }
+}
+
+TEST_CASE("PDF export is a vector PDF with one page at the paper size") {
+    const auto ev = defaultEvaluation();
+    ui::ChartInput in;
+    in.current = &ev;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("breakdown.pdf");
+    ui::ExportOptions o;
+    o.format = ui::ExportFormat::Pdf;
+    o.widthIn = 7.0; // double column
+    o.heightIn = 3.0;
+    REQUIRE(ui::exportChart("breakdown", in, path, o).isEmpty());
+    const QByteArray pdf = readAll(path);
+    CHECK(pdf.startsWith("%PDF"));
+    CHECK(pdf.contains("/Type /Page"));
+    CHECK(pdf.contains("/MediaBox [0 0 504.000000 216.000000]")); // 7 × 3 in at 72 pt/in
+    CHECK(pdf.contains("/FontFile")); // fonts embedded
+}
+
+TEST_CASE("PNG export has the requested pixel size at 1×, 2× and 3×") {
+    const auto ev = defaultEvaluation();
+    ui::ChartInput in;
+    in.current = &ev;
+    QTemporaryDir dir;
+    for (int scale : {1, 2, 3}) {
+        const QString path = dir.filePath(QString("memory%1.png").arg(scale));
+        ui::ExportOptions o;
+        o.format = ui::ExportFormat::Png;
+        o.widthIn = 3.5;
+        o.heightIn = 2.5;
+        o.pixelScale = scale;
+        REQUIRE(ui::exportChart("memory", in, path, o).isEmpty());
+        const QImage img(path);
+        CHECK(img.width() == 336 * scale); // 3.5 in × 96 px/in
+        CHECK(img.height() == 240 * scale);
+    }
+}
+
+TEST_CASE("CSV has a header and one row per bar segment") {
+    const auto ev = defaultEvaluation();
+    ui::ChartInput in;
+    in.current = &ev;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("breakdown.csv");
+    ui::ExportOptions o;
+    o.format = ui::ExportFormat::Csv;
+    REQUIRE(ui::exportChart("breakdown", in, path, o).isEmpty());
+    const QStringList lines = QString::fromUtf8(readAll(path)).trimmed().split('\n');
+    // 2 bars (serialized, overlapped) × 10 components + header.
+    CHECK(lines.size() == 1 + 2 * 10);
+    CHECK(lines.first() == "bar,component,seconds");
+    o.format = ui::ExportFormat::Json;
+    REQUIRE(ui::exportChart("memory", in, dir.filePath("memory.json"), o).isEmpty());
+    CHECK(readAll(dir.filePath("memory.json")).contains("\"capacity\""));
+}
+
+TEST_CASE("Export all writes every chart in every format and the scenario") {
+    const auto ev = defaultEvaluation();
+    ui::ChartInput in;
+    in.current = &ev;
+    QTemporaryDir dir;
+    REQUIRE(ui::exportAll(in, dir.filePath("out"), ui::ExportOptions{}).isEmpty());
+    for (const QString& id : ui::chartIds())
+        for (const char* ext : {"svg", "pdf", "png", "csv", "json"})
+            CHECK(QFile::exists(dir.filePath("out/" + id + "." + ext)));
+    const auto j = nlohmann::json::parse(readAll(dir.filePath("out/scenario.json")).toStdString());
+    CHECK(parseScenario(j, "scenario.json").model.id == "llama3-70b");
+}
+
+TEST_CASE("Bad export requests are refused with a reason") {
+    const auto ev = defaultEvaluation();
+    ui::ChartInput in;
+    in.current = &ev;
+    QTemporaryDir dir;
+    ui::ExportOptions o;
+    CHECK(ui::exportChart("nonesuch", in, dir.filePath("x.svg"), o).contains("unknown chart"));
+    o.widthIn = -1;
+    CHECK(ui::exportChart("memory", in, dir.filePath("x.svg"), o).contains("out of range"));
+    o.widthIn = 3.5;
+    CHECK(ui::exportChart("memory", in, dir.filePath("no/such/folder/x.svg"), o).contains("cannot write"));
+}
+
+TEST_CASE("madmax figure renders headless, and --list names the charts") {
+    QTemporaryDir dir;
+    QProcess p;
+    p.start(MADMAX_CLI, {"figure", "--list"});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 0);
+    CHECK(p.readAllStandardOutput().contains("timeline"));
+
+    const QString out = dir.filePath("fig.svg");
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("DISPLAY");
+    env.remove("QT_QPA_PLATFORM");
+    p.setProcessEnvironment(env);
+    p.start(MADMAX_CLI, {"figure", "default", "--chart", "breakdown", "--format", "svg", "--width-in", "7", "-o", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 0);
+    CHECK(readAll(out).contains("<svg"));
+
+    p.start(MADMAX_CLI, {"figure", "--chart", "nonesuch", "-o", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 2);
+    CHECK(p.readAllStandardError().contains("no chart named"));
+}
+
+TEST_CASE("madmax-explorer --screenshot grabs the window once the first result is shown") {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("shot.png");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", dir.filePath("config"));
+    p.setProcessEnvironment(env);
+    p.start(MADMAX_EXPLORER, {"--screenshot", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 0);
+    const QImage img(out);
+    CHECK(img.width() >= 1000);
+}
