@@ -8,7 +8,7 @@ EvaluationWorker::EvaluationWorker(QObject* parent) : QObject(parent) {
     qRegisterMetaType<madmax::ui::Evaluation>();
     pool_.setMaxThreadCount(1); // stale jobs never pile up: one runs, the newest waits
     coalesce_.setSingleShot(true);
-    coalesce_.setInterval(4);
+    coalesce_.setInterval(2);
     connect(&coalesce_, &QTimer::timeout, this, &EvaluationWorker::launch);
     // Connected before the first setFuture(): re-pointing drops a stale future's notifications.
     connect(&watcher_, &QFutureWatcher<Evaluation>::finished, this, &EvaluationWorker::onFinished);

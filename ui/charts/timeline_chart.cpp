@@ -61,6 +61,7 @@ TimelineChart::TimelineChart(QWidget* parent) : ExplorerChart(parent) {
     c->addAxis(time_, Qt::AlignBottom);
     c->addAxis(lanes_, Qt::AlignLeft);
     c->legend()->setAlignment(Qt::AlignBottom);
+    setRenderHint(QPainter::Antialiasing, false); // axis-aligned boxes: crisp and cheaper
     setToolTip(description());
 }
 
@@ -108,12 +109,20 @@ void TimelineChart::setInput(const ChartInput& in) {
             events_.push_back(e);
             end = std::max(end, e.endS);
         }
+    // One box per run of back-to-back ops of the same component: far fewer points to paint
+    // (each op stays in events_ for the tooltip and the exported table).
     std::map<std::pair<int, int>, QList<QPointF>> points;
+    const double joinS = end * 1e-4; // boxes closer than this are drawn as one
     for (const auto& e : events_) {
         const int lane = laneIndex(e.lane);
         const double y0 = lane + 0.15, y1 = lane + 0.85;
         auto& p = points[{int(componentOf(e)), lane}];
         const double s = e.startS * 1e3, f = e.endS * 1e3;
+        if (p.size() >= 4 && s - p.back().x() <= joinS * 1e3) {
+            p[p.size() - 2].setX(f); // extend the previous box
+            p.back().setX(f);
+            continue;
+        }
         p << QPointF(s, y0) << QPointF(s, y1) << QPointF(f, y1) << QPointF(f, y0);
     }
     for (auto& t : tracks_) {
