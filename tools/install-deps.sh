@@ -8,6 +8,9 @@ packages=(
   libcli11-dev                     # the madmax command line
   catch2                           # tests (Catch2 2.13)
   libbenchmark-dev                 # benchmarks (Google Benchmark)
+  qt6-base-dev qt6-charts-dev      # the explorer: Qt Widgets + Qt Charts (6.4)
+  qt6-svg-dev libgl-dev            # SVG export; OpenGL headers Qt's CMake config asks for
+  fonts-dejavu-core                # the explicit figure font; real text offscreen
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 #include "scenario_panel.hpp"
 
 #include <QCompleter>
+#include <QMap>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -29,6 +30,40 @@ void makeSearchable(QComboBox* c) {
 }
 } // namespace
 
+QString ScenarioPanel::allowedFor(const QString& path) {
+    const QString key = path.section('.', -1);
+    static const QMap<QString, QString> allowed = {
+        {"layers", "≥ 1"}, {"hidden", "≥ 1"}, {"heads", "≥ 1"}, {"kv_heads", "divides heads"},
+        {"head_dim", "≥ 1"}, {"ffn_hidden", "≥ 1"}, {"vocab", "≥ 1"}, {"gated_mlp", "true / false"},
+        {"tied_embeddings", "true / false"}, {"causal", "true / false"}, {"arch", "dense"},
+        {"hbm_gb", "> 0"}, {"hbm_tbps", "> 0"}, {"gbps", "> 0"}, {"latency_us", "≥ 0"},
+        {"gpus", "≥ 1, ≥ the tier inside"}, {"oversubscription", "≥ 1"}, {"all_reduce_speedup", "> 0"},
+        {"gpus_per_node", "1–4096"}, {"reserve_gb", "≥ 0"}, {"kind", "scale_up / scale_out (tiers), training"},
+        {"attention_efficiency", "(0, 1]"}, {"memory_efficiency", "(0, 1]"}, {"kernel_launch_us", "≥ 0"},
+        {"low_precision_gemm_scale", "(0, 1]"}, {"reference_attention", "flash / unfused"},
+        {"gemm_efficiency", "[[GEMM FLOPs, (0, 1]], …]"}, {"efficiency", "[[bytes, (0, 1]], …]"},
+        {"global_batch", "divisible by DP × micro-batch"}, {"seq_len", "divisible by CP"},
+        {"precision", "bf16 / fp16 / fp8 / fp4 (with a peak)"}, {"grad_reduce_precision", "fp32 / bf16 / fp16"},
+        {"optimizer", "adam / sgd"}, {"attention", "flash / unfused"}};
+    if (path.contains("peak_tflops")) return "≥ 0, null = unsupported";
+    return allowed.value(key);
+}
+
+QString ScenarioPanel::loadScenarioPreset(const QString& id) {
+    const Preset* p = store_->library().find(PresetKind::Scenario, id.toStdString());
+    if (!p) return QString("no scenario preset \"%1\"").arg(id);
+    std::vector<std::pair<std::string, nlohmann::json>> edits;
+    for (const char* key : {"model", "system", "gpus", "strategy", "workload", "name"})
+        if (p->json.contains(key)) edits.push_back({key, p->json[key]});
+    if (p->json.contains("strategy") && !p->json["strategy"].contains("dp"))
+        edits.push_back({"strategy.dp", p->json["gpus"].get<int>() /
+                                            (p->json["strategy"].value("tp", 1) * p->json["strategy"].value("pp", 1) *
+                                             p->json["strategy"].value("cp", 1))});
+    const QString err = doc_->setFields(edits, "scenario preset " + id);
+    message_->setText(err);
+    return err;
+}
+
 QString ScenarioPanel::unitFor(const QString& path) {
     const QString key = path.section('.', -1);
     if (path.contains("peak_tflops")) return "TFLOP/s (dense)";
@@ -49,6 +84,12 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     : QWidget(parent), doc_(doc), store_(store) {
     auto* outer = new QVBoxLayout(this);
     auto* form = new QFormLayout;
+    scenario_ = new QComboBox;
+    scenario_->setToolTip("Start from a scenario preset: its model, system, GPU count, strategy and workload "
+                          "(one undoable edit).");
+    for (const Preset* p : store_->library().list(PresetKind::Scenario))
+        scenario_->addItem(QString::fromStdString(p->json.value("name", p->id)), QString::fromStdString(p->id));
+    form->addRow("Scenario preset", scenario_);
     model_ = new QComboBox;
     system_ = new QComboBox;
     makeSearchable(model_);
@@ -70,8 +111,8 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     outer->addLayout(buttons);
 
     tree_ = new QTreeWidget;
-    tree_->setColumnCount(3);
-    tree_->setHeaderLabels({"Field", "Value", "Unit"});
+    tree_->setColumnCount(4);
+    tree_->setHeaderLabels({"Field", "Value", "Unit", "Allowed"});
     tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     tree_->setToolTip("Double-click a value to edit it. Invalid values are marked and explained; the "
                       "scenario keeps its last valid state.");
@@ -86,6 +127,8 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     message_->setStyleSheet("color: #D55E00;");
     outer->addWidget(message_);
 
+    connect(scenario_, &QComboBox::activated, this,
+            [this](int i) { loadScenarioPreset(scenario_->itemData(i).toString()); });
     connect(model_, &QComboBox::activated, this, [this](int i) {
         const QString err = doc_->setField("model", model_->itemData(i).toString().toStdString());
         message_->setText(err);
@@ -149,6 +192,7 @@ void ScenarioPanel::rebuildTree() {
                 } else {
                     item->setText(1, displayValue(v));
                     item->setText(2, unitFor(p));
+                    item->setText(3, allowedFor(p));
                     item->setFlags(item->flags() | Qt::ItemIsEditable);
                     item->setToolTip(1, "JSON path: " + p);
                 }

@@ -18,6 +18,7 @@ class ScenarioPanel : public QWidget {
   public:
     ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget* parent = nullptr);
 
+    QComboBox* scenarioCombo() const { return scenario_; }
     QComboBox* modelCombo() const { return model_; }
     QComboBox* systemCombo() const { return system_; }
     QTreeWidget* fields() const { return tree_; }
@@ -25,6 +26,10 @@ class ScenarioPanel : public QWidget {
     QString editField(const QString& path, const QString& text);
     QString message() const { return message_->text(); }
     static QString unitFor(const QString& path);
+    /// What the core accepts for the field (shown beside it; the core has the final word).
+    static QString allowedFor(const QString& path);
+    /// Load a scenario preset's model, system, GPU count, strategy and workload as one edit.
+    QString loadScenarioPreset(const QString& id);
 
   private:
     void refresh(const Scenario& s);
@@ -36,6 +41,7 @@ class ScenarioPanel : public QWidget {
 
     ScenarioDocument* doc_;
     PresetStore* store_;
+    QComboBox* scenario_;
     QComboBox* model_;
     QComboBox* system_;
     QTreeWidget* tree_;

@@ -1,5 +1,6 @@
 // The explorer, driven as a user would (offscreen): sliders, edits, pins, undo, files.
 #include "charts/breakdown_chart.hpp"
+#include "presets_store.hpp"
 #include "madmax/scenario_io.hpp"
 #include "ui_support.hpp"
 
@@ -179,4 +180,34 @@ TEST_CASE("Presentation mode hides the editors and enlarges the charts") {
     CHECK(w.chart("breakdown")->chartStyle().fontScale > 1.0);
     w.setPresentationMode(false);
     CHECK(w.chart("breakdown")->chartStyle().fontScale == 1.0);
+}
+
+TEST_CASE("A scenario preset loads as one undoable edit; fields show units and what is allowed") {
+    test::Explorer e;
+    auto& w = *e.window;
+    CHECK(w.scenarioPanel()->loadScenarioPreset("gpt3-175b-1024-a100").isEmpty());
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().gpus == 1024);
+    CHECK(w.shown().scenario.model.hidden == 12288);
+    w.document()->undoStack()->undo();
+    CHECK(w.document()->scenario().gpus == 256);
+    CHECK(ui::ScenarioPanel::unitFor("system.gpu.hbm_gb") == "GB");
+    CHECK(ui::ScenarioPanel::allowedFor("system.tiers.0.oversubscription") == "≥ 1");
+    auto* tree = w.scenarioPanel()->fields();
+    REQUIRE(tree->topLevelItemCount() == 3);
+    CHECK(tree->topLevelItem(0)->text(0) == "model");
+}
+
+TEST_CASE("User presets are saved beside, never over, the installed ones") {
+    QTemporaryDir dir;
+    ui::PresetStore store(dir.path());
+    nlohmann::json m = store.library().find(PresetKind::Model, "llama3-8b")->json;
+    m["layers"] = 40;
+    CHECK(store.save(PresetKind::Model, "llama3-8b", m).contains("installed preset"));
+    CHECK(store.save(PresetKind::Model, "my llama", m).contains("letters, digits"));
+    REQUIRE(store.save(PresetKind::Model, "llama3-8b-deep", m).isEmpty());
+    CHECK(store.isUserPreset(PresetKind::Model, "llama3-8b-deep"));
+    ui::PresetStore reloaded(dir.path());
+    CHECK(reloaded.library().find(PresetKind::Model, "llama3-8b-deep")->json["layers"] == 40);
+    CHECK(reloaded.library().find(PresetKind::Model, "llama3-8b")->json["layers"] == 32);
 }

@@ -1,6 +1,7 @@
 // Exports: SVG is XML with the chart's text, PDF is a PDF with a page, PNG has the requested
 // pixel size, CSV has one row per bar segment or point; and the headless `madmax figure`.
 #include "charts/chart_factory.hpp"
+#include "presets_store.hpp"
 #include "export.hpp"
 #include "madmax/scenario_io.hpp"
 #include "ui_support.hpp"

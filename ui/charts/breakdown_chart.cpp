@@ -1,6 +1,8 @@
 #include "breakdown_chart.hpp"
 
 #include <QChart>
+#include <QCursor>
+#include <QToolTip>
 #include <QLegend>
 #include <QLegendMarker>
 
@@ -47,6 +49,17 @@ BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();
+    connect(series_, &QAbstractBarSeries::hovered, this, [this](bool on, int index, QBarSet* set) {
+        if (!on) {
+            QToolTip::hideText();
+            return;
+        }
+        const Component c = components()[std::size_t(std::find(sets_.begin(), sets_.end(), set) - sets_.begin())];
+        QToolTip::showText(QCursor::pos(), QString("<b>%1</b>: %2 s<br>%3")
+                                               .arg(componentName(c))
+                                               .arg(set->at(index), 0, 'g', 4)
+                                               .arg(componentTooltip(c)));
+    });
 }
 
 QString BreakdownChart::description() const {
