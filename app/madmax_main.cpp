@@ -6,6 +6,8 @@
 #include "madmax/scenario_io.hpp"
 #include "madmax/validation.hpp"
 
+#include "search_commands.hpp"
+
 #include <CLI/CLI.hpp>
 
 #ifdef MADMAX_WITH_FIGURE
@@ -131,6 +133,8 @@ int main(int argc, char** argv) {
     figure->add_flag("--list", listCharts, "Print the chart names and exit");
 #endif
 
+    const auto runSearchCommands = cli::addSearchCommands(app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -141,6 +145,7 @@ int main(int argc, char** argv) {
     try {
         if (*eval) return runEvaluate(scenario, sets, json, timeline);
         if (*val) return runValidate(dataset, vjson);
+        if (const int code = runSearchCommands(); code >= 0) return code;
 #ifdef MADMAX_WITH_FIGURE
         if (*figure) {
             if (listCharts) {

@@ -423,6 +423,23 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
 
 } // namespace
 
+MemoryBreakdown peakMemory(const Scenario& s) {
+    // The first stage holds the most micro-batches in flight, the last the logits; with an
+    // uneven split the second stage (p-1 in flight, a middle stage's layers) can top both.
+    const StageLayers layers = stageLayers(s);
+    const int pp = s.strategy.pp;
+    MemoryBreakdown worst = stageMemory(s, 0, layers.first);
+    if (pp > 2) {
+        const MemoryBreakdown second = stageMemory(s, 1, layers.middle);
+        if (second.totalBytes() > worst.totalBytes()) worst = second;
+    }
+    if (pp > 1) {
+        const MemoryBreakdown last = stageMemory(s, pp - 1, layers.last);
+        if (last.totalBytes() > worst.totalBytes()) worst = last;
+    }
+    return worst;
+}
+
 Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
@@ -614,12 +631,7 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     r.hfu = r.hardwareTflopsPerGpu * 1e12 / peak;
 
     // Memory: the fullest stage (the first holds the most micro-batches; the last the logits).
-    MemoryBreakdown worst = stageMemory(s, 0, layers.first);
-    if (st.pp > 1) {
-        const MemoryBreakdown lastMem = stageMemory(s, st.pp - 1, layers.last);
-        if (lastMem.totalBytes() > worst.totalBytes()) worst = lastMem;
-    }
-    r.memory = worst;
+    r.memory = peakMemory(s);
 
     if (options.timeline) {
         // One micro-batch on the critical stage, op by op: its first layer forward and backward

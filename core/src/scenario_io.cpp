@@ -317,7 +317,7 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
     readIdentity(r, g);
     r.ignore("generation");
     r.ignore("skus");
-    r.ignore("power_w");
+    g.powerW = r.number("power_w", 0, 1e5, 0.0);
     {
         ObjectReader pk(r.raw("peak_tflops"), file, r.pathOf("peak_tflops"));
         for (int i = 0; i < kPrecisionCount; ++i) {
@@ -373,7 +373,7 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     ObjectReader r(j, file, path);
     System s;
     readIdentity(r, s);
-    r.ignore("price_per_gpu_hour");
+    s.pricePerGpuHour = r.number("price_per_gpu_hour", 0, 1e4, 0.0);
     s.gpu = parseGpu(r.raw("gpu"), file, r.pathOf("gpu"));
     s.gpusPerNode = int(r.integer("gpus_per_node", 1, 4096, 8));
     s.reserveBytes = r.number("reserve_gb", 0, 1e6, 0.0) * 1e9;
@@ -411,6 +411,8 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
 }
 
 namespace {
+
+} // namespace
 
 Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     ObjectReader r(j, file, "strategy");
@@ -464,6 +466,8 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     r.finish();
     return st;
 }
+
+namespace {
 
 Workload parseWorkload(const json& j, const std::string& file) {
     ObjectReader r(j, file, "workload");
@@ -572,7 +576,8 @@ json toJson(const Gpu& g) {
               {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
               {"reference_attention", std::string(toString(c.referenceAttention))}}},
             {"links",
-             {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}}};
+             {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},
+            {"power_w", g.powerW}};
 }
 
 json toJson(const System& s) {
@@ -592,6 +597,7 @@ json toJson(const System& s) {
             {"gpu", toJson(s.gpu)},
             {"gpus_per_node", s.gpusPerNode},
             {"reserve_gb", s.reserveBytes / 1e9},
+            {"price_per_gpu_hour", s.pricePerGpuHour},
             {"tiers", tiers}};
 }
 

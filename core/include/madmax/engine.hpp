@@ -14,4 +14,8 @@ struct EvaluateOptions {
 /// of a valid scenario returns finite, positive times.
 Result evaluate(const Scenario& scenario, const EvaluateOptions& options = {});
 
+/// Memory per GPU of the fullest pipeline stage (what evaluate() reports), on its own: cheap,
+/// for filtering configurations that cannot fit before timing them.
+MemoryBreakdown peakMemory(const Scenario& scenario);
+
 } // namespace madmax

@@ -43,6 +43,8 @@ Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib,
 nlohmann::json loadScenarioJson(const std::string& pathOrId, const PresetLibrary& lib,
                                 const std::vector<Override>& extra = {});
 
+/// Strict parse of a "strategy" object; dp defaults to gpus / (tp·pp·cp).
+Strategy parseStrategy(const nlohmann::json& j, const std::string& file, int gpus);
 Model parseModel(const nlohmann::json& j, const std::string& file, const std::string& path);
 Gpu parseGpu(const nlohmann::json& j, const std::string& file, const std::string& path);
 System parseSystem(const nlohmann::json& j, const std::string& file, const std::string& path);

@@ -42,6 +42,7 @@ struct Gpu {
     ComputeCalibration calibration;
     LinkCalibration scaleUpLink;  ///< NVLink generation paired with this GPU
     LinkCalibration scaleOutLink; ///< typical RDMA NIC of its generation
+    double powerW = 0;            ///< board power (TDP), for energy estimates
 
     double peak(Precision p) const { return peakFlops[static_cast<int>(p)]; }
 };
@@ -69,6 +70,7 @@ struct System {
     int gpusPerNode = 8;
     std::vector<NetworkTier> tiers; ///< innermost first; the last spans the whole cluster
     double reserveBytes = 0;        ///< CUDA context, workspace, fragmentation
+    double pricePerGpuHour = 0;     ///< USD per GPU-hour, for cost estimates (0: unknown)
     double maxGpus() const { return tiers.empty() ? gpusPerNode : double(tiers.back().gpus); }
 };
 

@@ -1,0 +1,107 @@
+// Design-space search (issue #4): every valid strategy for a model, system, GPU count and
+// workload, ranked by an objective; top N, Pareto fronts, the best per TP × PP cell, and the
+// speedup over a baseline strategy. Parallel, cancellable, shardable, deterministic.
+#pragma once
+
+#include "madmax/scenario.hpp"
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace madmax {
+
+enum class Objective { Throughput, TimeToTrain, Cost };
+std::string_view toString(Objective o);
+std::optional<Objective> parseObjective(std::string_view s);
+
+/// Restrictions on each dimension; an empty list means every valid value.
+struct SearchSpace {
+    std::vector<int> tp, pp, vp, cp, microBatch, zeroStage;
+    std::vector<Recompute> recompute;
+    std::vector<int> sequenceParallel; ///< 0 / 1
+    std::vector<int> tpCommOverlap;    ///< 0 / 1
+    std::vector<int> gpus;             ///< GPU counts to sweep (empty: the scenario's)
+    bool allowTpAcrossScaleUp = false; ///< TP beyond the scale-up domain
+};
+
+struct SearchOptions {
+    Objective objective = Objective::Throughput;
+    int topN = 10;
+    int threads = 0;              ///< 0: every hardware thread
+    double tokenBudget = 1e12;    ///< tokens to train, for time and cost
+    bool prune = true;            ///< skip configurations a lower bound proves cannot rank
+    int shardIndex = 0, shardCount = 1;
+    std::size_t scatterLimit = 20000; ///< configurations kept for a scatter plot (deterministic sample)
+    const std::atomic<bool>* cancel = nullptr;
+    /// "What I run today": the best is compared with it (speedupOverBaseline).
+    std::optional<Strategy> baseline;
+    /// Called now and then from worker threads with (done, total) outer tasks.
+    std::function<void(std::size_t, std::size_t)> progress;
+};
+
+/// One evaluated configuration, compact.
+struct Candidate {
+    int gpus = 0;
+    Strategy strategy;
+    double stepTimeS = 0, tokensPerS = 0, mfu = 0;
+    double memoryBytes = 0, marginBytes = 0;
+    double exposedCommS = 0;
+    double score = 0; ///< higher is better under the objective
+    bool fits = true;
+};
+
+struct HeatCell {
+    int tp = 0, pp = 0;
+    bool anyValid = false;    ///< some configuration exists in this cell
+    bool anyFeasible = false; ///< some configuration fits in memory
+    Candidate best;
+};
+
+struct SearchStats {
+    std::size_t evaluated = 0;  ///< configurations the engine evaluated
+    std::size_t feasible = 0;   ///< of those, fitting in memory
+    std::size_t infeasible = 0; ///< dropped: do not fit in memory
+    std::size_t pruned = 0;     ///< skipped: a bound proved they cannot rank
+    double seconds = 0;
+    double configsPerS = 0;
+};
+
+struct SearchResult {
+    Objective objective = Objective::Throughput;
+    double tokenBudget = 0;
+    std::vector<Candidate> top;          ///< best first
+    std::vector<Candidate> paretoMemory; ///< throughput vs memory headroom
+    std::vector<Candidate> paretoGpus;   ///< throughput vs GPU count (when swept)
+    std::vector<HeatCell> heatmap;       ///< best per (TP, PP), sorted by tp then pp
+    std::vector<Candidate> scatter;      ///< a deterministic sample of feasible configurations
+    std::optional<Candidate> baseline;
+    std::optional<double> speedupOverBaseline; ///< best / baseline score ratio (time, cost inverted)
+    SearchStats stats;
+    bool cancelled = false;
+};
+
+/// Score of a result under an objective (higher is better).
+double objectiveScore(Objective o, double tokensPerS, int gpus, double pricePerGpuHour, double tokenBudget);
+
+/// Canonical ordering key for deterministic ties.
+bool candidateBefore(const Candidate& a, const Candidate& b);
+
+SearchResult search(const Scenario& base, const SearchSpace& space, const SearchOptions& options);
+
+/// Combine shard outputs into the result of one unsharded run.
+SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN);
+
+/// Evaluate one strategy as a candidate (no memory filter).
+Candidate evaluateCandidate(const Scenario& s, Objective o, double tokenBudget);
+
+/// Parse "tp=8,pp=16,vp=2,mb=1,zero=1,recompute=selective,sp=1,overlap=0,cp=1" onto a strategy
+/// (unnamed fields keep the scenario's); dp follows from the GPU count. Throws InputError.
+Strategy parseStrategySpec(const std::string& spec, const Scenario& s);
+/// Parse "tp=1,2,4,8" into the space. Throws InputError.
+void parseRestriction(const std::string& spec, SearchSpace& space);
+std::string strategySpec(const Strategy& st);
+
+} // namespace madmax

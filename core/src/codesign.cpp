@@ -1,0 +1,221 @@
+#include "madmax/codesign.hpp"
+
+#include "madmax/error.hpp"
+#include "madmax/json_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace madmax {
+
+std::vector<std::string> knobNames(const System& sys) {
+    std::vector<std::string> k = {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw",
+                                  "scale_up_latency", "scale_out_latency", "scale_up_domain", "gpus"};
+    for (std::size_t i = 0; i < sys.tiers.size(); ++i) {
+        k.push_back("tier" + std::to_string(i) + "_bw");
+        k.push_back("tier" + std::to_string(i) + "_latency");
+    }
+    return k;
+}
+
+Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
+    if (!(f > 0) || !std::isfinite(f))
+        throw InputError("--knob", knob, "factor " + std::to_string(f) + " must be a positive number");
+    Scenario o = s;
+    auto& sys = o.system;
+    auto eachTier = [&](auto pred, auto fn) {
+        bool any = false;
+        for (std::size_t i = 0; i < sys.tiers.size(); ++i)
+            if (pred(i, sys.tiers[i])) {
+                fn(sys.tiers[i]);
+                any = true;
+            }
+        return any;
+    };
+    const auto isUp = [](std::size_t, const NetworkTier& t) { return t.kind == TierKind::ScaleUp; };
+    const auto isOut = [](std::size_t, const NetworkTier& t) { return t.kind == TierKind::ScaleOut; };
+    if (knob == "flops") {
+        for (auto& p : sys.gpu.peakFlops) p *= f;
+    } else if (knob == "hbm_bw") {
+        sys.gpu.hbmBytesPerS *= f;
+    } else if (knob == "hbm_capacity") {
+        sys.gpu.hbmBytes *= f;
+    } else if (knob == "scale_up_bw" || knob == "scale_out_bw") {
+        if (!eachTier(knob == "scale_up_bw" ? +isUp : +isOut, [&](NetworkTier& t) { t.bytesPerS *= f; }))
+            throw InputError("--knob", knob, "the system has no such tier");
+    } else if (knob == "scale_up_latency" || knob == "scale_out_latency") {
+        if (!eachTier(knob == "scale_up_latency" ? +isUp : +isOut, [&](NetworkTier& t) { t.latencyS *= f; }))
+            throw InputError("--knob", knob, "the system has no such tier");
+    } else if (knob == "scale_up_domain") {
+        if (sys.tiers.empty()) throw InputError("--knob", knob, "the system has no tiers");
+        const int limit = sys.tiers.size() > 1 ? sys.tiers[1].gpus : sys.tiers[0].gpus;
+        sys.tiers[0].gpus = std::max(1, std::min(limit, int(std::lround(sys.tiers[0].gpus * f))));
+    } else if (knob == "gpus") {
+        o.gpus = std::max(1, int(std::lround(s.gpus * f)));
+        if (!sys.tiers.empty() && o.gpus > sys.tiers.back().gpus) sys.tiers.back().gpus = o.gpus;
+        const long long inner = 1LL * o.strategy.tp * o.strategy.pp * o.strategy.cp;
+        if (o.gpus % inner == 0) o.strategy.dp = int(o.gpus / inner);
+    } else if (knob.rfind("tier", 0) == 0 && knob.find('_') != std::string::npos) {
+        const std::size_t us = knob.find('_');
+        std::size_t k = 0;
+        try {
+            k = std::stoul(knob.substr(4, us - 4));
+        } catch (const std::exception&) {
+            k = sys.tiers.size();
+        }
+        const std::string what = knob.substr(us + 1);
+        if (k >= sys.tiers.size() || (what != "bw" && what != "latency"))
+            throw InputError("--knob", knob, "no such tier knob; the system has tiers 0 to " +
+                                                 std::to_string(int(sys.tiers.size()) - 1));
+        if (what == "bw") sys.tiers[k].bytesPerS *= f;
+        else sys.tiers[k].latencyS *= f;
+    } else {
+        const auto names = knobNames(sys);
+        auto near = didYouMean(knob, names);
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw InputError("--knob", knob, "unknown knob" + (near ? " (did you mean \"" + *near + "\"?)" : std::string()) +
+                                             "; knobs: " + list);
+    }
+    return o;
+}
+
+KnobAxis parseKnobAxis(const std::string& spec) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw InputError("--knob", spec, "expected NAME=F1,F2,… (e.g. hbm_bw=0.5,1,2)");
+    KnobAxis a;
+    a.knob = spec.substr(0, eq);
+    std::stringstream ss(spec.substr(eq + 1));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        try {
+            std::size_t used = 0;
+            const double v = std::stod(item, &used);
+            if (used != item.size() || !(v > 0)) throw std::invalid_argument(item);
+            a.factors.push_back(v);
+        } catch (const std::exception&) {
+            throw InputError("--knob", a.knob, "\"" + item + "\" is not a positive factor");
+        }
+    }
+    if (a.factors.empty()) throw InputError("--knob", a.knob, "give at least one factor");
+    return a;
+}
+
+std::vector<std::size_t> SweepResult::strategyChanges() const {
+    std::vector<std::size_t> out;
+    if (axes.empty()) return out;
+    const std::size_t lastAxis = axes.back().factors.size();
+    for (std::size_t i = 1; i < points.size(); ++i) {
+        if (points[i].index % lastAxis == 0) continue; // a new row of the grid
+        const auto& a = points[i - 1];
+        const auto& b = points[i];
+        if (a.feasible != b.feasible) {
+            out.push_back(i);
+            continue;
+        }
+        if (!a.feasible) continue;
+        const Strategy &x = a.best.strategy, &y = b.best.strategy;
+        if (x.tp != y.tp || x.pp != y.pp || x.vp != y.vp || x.cp != y.cp || x.dp != y.dp || x.microBatch != y.microBatch ||
+            x.zeroStage != y.zeroStage || x.recompute != y.recompute || x.sequenceParallel != y.sequenceParallel ||
+            x.tpCommOverlap != y.tpCommOverlap || a.best.gpus != b.best.gpus)
+            out.push_back(i);
+    }
+    return out;
+}
+
+namespace {
+Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOptions& options, SearchStats* stats,
+                 bool* feasible) {
+    SearchOptions o = options;
+    o.topN = 1;
+    o.scatterLimit = 0;
+    o.baseline.reset();
+    o.shardIndex = 0;
+    o.shardCount = 1;
+    o.progress = nullptr;
+    SearchSpace sp = space;
+    if (sp.gpus.empty()) sp.gpus = {s.gpus};
+    const SearchResult r = search(s, sp, o);
+    if (stats) *stats = r.stats;
+    *feasible = !r.top.empty();
+    return r.top.empty() ? Candidate{} : r.top.front();
+}
+} // namespace
+
+SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const SearchSpace& space,
+                  const SearchOptions& options) {
+    if (axes.empty() || axes.size() > 2) throw InputError("--knob", "", "give one knob, or two for a grid");
+    SweepResult r;
+    r.axes = axes;
+    bool ok = false;
+    r.unscaled = bestOf(base, space, options, nullptr, &ok);
+    const std::size_t n0 = axes[0].factors.size();
+    const std::size_t n1 = axes.size() > 1 ? axes[1].factors.size() : 1;
+    // Validate every knob once, up front, so a typo fails before any work.
+    for (const auto& a : axes) scaleKnob(base, a.knob, 1.0);
+    for (std::size_t i = 0; i < n0 * n1; ++i) {
+        if (int(i % std::size_t(std::max(1, options.shardCount))) != options.shardIndex) continue;
+        if (options.cancel && options.cancel->load()) break;
+        SweepPoint p;
+        p.index = i;
+        Scenario s = scaleKnob(base, axes[0].knob, axes[0].factors[i / n1]);
+        p.factors.push_back(axes[0].factors[i / n1]);
+        if (axes.size() > 1) {
+            s = scaleKnob(s, axes[1].knob, axes[1].factors[i % n1]);
+            p.factors.push_back(axes[1].factors[i % n1]);
+        }
+        SearchSpace sp = space;
+        if (std::any_of(axes.begin(), axes.end(), [](const KnobAxis& a) { return a.knob == "gpus"; })) sp.gpus = {s.gpus};
+        p.best = bestOf(s, sp, options, &p.stats, &p.feasible);
+        p.speedup = p.feasible && ok ? p.best.score / r.unscaled.score : 0.0;
+        r.points.push_back(p);
+        if (options.progress) options.progress(i + 1, n0 * n1);
+    }
+    return r;
+}
+
+SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
+    SweepResult r;
+    if (shards.empty()) return r;
+    r.axes = shards.front().axes;
+    r.unscaled = shards.front().unscaled;
+    for (const auto& s : shards) r.points.insert(r.points.end(), s.points.begin(), s.points.end());
+    std::sort(r.points.begin(), r.points.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
+    return r;
+}
+
+std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& space, const SearchOptions& options,
+                                     std::vector<std::string> knobs) {
+    if (knobs.empty())
+        knobs = {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw", "scale_up_latency",
+                 "scale_out_latency", "scale_up_domain"};
+    std::vector<Sensitivity> out;
+    for (const auto& k : knobs) {
+        if (options.cancel && options.cancel->load()) break;
+        const SweepResult r = sweep(base, {{k, {0.5, 2.0}}}, space, options);
+        Sensitivity s;
+        s.knob = k;
+        s.speedupHalf = r.points.size() > 0 ? r.points[0].speedup : 0;
+        s.speedupDouble = r.points.size() > 1 ? r.points[1].speedup : 0;
+        out.push_back(s);
+    }
+    std::sort(out.begin(), out.end(), [](const Sensitivity& a, const Sensitivity& b) {
+        const double ia = std::fabs(a.speedupDouble - 1) + std::fabs(1 - a.speedupHalf);
+        const double ib = std::fabs(b.speedupDouble - 1) + std::fabs(1 - b.speedupHalf);
+        return ia != ib ? ia > ib : a.knob < b.knob;
+    });
+    return out;
+}
+
+TrainingCost trainingCost(const System& sys, int gpus, double tokensPerS, double tokenBudget) {
+    TrainingCost c;
+    c.seconds = tokenBudget / tokensPerS;
+    c.gpuHours = c.seconds / 3600.0 * gpus;
+    c.dollars = c.gpuHours * sys.pricePerGpuHour;
+    c.energyKWh = c.gpuHours * sys.gpu.powerW / 1000.0;
+    return c;
+}
+
+} // namespace madmax

@@ -1,0 +1,545 @@
+#include "madmax/search.hpp"
+
+#include "madmax/engine.hpp"
+#include "madmax/error.hpp"
+#include "madmax/flops.hpp"
+#include "madmax/strategy_space.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+namespace madmax {
+
+std::string_view toString(Objective o) {
+    switch (o) {
+    case Objective::Throughput: return "throughput";
+    case Objective::TimeToTrain: return "time";
+    case Objective::Cost: return "cost";
+    }
+    return "?";
+}
+
+std::optional<Objective> parseObjective(std::string_view s) {
+    if (s == "throughput") return Objective::Throughput;
+    if (s == "time") return Objective::TimeToTrain;
+    if (s == "cost") return Objective::Cost;
+    return std::nullopt;
+}
+
+double objectiveScore(Objective o, double tokensPerS, int gpus, double price, double budget) {
+    switch (o) {
+    case Objective::Throughput: return tokensPerS;
+    case Objective::TimeToTrain: return tokensPerS / budget; // 1 / seconds to train the budget
+    case Objective::Cost: {
+        // 1 / dollars (GPU-hours when no price is known).
+        const double hours = budget / tokensPerS / 3600.0 * gpus;
+        return 1.0 / (hours * (price > 0 ? price : 1.0));
+    }
+    }
+    return tokensPerS;
+}
+
+namespace {
+
+auto keyOf(const Candidate& c) {
+    const Strategy& s = c.strategy;
+    return std::make_tuple(c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage, int(s.recompute),
+                           int(s.sequenceParallel), int(s.tpCommOverlap), s.firstStageLayers, s.lastStageLayers);
+}
+
+/// A well-mixed 64-bit hash of the configuration: the deterministic scatter sample.
+std::uint64_t hashOf(const Candidate& c) {
+    std::uint64_t h = 1469598103934665603ULL;
+    auto mix = [&](std::uint64_t v) {
+        h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+        h *= 1099511628211ULL;
+    };
+    std::apply([&](auto... v) { (mix(std::uint64_t(std::int64_t(v))), ...); }, keyOf(c));
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+} // namespace
+
+bool candidateBefore(const Candidate& a, const Candidate& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return keyOf(a) < keyOf(b);
+}
+
+Candidate evaluateCandidate(const Scenario& s, Objective o, double budget) {
+    const Result r = evaluate(s);
+    Candidate c;
+    c.gpus = s.gpus;
+    c.strategy = s.strategy;
+    c.stepTimeS = r.stepTimeS;
+    c.tokensPerS = r.tokensPerS;
+    c.mfu = r.mfu;
+    c.memoryBytes = r.memory.totalBytes();
+    c.marginBytes = r.memory.marginBytes();
+    c.exposedCommS = r.exposedCommS;
+    c.fits = r.memory.fits();
+    c.score = objectiveScore(o, r.tokensPerS, s.gpus, s.system.pricePerGpuHour, budget);
+    return c;
+}
+
+namespace {
+
+/// A pipeline depth and its layer split (even, or ceil(l/p) in the middle with the rest shared
+/// by the first and last stages, as Llama 3 did).
+struct PipelineLayout {
+    int pp, first, last, middle;
+};
+
+std::vector<PipelineLayout> pipelineLayouts(const Model& m, const std::vector<int>& restrict, const Strategy& base) {
+    std::vector<PipelineLayout> out;
+    for (int p = 1; p <= m.layers && p <= 256; ++p) {
+        if (!restrict.empty() && std::find(restrict.begin(), restrict.end(), p) == restrict.end()) continue;
+        if (m.layers % p == 0) {
+            out.push_back({p, 0, 0, m.layers / p});
+        } else if (p >= 3) {
+            const int middle = (m.layers + p - 1) / p;
+            const int rest = m.layers - (p - 2) * middle;
+            if (rest >= 2) out.push_back({p, rest / 2, rest - rest / 2, middle});
+        }
+        // Keep the scenario's own uneven split when it names one for this depth.
+        if (p == base.pp && (base.firstStageLayers || base.lastStageLayers) && m.layers % p == 0)
+            out.push_back({p, base.firstStageLayers, base.lastStageLayers, m.layers / p});
+    }
+    return out;
+}
+
+struct Task {
+    int gpus, tp, cp, dp;
+    PipelineLayout layout;
+    int vp;
+};
+
+template <class T>
+bool allowed(const std::vector<T>& restrict, T v) {
+    return restrict.empty() || std::find(restrict.begin(), restrict.end(), v) != restrict.end();
+}
+
+/// Best-first list of at most n candidates.
+struct TopN {
+    std::size_t n;
+    std::vector<Candidate> items;
+    bool full() const { return items.size() >= n; }
+    double threshold() const { return full() ? items.back().score : -1.0; }
+    void offer(const Candidate& c) {
+        if (n == 0) return;
+        if (full() && !candidateBefore(c, items.back())) return;
+        items.insert(std::upper_bound(items.begin(), items.end(), c, candidateBefore), c);
+        if (items.size() > n) items.pop_back();
+    }
+};
+
+/// The Pareto front of throughput (score) vs memory headroom: best first.
+std::vector<Candidate> paretoMemory(std::vector<Candidate> pts) {
+    std::sort(pts.begin(), pts.end(), candidateBefore);
+    std::vector<Candidate> front;
+    double bestMargin = -1e300;
+    for (const auto& c : pts)
+        if (c.marginBytes > bestMargin) {
+            front.push_back(c);
+            bestMargin = c.marginBytes;
+        }
+    return front;
+}
+
+/// The front of throughput vs GPU count: fewest GPUs first, each faster than every smaller one.
+std::vector<Candidate> paretoGpus(std::vector<Candidate> pts) {
+    std::sort(pts.begin(), pts.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.gpus != b.gpus) return a.gpus < b.gpus;
+        return candidateBefore(a, b);
+    });
+    std::vector<Candidate> front;
+    double best = -1;
+    for (const auto& c : pts)
+        if (c.tokensPerS > best) {
+            front.push_back(c);
+            best = c.tokensPerS;
+        }
+    return front;
+}
+
+struct LocalState {
+    TopN top;
+    std::map<std::pair<int, int>, HeatCell> cells;
+    std::vector<Candidate> pareto; // local front (kept small)
+    std::map<int, Candidate> bestPerGpus;
+    std::vector<Candidate> scatter;
+    SearchStats stats;
+
+    /// True when some kept point beats `ub` in score and has at least `margin` headroom.
+    bool dominatedOnMemory(double ub, double margin) const {
+        for (const auto& p : pareto)
+            if (p.score > ub && p.marginBytes >= margin) return true;
+        return false;
+    }
+    void addPareto(const Candidate& c) {
+        for (const auto& p : pareto)
+            if (p.score >= c.score && p.marginBytes >= c.marginBytes) return;
+        pareto.erase(std::remove_if(pareto.begin(), pareto.end(),
+                                    [&](const Candidate& p) { return c.score >= p.score && c.marginBytes >= p.marginBytes; }),
+                     pareto.end());
+        pareto.push_back(c);
+    }
+};
+
+std::vector<Task> buildTasks(const Scenario& base, const SearchSpace& space) {
+    const Model& m = base.model;
+    std::vector<int> gpuList = space.gpus.empty() ? std::vector<int>{base.gpus} : space.gpus;
+    const int domain = base.system.tiers.empty() ? base.system.gpusPerNode : base.system.tiers.front().gpus;
+    std::vector<Task> tasks;
+    const auto layouts = pipelineLayouts(m, space.pp, base.strategy);
+    for (int g : gpuList) {
+        if (g < 1 || g > base.system.maxGpus()) continue;
+        for (int tp : tpChoices(m, 1 << 20)) {
+            if (!allowed(space.tp, tp) || tp > g) continue;
+            if (!space.allowTpAcrossScaleUp && tp > domain) continue;
+            for (const auto& lay : layouts) {
+                if (1LL * tp * lay.pp > g) continue;
+                for (int cp : cpChoices(base.workload.seqLen, 1 << 20)) {
+                    if (!allowed(space.cp, cp)) continue;
+                    const long long inner = 1LL * tp * lay.pp * cp;
+                    if (g % inner != 0) continue;
+                    const int dp = int(g / inner);
+                    if (base.workload.globalBatch % dp != 0) continue;
+                    std::vector<int> vps = {1};
+                    if (lay.pp > 1) vps = divisorsOf(lay.middle, lay.middle);
+                    for (int vp : vps) {
+                        if (!allowed(space.vp, vp)) continue;
+                        if (vp > 1 && lay.first == 0 && m.layers % (lay.pp * vp) != 0) continue;
+                        tasks.push_back({g, tp, cp, dp, lay, vp});
+                    }
+                }
+            }
+        }
+    }
+    return tasks;
+}
+
+/// Upper bound on a configuration's score: its step is at least its GEMMs at peak, stretched by
+/// the pipeline bubble (GEMM efficiency ≤ 1 and the critical stage ≥ the mean stage).
+double scoreUpperBound(const Scenario& s, Objective o, double budget, double gemmFlopsPerStep) {
+    const Strategy& st = s.strategy;
+    const double peak = s.system.gpu.peak(s.workload.precision);
+    const int m = microBatchesPerStep(s);
+    const double lbStep = gemmFlopsPerStep / (double(s.gpus) * peak) * (1.0 + double(st.pp - 1) / (double(st.vp) * m));
+    const double tokens = double(s.workload.globalBatch) * s.workload.seqLen;
+    return objectiveScore(o, tokens / lbStep, s.gpus, s.system.pricePerGpuHour, budget);
+}
+
+void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchOptions& opt, double sampleBelow,
+             double gemmFlopsPerStep, LocalState& L) {
+    Strategy& st = s.strategy;
+    s.gpus = t.gpus;
+    st.tp = t.tp;
+    st.pp = t.layout.pp;
+    st.firstStageLayers = t.layout.first;
+    st.lastStageLayers = t.layout.last;
+    st.cp = t.cp;
+    st.dp = t.dp;
+    st.vp = t.vp;
+    st.schedule = t.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+    if (st.shardGroup > 0 && st.dp % st.shardGroup != 0) st.shardGroup = 0;
+    const int perReplica = s.workload.globalBatch / t.dp;
+    const std::vector<int> zeros = t.dp * t.cp > 1 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
+    const std::vector<int> binary = t.tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0};
+    auto& cell = L.cells[{t.tp, t.layout.pp}];
+    cell.tp = t.tp;
+    cell.pp = t.layout.pp;
+
+    for (int mb : divisorsOf(perReplica, perReplica)) {
+        if (!allowed(space.microBatch, mb)) continue;
+        st.microBatch = mb;
+        const int m = perReplica / mb;
+        if (t.vp > 1 && m % t.layout.pp != 0) continue;
+        for (int zero : zeros) {
+            if (!allowed(space.zeroStage, zero)) continue;
+            st.zeroStage = zero;
+            for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+                if (!allowed(space.recompute, rc)) continue;
+                st.recompute = rc;
+                for (int sp : binary) {
+                    if (!allowed(space.sequenceParallel, sp)) continue;
+                    st.sequenceParallel = sp;
+                    for (int ov : binary) {
+                        if (!allowed(space.tpCommOverlap, ov)) continue;
+                        if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
+                        st.tpCommOverlap = ov;
+                        if (explainInvalid(s)) continue; // not a configuration (cannot happen by construction)
+                        cell.anyValid = true;
+                        ++L.stats.evaluated;
+                        const MemoryBreakdown mem = peakMemory(s);
+                        if (!mem.fits()) {
+                            ++L.stats.infeasible;
+                            continue;
+                        }
+                        Candidate probe;
+                        probe.gpus = s.gpus;
+                        probe.strategy = st;
+                        const bool sampled = double(hashOf(probe)) < sampleBelow;
+                        if (opt.prune && !sampled) {
+                            const double ub = scoreUpperBound(s, opt.objective, opt.tokenBudget, gemmFlopsPerStep);
+                            auto g = L.bestPerGpus.find(s.gpus);
+                            const bool belowTop = L.top.full() && ub < L.top.threshold();
+                            const bool belowCell = cell.anyFeasible && ub < cell.best.score;
+                            const bool belowGpus = g != L.bestPerGpus.end() && ub < g->second.score;
+                            if (belowTop && belowCell && belowGpus && L.dominatedOnMemory(ub, mem.marginBytes())) {
+                                ++L.stats.pruned;
+                                continue;
+                            }
+                        }
+                        const Candidate c = evaluateCandidate(s, opt.objective, opt.tokenBudget);
+                        ++L.stats.feasible;
+                        L.top.offer(c);
+                        if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
+                        cell.anyFeasible = true;
+                        auto g = L.bestPerGpus.find(s.gpus);
+                        if (g == L.bestPerGpus.end() || candidateBefore(c, g->second)) L.bestPerGpus[s.gpus] = c;
+                        L.addPareto(c);
+                        if (sampled) L.scatter.push_back(c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+std::size_t innerCount(const Task& t, const Scenario& base) {
+    const int perReplica = base.workload.globalBatch / t.dp;
+    const std::size_t mbs = divisorsOf(perReplica, perReplica).size();
+    return mbs * (t.dp * t.cp > 1 ? 4 : 1) * 3 * (t.tp > 1 ? 4 : 1);
+}
+
+} // namespace
+
+SearchResult search(const Scenario& base, const SearchSpace& space, const SearchOptions& opt) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Task> all = buildTasks(base, space);
+    std::vector<Task> tasks;
+    for (std::size_t i = 0; i < all.size(); ++i)
+        if (int(i % std::size_t(std::max(1, opt.shardCount))) == opt.shardIndex) tasks.push_back(all[i]);
+
+    // The scatter sample is drawn over the whole space (not the shard) so shards merge exactly.
+    std::size_t estimate = 0;
+    for (const auto& t : all) estimate += innerCount(t, base);
+    const double fraction = estimate == 0 ? 1.0 : std::min(1.0, double(opt.scatterLimit) / double(estimate));
+    const double sampleBelow = fraction * 18446744073709551615.0;
+
+    const double gemmFlops =
+        3.0 * double(base.workload.globalBatch) * base.workload.seqLen *
+        (base.model.layers * layerGemmFlopsPerToken(base.model) + lmHeadFlopsPerToken(base.model));
+
+    int threads = opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::max(1, std::min<int>(threads, int(tasks.size())));
+    std::vector<LocalState> locals(threads);
+    for (auto& l : locals) l.top.n = std::size_t(std::max(0, opt.topN));
+    std::atomic<std::size_t> next{0}, done{0};
+    auto worker = [&](int w) {
+        Scenario s = base;
+        LocalState& L = locals[w];
+        while (true) {
+            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
+            const std::size_t i = next.fetch_add(1);
+            if (i >= tasks.size()) return;
+            runTask(tasks[i], s, space, opt, sampleBelow, gemmFlops, L);
+            const std::size_t d = done.fetch_add(1) + 1;
+            if (opt.progress && (d % 16 == 0 || d == tasks.size())) opt.progress(d, tasks.size());
+        }
+    };
+    if (threads == 1) {
+        worker(0);
+    } else {
+        std::vector<std::thread> pool;
+        for (int w = 0; w < threads; ++w) pool.emplace_back(worker, w);
+        for (auto& t : pool) t.join();
+    }
+
+    // Merge the threads' findings; every step is order-independent, so any thread count agrees.
+    std::vector<SearchResult> parts;
+    if (locals.empty()) locals.emplace_back();
+    for (auto& L : locals) {
+        SearchResult p;
+        p.top = std::move(L.top.items);
+        p.paretoMemory = std::move(L.pareto);
+        for (auto& [k, c] : L.cells) p.heatmap.push_back(c);
+        for (auto& [g, c] : L.bestPerGpus) p.paretoGpus.push_back(c);
+        p.scatter = std::move(L.scatter);
+        p.stats = L.stats;
+        parts.push_back(std::move(p));
+    }
+    if (opt.baseline) {
+        Scenario b = base;
+        b.strategy = *opt.baseline;
+        if (auto why = explainInvalid(b)) throw InputError("--baseline", strategySpec(*opt.baseline), *why);
+        parts.front().baseline = evaluateCandidate(b, opt.objective, opt.tokenBudget);
+    }
+    SearchResult r = mergeResults(parts, opt.topN);
+    r.objective = opt.objective;
+    r.tokenBudget = opt.tokenBudget;
+    r.cancelled = opt.cancel && opt.cancel->load();
+    r.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.stats.configsPerS = r.stats.seconds > 0 ? r.stats.evaluated / r.stats.seconds : 0;
+    return r;
+}
+
+SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN) {
+    SearchResult r;
+    std::vector<Candidate> pareto, gpusFront;
+    std::map<std::pair<int, int>, HeatCell> cells;
+    for (const auto& p : shards) {
+        r.top.insert(r.top.end(), p.top.begin(), p.top.end());
+        pareto.insert(pareto.end(), p.paretoMemory.begin(), p.paretoMemory.end());
+        gpusFront.insert(gpusFront.end(), p.paretoGpus.begin(), p.paretoGpus.end());
+        r.scatter.insert(r.scatter.end(), p.scatter.begin(), p.scatter.end());
+        for (const auto& c : p.heatmap) {
+            HeatCell& into = cells[{c.tp, c.pp}];
+            into.tp = c.tp;
+            into.pp = c.pp;
+            into.anyValid = into.anyValid || c.anyValid;
+            if (c.anyFeasible && (!into.anyFeasible || candidateBefore(c.best, into.best))) into.best = c.best;
+            into.anyFeasible = into.anyFeasible || c.anyFeasible;
+        }
+        r.stats.evaluated += p.stats.evaluated;
+        r.stats.feasible += p.stats.feasible;
+        r.stats.infeasible += p.stats.infeasible;
+        r.stats.pruned += p.stats.pruned;
+        r.stats.seconds = std::max(r.stats.seconds, p.stats.seconds);
+        r.cancelled = r.cancelled || p.cancelled;
+        if (!r.baseline && p.baseline) r.baseline = p.baseline;
+        r.objective = p.objective;
+        r.tokenBudget = p.tokenBudget;
+    }
+    std::sort(r.top.begin(), r.top.end(), candidateBefore);
+    if (int(r.top.size()) > topN) r.top.resize(std::size_t(std::max(0, topN)));
+    r.paretoMemory = paretoMemory(std::move(pareto));
+    // Best per GPU count first, then the front across counts.
+    std::map<int, Candidate> perGpus;
+    for (const auto& c : gpusFront) {
+        auto it = perGpus.find(c.gpus);
+        if (it == perGpus.end() || candidateBefore(c, it->second)) perGpus[c.gpus] = c;
+    }
+    std::vector<Candidate> best;
+    for (auto& [g, c] : perGpus) best.push_back(c);
+    r.paretoGpus = paretoGpus(std::move(best));
+    for (auto& [k, c] : cells) r.heatmap.push_back(c);
+    std::sort(r.scatter.begin(), r.scatter.end(), candidateBefore);
+    if (r.baseline && !r.top.empty()) r.speedupOverBaseline = r.top.front().score / r.baseline->score;
+    r.stats.configsPerS = r.stats.seconds > 0 ? r.stats.evaluated / r.stats.seconds : 0;
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Specs on the command line
+
+namespace {
+int toInt(const std::string& v, const std::string& key, const std::string& where) {
+    try {
+        std::size_t used = 0;
+        const int x = std::stoi(v, &used);
+        if (used == v.size() && x >= 0) return x;
+    } catch (const std::exception&) {
+    }
+    throw InputError(where, key, "\"" + v + "\" is not a non-negative integer");
+}
+
+std::vector<std::pair<std::string, std::string>> splitPairs(const std::string& spec, const std::string& where) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::stringstream ss(spec);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (item.empty()) continue;
+        const auto eq = item.find('=');
+        if (eq == std::string::npos) {
+            if (out.empty()) throw InputError(where, item, "expected name=value");
+            out.back().second += "," + item; // a list continues: tp=1,2,4
+            continue;
+        }
+        out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+    return out;
+}
+} // namespace
+
+Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
+    Strategy st = s.strategy;
+    const std::string where = "--baseline";
+    for (const auto& [k, v] : splitPairs(spec, where)) {
+        if (k == "tp") st.tp = toInt(v, k, where);
+        else if (k == "pp") st.pp = toInt(v, k, where);
+        else if (k == "vp") st.vp = toInt(v, k, where);
+        else if (k == "cp") st.cp = toInt(v, k, where);
+        else if (k == "dp") st.dp = toInt(v, k, where);
+        else if (k == "mb" || k == "micro_batch") st.microBatch = toInt(v, k, where);
+        else if (k == "zero" || k == "zero_stage") st.zeroStage = toInt(v, k, where);
+        else if (k == "sp") st.sequenceParallel = toInt(v, k, where) != 0;
+        else if (k == "overlap" || k == "tp_comm_overlap") st.tpCommOverlap = toInt(v, k, where) != 0;
+        else if (k == "first") st.firstStageLayers = toInt(v, k, where);
+        else if (k == "last") st.lastStageLayers = toInt(v, k, where);
+        else if (k == "recompute") {
+            auto r = parseRecompute(v);
+            if (!r) throw InputError(where, k, "\"" + v + "\" is not none, selective or full");
+            st.recompute = *r;
+        } else {
+            throw InputError(where, k, "unknown field; use tp, pp, vp, cp, dp, mb, zero, recompute, sp, overlap, first, last");
+        }
+    }
+    st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+    if (spec.find("dp=") == std::string::npos) {
+        const long long inner = 1LL * st.tp * st.pp * st.cp;
+        if (inner > 0 && s.gpus % inner == 0) st.dp = int(s.gpus / inner);
+    }
+    return st;
+}
+
+void parseRestriction(const std::string& spec, SearchSpace& space) {
+    const std::string where = "--restrict";
+    for (const auto& [k, v] : splitPairs(spec, where)) {
+        std::vector<std::string> items;
+        std::stringstream ss(v);
+        std::string item;
+        while (std::getline(ss, item, ',')) items.push_back(item);
+        auto ints = [&](std::vector<int>& into) {
+            for (const auto& i : items) into.push_back(toInt(i, k, where));
+        };
+        if (k == "tp") ints(space.tp);
+        else if (k == "pp") ints(space.pp);
+        else if (k == "vp") ints(space.vp);
+        else if (k == "cp") ints(space.cp);
+        else if (k == "mb" || k == "micro_batch") ints(space.microBatch);
+        else if (k == "zero" || k == "zero_stage") ints(space.zeroStage);
+        else if (k == "sp") ints(space.sequenceParallel);
+        else if (k == "overlap") ints(space.tpCommOverlap);
+        else if (k == "gpus") ints(space.gpus);
+        else if (k == "recompute") {
+            for (const auto& i : items) {
+                auto r = parseRecompute(i);
+                if (!r) throw InputError(where, k, "\"" + i + "\" is not none, selective or full");
+                space.recompute.push_back(*r);
+            }
+        } else {
+            throw InputError(where, k, "unknown dimension; use tp, pp, vp, cp, mb, zero, recompute, sp, overlap, gpus");
+        }
+    }
+}
+
+std::string strategySpec(const Strategy& st) {
+    std::ostringstream os;
+    os << "tp=" << st.tp << ",pp=" << st.pp << ",vp=" << st.vp << ",cp=" << st.cp << ",dp=" << st.dp
+       << ",mb=" << st.microBatch << ",zero=" << st.zeroStage << ",recompute=" << toString(st.recompute)
+       << ",sp=" << int(st.sequenceParallel) << ",overlap=" << int(st.tpCommOverlap);
+    if (st.firstStageLayers || st.lastStageLayers) os << ",first=" << st.firstStageLayers << ",last=" << st.lastStageLayers;
+    return os.str();
+}
+
+} // namespace madmax

@@ -1,0 +1,196 @@
+#include "madmax/search_io.hpp"
+
+#include "madmax/error.hpp"
+#include "madmax/scenario_io.hpp"
+
+#include <sstream>
+
+namespace madmax {
+
+using nlohmann::json;
+
+json toJson(const Candidate& c) {
+    return {{"gpus", c.gpus},
+            {"spec", strategySpec(c.strategy)},
+            {"strategy", toJson(c.strategy)},
+            {"step_time_s", c.stepTimeS},
+            {"tokens_per_s", c.tokensPerS},
+            {"tokens_per_s_per_gpu", c.gpus ? c.tokensPerS / c.gpus : 0.0},
+            {"mfu", c.mfu},
+            {"memory_bytes", c.memoryBytes},
+            {"margin_bytes", c.marginBytes},
+            {"exposed_comm_s", c.exposedCommS},
+            {"score", c.score},
+            {"fits", c.fits}};
+}
+
+Candidate candidateFromJson(const json& j, const std::string& file) {
+    try {
+        Candidate c;
+        c.gpus = j.at("gpus").get<int>();
+        c.strategy = parseStrategy(j.at("strategy"), file, c.gpus);
+        c.stepTimeS = j.at("step_time_s").get<double>();
+        c.tokensPerS = j.at("tokens_per_s").get<double>();
+        c.mfu = j.at("mfu").get<double>();
+        c.memoryBytes = j.at("memory_bytes").get<double>();
+        c.marginBytes = j.at("margin_bytes").get<double>();
+        c.exposedCommS = j.at("exposed_comm_s").get<double>();
+        c.score = j.at("score").get<double>();
+        c.fits = j.at("fits").get<bool>();
+        return c;
+    } catch (const json::exception& e) {
+        throw InputError(file, "candidate", std::string("malformed: ") + e.what());
+    }
+}
+
+namespace {
+json candidates(const std::vector<Candidate>& v) {
+    json a = json::array();
+    for (const auto& c : v) a.push_back(toJson(c));
+    return a;
+}
+std::vector<Candidate> candidatesFrom(const json& j, const char* key, const std::string& file) {
+    std::vector<Candidate> out;
+    if (!j.contains(key)) return out;
+    for (const auto& c : j.at(key)) out.push_back(candidateFromJson(c, file));
+    return out;
+}
+json statsJson(const SearchStats& s) {
+    return {{"evaluated", s.evaluated}, {"feasible", s.feasible}, {"infeasible", s.infeasible},
+            {"pruned", s.pruned},       {"seconds", s.seconds},   {"configs_per_s", s.configsPerS}};
+}
+SearchStats statsFrom(const json& j) {
+    SearchStats s;
+    s.evaluated = j.value("evaluated", std::size_t(0));
+    s.feasible = j.value("feasible", std::size_t(0));
+    s.infeasible = j.value("infeasible", std::size_t(0));
+    s.pruned = j.value("pruned", std::size_t(0));
+    s.seconds = j.value("seconds", 0.0);
+    s.configsPerS = j.value("configs_per_s", 0.0);
+    return s;
+}
+} // namespace
+
+json toJson(const SearchResult& r) {
+    json heat = json::array();
+    for (const auto& c : r.heatmap) {
+        json cell = {{"tp", c.tp}, {"pp", c.pp}, {"any_valid", c.anyValid}, {"any_feasible", c.anyFeasible}};
+        if (c.anyFeasible) cell["best"] = toJson(c.best);
+        heat.push_back(cell);
+    }
+    json out = {{"schema", "madmax-search/1"},
+                {"objective", std::string(toString(r.objective))},
+                {"token_budget", r.tokenBudget},
+                {"top", candidates(r.top)},
+                {"pareto_memory", candidates(r.paretoMemory)},
+                {"pareto_gpus", candidates(r.paretoGpus)},
+                {"heatmap", heat},
+                {"scatter", candidates(r.scatter)},
+                {"stats", statsJson(r.stats)},
+                {"cancelled", r.cancelled}};
+    if (r.baseline) out["baseline"] = toJson(*r.baseline);
+    if (r.speedupOverBaseline) out["speedup_over_baseline"] = *r.speedupOverBaseline;
+    return out;
+}
+
+SearchResult searchFromJson(const json& j, const std::string& file) {
+    if (j.value("schema", "") != "madmax-search/1")
+        throw InputError(file, "schema", "expected \"madmax-search/1\" (the output of `madmax search --json`)");
+    SearchResult r;
+    r.objective = parseObjective(j.value("objective", "throughput")).value_or(Objective::Throughput);
+    r.tokenBudget = j.value("token_budget", 1e12);
+    r.top = candidatesFrom(j, "top", file);
+    r.paretoMemory = candidatesFrom(j, "pareto_memory", file);
+    r.paretoGpus = candidatesFrom(j, "pareto_gpus", file);
+    r.scatter = candidatesFrom(j, "scatter", file);
+    for (const auto& c : j.value("heatmap", json::array())) {
+        HeatCell h;
+        h.tp = c.at("tp");
+        h.pp = c.at("pp");
+        h.anyValid = c.value("any_valid", false);
+        h.anyFeasible = c.value("any_feasible", false);
+        if (h.anyFeasible) h.best = candidateFromJson(c.at("best"), file);
+        r.heatmap.push_back(h);
+    }
+    if (j.contains("baseline")) r.baseline = candidateFromJson(j["baseline"], file);
+    r.stats = statsFrom(j.value("stats", json::object()));
+    r.cancelled = j.value("cancelled", false);
+    return r;
+}
+
+json toJson(const SweepResult& r) {
+    json axes = json::array(), points = json::array();
+    for (const auto& a : r.axes) axes.push_back({{"knob", a.knob}, {"factors", a.factors}});
+    for (const auto& p : r.points) {
+        json pt = {{"index", p.index}, {"factors", p.factors}, {"feasible", p.feasible},
+                   {"speedup", p.speedup}, {"stats", statsJson(p.stats)}};
+        if (p.feasible) pt["best"] = toJson(p.best);
+        points.push_back(pt);
+    }
+    json changes = json::array();
+    for (auto i : r.strategyChanges()) changes.push_back(r.points[i].index);
+    return {{"schema", "madmax-sweep/1"},
+            {"axes", axes},
+            {"unscaled", toJson(r.unscaled)},
+            {"points", points},
+            {"strategy_changes_at", changes}};
+}
+
+SweepResult sweepFromJson(const json& j, const std::string& file) {
+    if (j.value("schema", "") != "madmax-sweep/1")
+        throw InputError(file, "schema", "expected \"madmax-sweep/1\" (the output of `madmax sweep --json`)");
+    try {
+        SweepResult r;
+        for (const auto& a : j.at("axes")) r.axes.push_back({a.at("knob"), a.at("factors").get<std::vector<double>>()});
+        r.unscaled = candidateFromJson(j.at("unscaled"), file);
+        for (const auto& p : j.at("points")) {
+            SweepPoint s;
+            s.index = p.at("index");
+            s.factors = p.at("factors").get<std::vector<double>>();
+            s.feasible = p.at("feasible");
+            s.speedup = p.at("speedup");
+            s.stats = statsFrom(p.value("stats", json::object()));
+            if (s.feasible) s.best = candidateFromJson(p.at("best"), file);
+            r.points.push_back(s);
+        }
+        return r;
+    } catch (const json::exception& e) {
+        throw InputError(file, "", std::string("malformed sweep: ") + e.what());
+    }
+}
+
+json toJson(const std::vector<Sensitivity>& s) {
+    json a = json::array();
+    for (const auto& x : s)
+        a.push_back({{"knob", x.knob}, {"speedup_at_half", x.speedupHalf}, {"speedup_at_double", x.speedupDouble}});
+    return a;
+}
+
+std::string searchCsv(const SearchResult& r) {
+    std::ostringstream os;
+    os << "rank,gpus,tp,pp,vp,cp,dp,micro_batch,zero_stage,recompute,sequence_parallel,tp_comm_overlap,"
+          "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_bytes,margin_bytes,score\n";
+    int rank = 1;
+    for (const auto& c : r.top) {
+        const Strategy& s = c.strategy;
+        os << rank++ << ',' << c.gpus << ',' << s.tp << ',' << s.pp << ',' << s.vp << ',' << s.cp << ',' << s.dp << ','
+           << s.microBatch << ',' << s.zeroStage << ',' << toString(s.recompute) << ',' << int(s.sequenceParallel) << ','
+           << int(s.tpCommOverlap) << ',' << c.stepTimeS << ',' << c.tokensPerS << ',' << c.tokensPerS / c.gpus << ','
+           << c.mfu << ',' << c.memoryBytes << ',' << c.marginBytes << ',' << c.score << '\n';
+    }
+    return os.str();
+}
+
+std::string sweepCsv(const SweepResult& r) {
+    std::ostringstream os;
+    for (const auto& a : r.axes) os << a.knob << ',';
+    os << "feasible,speedup,best_tokens_per_s,best_gpus,best_strategy\n";
+    for (const auto& p : r.points) {
+        for (double f : p.factors) os << f << ',';
+        os << int(p.feasible) << ',' << p.speedup << ',' << (p.feasible ? p.best.tokensPerS : 0.0) << ','
+           << (p.feasible ? p.best.gpus : 0) << ",\"" << (p.feasible ? strategySpec(p.best.strategy) : "") << "\"\n";
+    }
+    return os.str();
+}
+
+} // namespace madmax
