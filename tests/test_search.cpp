@@ -1,0 +1,255 @@
+// The design-space search and co-design sweeps (issue #4).
+#include "madmax/codesign.hpp"
+#include "madmax/search.hpp"
+#include "madmax/search_io.hpp"
+#include "madmax/strategy_space.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+using namespace madmax;
+
+namespace {
+
+/// A small problem: Llama 2 7B on 16 A100 (two nodes), global batch 64.
+Scenario small() {
+    return test::preset("llama2-7b-8-a100-40gb", {"gpus=16", "strategy.dp=16", "workload.global_batch=64",
+                                                  "workload.seq_len=2048"});
+}
+
+/// Every strategy, enumerated independently of the search's own loops.
+std::vector<Candidate> bruteForce(const Scenario& base) {
+    std::vector<Candidate> out;
+    Scenario s = base;
+    const Model& m = s.model;
+    for (int tp : tpChoices(m, 8))
+        for (int pp : divisorsOf(m.layers, m.layers))
+            for (int vp : divisorsOf(m.layers, m.layers))
+                for (int cp : {1, 2, 4, 8, 16})
+                    for (int mb : {1, 2, 4, 8, 16, 32, 64})
+                        for (int zero = 0; zero <= 3; ++zero)
+                            for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full})
+                                for (int sp = 0; sp <= 1; ++sp)
+                                    for (int ov = 0; ov <= 1; ++ov) {
+                                        Strategy& st = s.strategy;
+                                        st.tp = tp, st.pp = pp, st.vp = vp, st.cp = cp, st.microBatch = mb;
+                                        st.zeroStage = zero, st.recompute = rc, st.sequenceParallel = sp, st.tpCommOverlap = ov;
+                                        st.schedule = vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+                                        if (s.gpus % (tp * pp * cp)) continue;
+                                        st.dp = s.gpus / (tp * pp * cp);
+                                        if (explainInvalid(s)) continue;
+                                        const Candidate c = evaluateCandidate(s, Objective::Throughput, 1e12);
+                                        if (c.fits) out.push_back(c);
+                                    }
+    std::sort(out.begin(), out.end(), candidateBefore);
+    return out;
+}
+
+bool sameCandidates(const std::vector<Candidate>& a, const std::vector<Candidate>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (toJson(a[i]) != toJson(b[i])) return false;
+    return true;
+}
+
+} // namespace
+
+TEST_CASE("On a small case the search returns exactly the brute-force optimum") {
+    const Scenario s = small();
+    const auto brute = bruteForce(s);
+    REQUIRE(brute.size() > 100);
+    SearchOptions o;
+    o.topN = 5;
+    const SearchResult r = search(s, {}, o);
+    REQUIRE(r.top.size() == 5);
+    // The best configurations agree in strategy and score (SP and overlap are no-ops at TP 1, so
+    // the brute force may list ties the search enumerates once; compare scores rank by rank).
+    CHECK(r.top.front().score == Approx(brute.front().score).epsilon(1e-12));
+    CHECK(toJson(evaluateCandidate([&] { Scenario x = s; x.strategy = r.top.front().strategy; return x; }(),
+                                   Objective::Throughput, 1e12)) == toJson(r.top.front()));
+    CHECK(r.stats.feasible + r.stats.pruned <= brute.size());
+}
+
+TEST_CASE("Thread counts agree exactly") {
+    const Scenario s = small();
+    SearchOptions o;
+    o.topN = 20;
+    o.threads = 1;
+    const SearchResult one = search(s, {}, o);
+    for (int threads : {2, 3, 4}) {
+        o.threads = threads;
+        const SearchResult r = search(s, {}, o);
+        CHECK(sameCandidates(r.top, one.top));
+        CHECK(sameCandidates(r.paretoMemory, one.paretoMemory));
+        CHECK(sameCandidates(r.scatter, one.scatter));
+        CHECK(toJson(r)["heatmap"] == toJson(one)["heatmap"]);
+        CHECK(r.stats.evaluated == one.stats.evaluated);
+        CHECK(r.stats.infeasible == one.stats.infeasible);
+    }
+}
+
+TEST_CASE("Pruning never drops a configuration that ranks, sits on a front or leads a cell") {
+    for (const char* id : {"llama2-7b-8-a100-40gb", "default"}) {
+        INFO(id);
+        const Scenario s = std::string(id) == "default" ? test::preset(id) : small();
+        SearchOptions o;
+        o.topN = 25;
+        o.prune = false;
+        const SearchResult full = search(s, {}, o);
+        o.prune = true;
+        const SearchResult pruned = search(s, {}, o);
+        CHECK(sameCandidates(pruned.top, full.top));
+        CHECK(sameCandidates(pruned.paretoMemory, full.paretoMemory));
+        CHECK(toJson(pruned)["heatmap"] == toJson(full)["heatmap"]);
+        CHECK(pruned.stats.evaluated == full.stats.evaluated);
+    }
+}
+
+TEST_CASE("Sharded and merged equals unsharded") {
+    const Scenario s = test::preset("default");
+    SearchOptions o;
+    o.topN = 15;
+    const SearchResult whole = search(s, {}, o);
+    std::vector<SearchResult> shards;
+    for (int i = 0; i < 3; ++i) {
+        SearchOptions so = o;
+        so.shardIndex = i;
+        so.shardCount = 3;
+        // Through JSON, as `madmax merge` sees them.
+        shards.push_back(searchFromJson(toJson(search(s, {}, so)), "shard"));
+    }
+    const SearchResult merged = mergeResults(shards, 15);
+    CHECK(sameCandidates(merged.top, whole.top));
+    CHECK(sameCandidates(merged.paretoMemory, whole.paretoMemory));
+    CHECK(sameCandidates(merged.scatter, whole.scatter));
+    CHECK(toJson(merged)["heatmap"] == toJson(whole)["heatmap"]);
+    CHECK(merged.stats.evaluated == whole.stats.evaluated);
+    CHECK(merged.stats.feasible + merged.stats.pruned == whole.stats.feasible + whole.stats.pruned);
+}
+
+TEST_CASE("Cancel stops a search promptly") {
+    const Scenario s = test::preset("gpt3-175b-1024-a100");
+    std::atomic<bool> cancel{false};
+    SearchOptions o;
+    o.cancel = &cancel;
+    o.threads = 2;
+    SearchResult r;
+    std::chrono::steady_clock::time_point cancelledAt;
+    std::thread t([&] { r = search(s, {}, o); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    cancelledAt = std::chrono::steady_clock::now();
+    cancel = true;
+    t.join();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cancelledAt).count();
+    CHECK(r.cancelled);
+    CHECK(ms < 250); // the requirement is 50 ms; bench_search reports the measured figure
+}
+
+TEST_CASE("Restrictions limit the space and the baseline speedup is best over baseline") {
+    const Scenario s = test::preset("default");
+    SearchSpace space;
+    parseRestriction("tp=4,8", space);
+    parseRestriction("pp=4", space);
+    SearchOptions o;
+    o.baseline = parseStrategySpec("tp=8,pp=4,vp=5,mb=1,zero=1,recompute=selective,sp=1", s);
+    const SearchResult r = search(s, space, o);
+    REQUIRE_FALSE(r.top.empty());
+    for (const auto& c : r.top) {
+        CHECK((c.strategy.tp == 4 || c.strategy.tp == 8));
+        CHECK(c.strategy.pp == 4);
+    }
+    REQUIRE(r.baseline.has_value());
+    CHECK(r.baseline->stepTimeS == Approx(evaluate(s).stepTimeS));
+    CHECK(*r.speedupOverBaseline == Approx(r.top.front().score / r.baseline->score));
+    CHECK(*r.speedupOverBaseline >= 1.0);
+}
+
+TEST_CASE("Heatmap marks infeasible cells and the Pareto front is non-dominated") {
+    // Llama 3 70B on 16 H100: without model parallelism 70B × 16 B/param over 16 GPUs is 70 GB.
+    const Scenario s = test::preset("default", {"gpus=16", "strategy.dp=1", "strategy.pp=2", "strategy.vp=1",
+                                                "strategy.schedule=1f1b", "workload.global_batch=32"});
+    const SearchResult r = search(s, {}, SearchOptions{});
+    bool someInfeasible = false;
+    for (const auto& c : r.heatmap) someInfeasible = someInfeasible || (c.anyValid && !c.anyFeasible);
+    CHECK(someInfeasible); // e.g. TP1 PP1: a 70B model does not fit
+    for (std::size_t i = 1; i < r.paretoMemory.size(); ++i) {
+        CHECK(r.paretoMemory[i].score <= r.paretoMemory[i - 1].score);
+        CHECK(r.paretoMemory[i].marginBytes > r.paretoMemory[i - 1].marginBytes);
+    }
+}
+
+TEST_CASE("Sweeping GPU counts gives a throughput-vs-GPUs front") {
+    const Scenario s = test::preset("default");
+    SearchSpace space;
+    space.gpus = {64, 128, 256};
+    const SearchResult r = search(s, space, SearchOptions{});
+    REQUIRE(r.paretoGpus.size() >= 2);
+    for (std::size_t i = 1; i < r.paretoGpus.size(); ++i) {
+        CHECK(r.paretoGpus[i].gpus > r.paretoGpus[i - 1].gpus);
+        CHECK(r.paretoGpus[i].tokensPerS > r.paretoGpus[i - 1].tokensPerS);
+    }
+}
+
+TEST_CASE("A sweep's x1 point equals a plain search") {
+    const Scenario s = small();
+    SearchOptions o;
+    const SweepResult sw = sweep(s, {{"scale_out_bw", {1.0}}}, {}, o);
+    o.topN = 1;
+    const SearchResult plain = search(s, {}, o);
+    REQUIRE(sw.points.size() == 1);
+    CHECK(toJson(sw.points[0].best) == toJson(plain.top.front()));
+    CHECK(sw.points[0].speedup == Approx(1.0));
+}
+
+TEST_CASE("More bandwidth never lowers the best throughput") {
+    const Scenario s = small();
+    for (const char* knob : {"scale_out_bw", "scale_up_bw", "hbm_bw", "flops"}) {
+        INFO(knob);
+        const SweepResult r = sweep(s, {{knob, {0.5, 1, 2, 4}}}, {}, SearchOptions{});
+        for (std::size_t i = 1; i < r.points.size(); ++i) CHECK(r.points[i].speedup >= r.points[i - 1].speedup - 1e-12);
+    }
+}
+
+TEST_CASE("A two-knob grid, sharded sweeps merge, and sensitivity ranks knobs") {
+    const Scenario s = small();
+    const std::vector<KnobAxis> axes = {{"hbm_capacity", {0.5, 1}}, {"scale_out_bw", {1, 2}}};
+    const SweepResult whole = sweep(s, axes, {}, SearchOptions{});
+    CHECK(whole.points.size() == 4);
+    std::vector<SweepResult> parts;
+    for (int i = 0; i < 2; ++i) {
+        SearchOptions o;
+        o.shardIndex = i;
+        o.shardCount = 2;
+        parts.push_back(sweepFromJson(toJson(sweep(s, axes, {}, o)), "shard"));
+    }
+    auto withoutTimes = [](nlohmann::json j) {
+        for (auto& p : j["points"]) p.erase("stats");
+        return j["points"].dump();
+    };
+    CHECK(withoutTimes(toJson(mergeSweeps(parts))) == withoutTimes(toJson(whole)));
+    const auto sens = sensitivity(s, {}, SearchOptions{}, {"flops", "scale_up_latency"});
+    REQUIRE(sens.size() == 2);
+    CHECK(sens.front().knob == "flops"); // compute matters more than NVLink latency here
+    CHECK(sens.front().speedupDouble > 1.2);
+}
+
+TEST_CASE("Unknown knobs and bad factors are refused with the list of knobs") {
+    const Scenario s = small();
+    CHECK_THROWS_WITH(scaleKnob(s, "hbm_bv", 2), Catch::Contains("did you mean \"hbm_bw\"?"));
+    CHECK_THROWS_WITH(parseKnobAxis("hbm_bw=0.5,-1"), Catch::Contains("\"-1\" is not a positive factor"));
+    CHECK_THROWS_WITH(parseKnobAxis("hbm_bw"), Catch::Contains("NAME=F1,F2"));
+    CHECK_THROWS_WITH(parseRestriction("tq=1,2", *std::make_unique<SearchSpace>()), Catch::Contains("unknown dimension"));
+}
+
+TEST_CASE("Training cost: time, GPU-hours, dollars and energy for a token budget") {
+    System sys = test::systemPreset("dgx-h100-superpod");
+    // 1e12 tokens at 1e6 tokens/s on 1,000 GPUs: 1e6 s = 277,777.8 GPU-hours.
+    const TrainingCost c = trainingCost(sys, 1000, 1e6, 1e12);
+    CHECK(c.seconds == Approx(1e6));
+    CHECK(c.gpuHours == Approx(1e6 / 3600 * 1000));
+    CHECK(c.dollars == Approx(c.gpuHours * 2.99));      // presets/systems/dgx-h100-superpod.json
+    CHECK(c.energyKWh == Approx(c.gpuHours * 0.700));   // H100 SXM 700 W
+}
