@@ -73,3 +73,45 @@ TEST_CASE("madmax --help and --version exit 0") {
     CHECK(runCli("--version", &out) == 0);
     CHECK_THAT(out, Contains("madmax"));
 }
+
+TEST_CASE("madmax search --json reports the ranking and its stats") {
+    std::string out;
+    REQUIRE(runCli("search default --top 3 --json --threads 2 --baseline tp=8,pp=4,vp=5,mb=1,zero=1,recompute=selective,sp=1",
+                   &out) == 0);
+    const auto j = nlohmann::json::parse(out);
+    CHECK(j["schema"] == "madmax-search/1");
+    CHECK(j["top"].size() == 3);
+    for (const char* k : {"evaluated", "feasible", "seconds", "configs_per_s"}) CHECK(j["stats"].contains(k));
+    CHECK(j["speedup_over_baseline"].get<double>() >= 1.0);
+    REQUIRE(runCli("search default --top 2 --csv --restrict tp=8 --objective cost", &out) == 0);
+    CHECK_THAT(out, Contains("rank,gpus,tp,pp"));
+}
+
+TEST_CASE("madmax search --shard I/N outputs merge into the unsharded result") {
+    std::string whole, a, b;
+    REQUIRE(runCli("search default --top 5 --json", &whole) == 0);
+    const std::string dir = "/tmp/madmax-shard-test";
+    std::system(("mkdir -p " + dir).c_str());
+    REQUIRE(runCli("search default --top 5 --json --shard 0/2 > " + dir + "/a.json", nullptr) == 0);
+    REQUIRE(runCli("search default --top 5 --json --shard 1/2 > " + dir + "/b.json", nullptr) == 0);
+    std::string merged;
+    REQUIRE(runCli("merge --top 5 " + dir + "/a.json " + dir + "/b.json", &merged) == 0);
+    const auto w = nlohmann::json::parse(whole), m = nlohmann::json::parse(merged);
+    CHECK(m["top"] == w["top"]);
+    CHECK(m["pareto_memory"] == w["pareto_memory"]);
+    CHECK(m["heatmap"] == w["heatmap"]);
+    CHECK(m["stats"]["evaluated"] == w["stats"]["evaluated"]);
+}
+
+TEST_CASE("madmax sweep scales a knob and reports speedups") {
+    std::string out, err;
+    REQUIRE(runCli("sweep llama2-7b-8-a100-40gb --knob hbm_bw=1,2 --json", &out) == 0);
+    const auto j = nlohmann::json::parse(out);
+    CHECK(j["points"].size() == 2);
+    CHECK(j["points"][0]["speedup"].get<double>() == Approx(1.0));
+    CHECK(j["points"][1]["speedup"].get<double>() >= 1.0);
+    CHECK(runCli("sweep default --knob nvlink=2", &out, &err) == 2);
+    CHECK_THAT(err, Contains("unknown knob"));
+    CHECK(runCli("search default --shard 3/2", &out, &err) == 2);
+    CHECK_THAT(err, Contains("0 ≤ I < N"));
+}

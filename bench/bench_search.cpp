@@ -1,0 +1,58 @@
+// Design-space search speed (issue #4): configurations per second for GPT-3 175B on 1,024 A100
+// (the full space; aim ≥ 1,000,000/s on this 2-core machine) and the wall time of the full space
+// for Llama 3.1 405B on 16,384 H100 (aim < 2 s). Also cancellation latency.
+#include "madmax/scenario_io.hpp"
+#include "madmax/search.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <thread>
+
+namespace {
+
+void searchLoop(benchmark::State& state, const char* id, bool prune) {
+    const madmax::Scenario s = madmax::loadScenario(id, madmax::PresetLibrary::builtin());
+    madmax::SearchOptions o;
+    o.prune = prune;
+    o.threads = int(state.range(0));
+    std::size_t evaluated = 0;
+    for (auto _ : state) {
+        const madmax::SearchResult r = madmax::search(s, {}, o);
+        evaluated += r.stats.evaluated;
+        benchmark::DoNotOptimize(r.top.data());
+    }
+    state.counters["configs_per_s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+    state.counters["configs"] = double(evaluated) / double(state.iterations());
+}
+
+void BM_SearchGpt3_175B_1024_A100(benchmark::State& st) { searchLoop(st, "gpt3-175b-1024-a100", true); }
+BENCHMARK(BM_SearchGpt3_175B_1024_A100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SearchGpt3_175B_1024_A100_NoPrune(benchmark::State& st) { searchLoop(st, "gpt3-175b-1024-a100", false); }
+BENCHMARK(BM_SearchGpt3_175B_1024_A100_NoPrune)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SearchLlama405B_16384_H100(benchmark::State& st) { searchLoop(st, "llama31-405b-16384-h100", true); }
+BENCHMARK(BM_SearchLlama405B_16384_H100)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// Time from setting the cancel flag to search() returning.
+void BM_CancelLatency(benchmark::State& state) {
+    const madmax::Scenario s = madmax::loadScenario("gpt3-175b-1024-a100", madmax::PresetLibrary::builtin());
+    for (auto _ : state) {
+        std::atomic<bool> cancel{false};
+        madmax::SearchOptions o;
+        o.cancel = &cancel;
+        o.threads = 2;
+        std::thread t([&] { madmax::search(s, {}, o); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const auto start = std::chrono::steady_clock::now();
+        cancel = true;
+        t.join();
+        state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+}
+BENCHMARK(BM_CancelLatency)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20);
+
+} // namespace
+
+BENCHMARK_MAIN();
