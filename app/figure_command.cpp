@@ -2,6 +2,7 @@
 
 #include "charts/chart_factory.hpp"
 #include "export.hpp"
+#include "madmax/codesign.hpp"
 #include "madmax/engine.hpp"
 
 #include <QApplication>
@@ -44,6 +45,21 @@ int runFigure(const FigureRequest& r, const char* argv0) {
     e.result = evaluate(s, opt);
     ui::ChartInput in;
     in.current = &e;
+    // The design-space and co-design charts need their searches first.
+    SearchResult searched;
+    std::vector<Sensitivity> sens;
+    std::vector<SweepResult> sweeps;
+    if (r.chart == "heatmap" || r.chart == "scatter") {
+        searched = search(s, {}, SearchOptions{});
+        in.search = &searched;
+    } else if (r.chart == "tornado") {
+        sens = sensitivity(s, {}, SearchOptions{});
+        in.sensitivity = &sens;
+    } else if (r.chart == "sweep") {
+        for (const char* knob : {"scale_up_bw", "scale_out_bw", "hbm_bw"})
+            sweeps.push_back(sweep(s, {{knob, {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{}));
+        in.sweeps = &sweeps;
+    }
 
     ui::ExportOptions o;
     o.format = format;

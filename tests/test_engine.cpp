@@ -19,7 +19,7 @@ TEST_CASE("Step time is compute + exposed communication + bubble") {
     }
 }
 
-TEST_CASE("1F1B bubble is (p-1) micro-batch passes; interleaving divides it by v (Narayanan et al. "
+TEST_CASE("1F1B bubble is (p-1) micro-batch passes - interleaving divides it by v (Narayanan et al. "
           "SC21 §2.2)") {
     const Scenario base = test::preset("default", {"strategy.vp=1", "strategy.schedule=1f1b"});
     const Result r1 = evaluate(base);
@@ -62,15 +62,17 @@ TEST_CASE("FSDP gathers weights every micro-batch and hides most of it behind co
     CHECK(ag.exposedS < 0.5 * ag.serializedS);
 }
 
-TEST_CASE("Full recompute costs one extra forward; selective only the attention core") {
+TEST_CASE("Full recompute costs one extra forward - selective only the attention core") {
     const Result none = evaluate(test::preset("default", {"strategy.recompute=none"}));
     const Result sel = evaluate(test::preset("default", {"strategy.recompute=selective"}));
     const Result full = evaluate(test::preset("default", {"strategy.recompute=full"}));
     CHECK(none.compute.recomputeS == 0);
     CHECK(sel.compute.recomputeS > 0);
     CHECK(full.compute.recomputeS > sel.compute.recomputeS);
-    // The recompute of every layer's forward is the layers' forward compute again.
-    CHECK(full.compute.recomputeS == Approx(full.compute.forwardS).epsilon(0.05));
+    // Full recompute re-runs every layer's forward: the forward compute less the LM head that the
+    // critical (last) stage also runs (2hV vs 20 layers of Llama 3 70B: about 5%).
+    CHECK(full.compute.recomputeS < full.compute.forwardS);
+    CHECK(full.compute.recomputeS > 0.85 * full.compute.forwardS);
     CHECK(none.memory.activationsBytes >= sel.memory.activationsBytes);
     CHECK(sel.memory.activationsBytes > full.memory.activationsBytes);
 }

@@ -51,7 +51,7 @@ TEST_CASE("Korthikanti Eq. 5: selective recompute (or flash attention) drops the
     CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh * 34 / 8).epsilon(1e-12));
 }
 
-TEST_CASE("Full recompute keeps only 2sbh per layer (÷t with SP); CP divides s") {
+TEST_CASE("Full recompute keeps only 2sbh per layer (÷t with SP) - CP divides s") {
     Gpt3 g;
     g.st.recompute = Recompute::Full;
     CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(2 * g.sbh));
@@ -62,7 +62,7 @@ TEST_CASE("Full recompute keeps only 2sbh per layer (÷t with SP); CP divides s"
     CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh / 8));
 }
 
-TEST_CASE("In-flight micro-batches: 1F1B holds min(p - stage, m); interleaving adds (p-1)/(pv)") {
+TEST_CASE("In-flight micro-batches: 1F1B holds min(p - stage, m) - interleaving adds (p-1)/(pv)") {
     Strategy st;
     st.pp = 8;
     CHECK(inFlightMicroBatches(st, 64, 0) == 8);

@@ -187,6 +187,10 @@ QString exportAll(const ChartInput& input, const QString& folder, const ExportOp
     if (!QDir().mkpath(folder)) return QString("cannot create the folder %1").arg(folder);
     const QDir dir(folder);
     for (const QString& id : chartIds()) {
+        // Design-space and co-design charts only when their data has been computed.
+        if ((id == "heatmap" || id == "scatter") && !input.search) continue;
+        if (id == "tornado" && !input.sensitivity) continue;
+        if (id == "sweep" && !input.sweeps) continue;
         for (ExportFormat f : {ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Png, ExportFormat::Csv, ExportFormat::Json}) {
             ExportOptions o = options;
             o.format = f;

@@ -48,7 +48,7 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     headline_ = new HeadlineStrip;
     rv->addWidget(headline_);
     auto* grid = new QGridLayout;
-    const QStringList ids = chartIds();
+    const QStringList ids = explorerChartIds();
     for (int i = 0; i < ids.size(); ++i) {
         ExplorerChart* c = createChart(ids[i]).release();
         c->setParent(right);
@@ -70,9 +70,28 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     grid->addWidget(charts_["timeline"], 2, 0, 1, 2);
     rv->addLayout(grid, 1);
 
+    designSpace_ = new DesignSpacePanel(doc_);
+    coDesign_ = new CoDesignPanel(doc_);
+    views_ = new QTabWidget;
+    views_->addTab(right, "Explorer");
+    views_->addTab(designSpace_, "Design space");
+    views_->addTab(coDesign_, "Co-design");
+    views_->setTabToolTip(1, "Rank every valid parallelization strategy for the current scenario.");
+    views_->setTabToolTip(2, "Which hardware change would buy the most? Scale knobs and re-search.");
+    for (const QString& id : designChartIds()) {
+        ExplorerChart* c = chart(id);
+        c->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(c, &QWidget::customContextMenuRequested, this, [this, c](const QPoint& pos) {
+            QMenu m;
+            m.addAction("Export chart…", this, [this, c] { exportChartInteractive(c->id()); });
+            m.addAction("Export all…", this, &MainWindow::exportAllInteractive);
+            m.exec(c->mapToGlobal(pos));
+        });
+    }
+
     auto* split = new QSplitter;
     split->addWidget(leftPanel_);
-    split->addWidget(right);
+    split->addWidget(views_);
     split->setStretchFactor(1, 1);
     split->setSizes({380, 1000});
     setCentralWidget(split);
@@ -124,7 +143,7 @@ void MainWindow::buildMenus() {
     file->addSeparator();
     QMenu* exp = file->addMenu("&Export Chart");
     for (const QString& id : chartIds())
-        exp->addAction(charts_[id]->title() + "…", this, [this, id] { exportChartInteractive(id); });
+        exp->addAction(chart(id)->title() + "…", this, [this, id] { exportChartInteractive(id); });
     file->addAction("Export &All…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportAllInteractive);
     file->addSeparator();
     file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
@@ -154,11 +173,20 @@ void MainWindow::buildMenus() {
     help->addAction("&About MAD-Max Explorer", this, &MainWindow::about);
 }
 
+ExplorerChart* MainWindow::chart(const QString& id) const {
+    if (ExplorerChart* c = charts_.value(id)) return c;
+    if (ExplorerChart* c = designSpace_->chart(id)) return c;
+    return coDesign_->chart(id);
+}
+
 ChartInput MainWindow::chartInput() const {
     ChartInput in;
     in.current = &shown_;
     in.baseline = pinned_.isEmpty() ? nullptr : &pinned_.front();
     in.pinned = pinned_;
+    in.search = designSpace_->result();
+    in.sensitivity = coDesign_->sensitivity();
+    in.sweeps = coDesign_->sweeps();
     return in;
 }
 
@@ -188,6 +216,8 @@ void MainWindow::applyStyle() {
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
     const double scale = presentation_ ? 1.8 : 1.0;
     for (ExplorerChart* c : charts_) c->setChartStyle(ChartStyle::screen(dark, scale));
+    designSpace_->setChartStyle(ChartStyle::screen(dark, scale));
+    coDesign_->setChartStyle(ChartStyle::screen(dark, scale));
     headline_->setFontScale(scale);
 }
 
@@ -297,7 +327,7 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 void MainWindow::exportChartInteractive(const QString& id) {
-    ExportDialog dlg(charts_[id]->title(), this);
+    ExportDialog dlg(chart(id)->title(), this);
     if (dlg.exec() != QDialog::Accepted) return;
     const ExportOptions o = dlg.options();
     const QString path = QFileDialog::getSaveFileName(this, "Export chart", id + "." + extensionOf(o.format));

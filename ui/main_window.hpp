@@ -3,6 +3,7 @@
 #pragma once
 
 #include "charts/explorer_chart.hpp"
+#include "design_panels.hpp"
 #include "document.hpp"
 #include "headline_strip.hpp"
 #include "presets_store.hpp"
@@ -13,6 +14,7 @@
 #include <QMainWindow>
 #include <QMap>
 #include <QMenu>
+#include <QTabWidget>
 
 #include <memory>
 
@@ -34,7 +36,11 @@ class MainWindow : public QMainWindow {
     StrategyPanel* strategyPanel() { return strategy_; }
     ScenarioPanel* scenarioPanel() { return scenarioPanel_; }
     HeadlineStrip* headline() { return headline_; }
-    ExplorerChart* chart(const QString& id) const { return charts_.value(id); }
+    /// Any chart by id: the explorer's, the design space's or the co-design's.
+    ExplorerChart* chart(const QString& id) const;
+    DesignSpacePanel* designSpace() { return designSpace_; }
+    CoDesignPanel* coDesign() { return coDesign_; }
+    QTabWidget* views() { return views_; }
     EvaluationWorker* worker() { return &worker_; }
     /// The evaluation the charts show now (generation 0 until the first result).
     const Evaluation& shown() const { return shown_; }
@@ -79,6 +85,9 @@ class MainWindow : public QMainWindow {
     StrategyPanel* strategy_;
     ScenarioPanel* scenarioPanel_;
     QWidget* leftPanel_;
+    QTabWidget* views_;
+    DesignSpacePanel* designSpace_;
+    CoDesignPanel* coDesign_;
     QMap<QString, ExplorerChart*> charts_;
     QMenu* recentMenu_ = nullptr;
     bool presentation_ = false;

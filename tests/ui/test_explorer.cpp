@@ -147,7 +147,7 @@ TEST_CASE("Pinning a baseline shows it beside the current scenario with deltas")
     CHECK(w.chart("comparison")->table().rows.size() == 1);
 }
 
-TEST_CASE("Save then open round-trips a scenario exactly; a failed save keeps the old file") {
+TEST_CASE("Save then open round-trips a scenario exactly - a failed save keeps the old file") {
     test::Explorer e;
     auto& w = *e.window;
     QTemporaryDir dir;
@@ -182,7 +182,7 @@ TEST_CASE("Presentation mode hides the editors and enlarges the charts") {
     CHECK(w.chart("breakdown")->chartStyle().fontScale == 1.0);
 }
 
-TEST_CASE("A scenario preset loads as one undoable edit; fields show units and what is allowed") {
+TEST_CASE("A scenario preset loads as one undoable edit - fields show units and what is allowed") {
     test::Explorer e;
     auto& w = *e.window;
     CHECK(w.scenarioPanel()->loadScenarioPreset("gpt3-175b-1024-a100").isEmpty());

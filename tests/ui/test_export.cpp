@@ -4,6 +4,7 @@
 #include "presets_store.hpp"
 #include "export.hpp"
 #include "madmax/scenario_io.hpp"
+#include "madmax/search.hpp"
 #include "ui_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -114,9 +115,10 @@ TEST_CASE("Export all writes every chart in every format and the scenario") {
     in.current = &ev;
     QTemporaryDir dir;
     REQUIRE(ui::exportAll(in, dir.filePath("out"), ui::ExportOptions{}).isEmpty());
-    for (const QString& id : ui::chartIds())
+    for (const QString& id : ui::explorerChartIds())
         for (const char* ext : {"svg", "pdf", "png", "csv", "json"})
             CHECK(QFile::exists(dir.filePath("out/" + id + "." + ext)));
+    CHECK_FALSE(QFile::exists(dir.filePath("out/heatmap.svg"))); // no search has run
     const auto j = nlohmann::json::parse(readAll(dir.filePath("out/scenario.json")).toStdString());
     CHECK(parseScenario(j, "scenario.json").model.id == "llama3-70b");
 }
@@ -171,4 +173,31 @@ TEST_CASE("madmax-explorer --screenshot grabs the window once the first result i
     CHECK(p.exitCode() == 0);
     const QImage img(out);
     CHECK(img.width() >= 1000);
+}
+
+TEST_CASE("Design-space and co-design charts export like the others") {
+    const auto ev = defaultEvaluation();
+    SearchOptions so;
+    const SearchResult found = search(ev.scenario, {}, so);
+    const std::vector<Sensitivity> sens = {{"flops", 0.6, 1.5}, {"hbm_bw", 0.9, 1.05}};
+    ui::ChartInput in;
+    in.current = &ev;
+    in.search = &found;
+    in.sensitivity = &sens;
+    QTemporaryDir dir;
+    for (const QString id : {"heatmap", "scatter", "tornado"}) {
+        INFO(id.toStdString());
+        ui::ExportOptions o;
+        o.format = ui::ExportFormat::Svg;
+        REQUIRE(ui::exportChart(id, in, dir.filePath(id + ".svg"), o).isEmpty());
+        CHECK(readAll(dir.filePath(id + ".svg")).contains("<svg"));
+        o.format = ui::ExportFormat::Csv;
+        REQUIRE(ui::exportChart(id, in, dir.filePath(id + ".csv"), o).isEmpty());
+        CHECK(QString::fromUtf8(readAll(dir.filePath(id + ".csv"))).count('\n') > 2);
+    }
+    QProcess p;
+    p.start(MADMAX_CLI, {"figure", "default", "--chart", "heatmap", "--format", "png", "-o", dir.filePath("h.png")});
+    REQUIRE(p.waitForFinished(120000));
+    CHECK(p.exitCode() == 0);
+    CHECK(QImage(dir.filePath("h.png")).width() == 336 * 2);
 }

@@ -3,12 +3,18 @@
 #include "breakdown_chart.hpp"
 #include "comm_chart.hpp"
 #include "comparison_chart.hpp"
+#include "heatmap_chart.hpp"
+#include "scatter_chart.hpp"
+#include "sweep_chart.hpp"
+#include "tornado_chart.hpp"
 #include "memory_chart.hpp"
 #include "timeline_chart.hpp"
 
 namespace madmax::ui {
 
-QStringList chartIds() { return {"breakdown", "comm", "memory", "timeline", "comparison"}; }
+QStringList chartIds() { return explorerChartIds() + designChartIds(); }
+QStringList explorerChartIds() { return {"breakdown", "comm", "memory", "timeline", "comparison"}; }
+QStringList designChartIds() { return {"heatmap", "scatter", "tornado", "sweep"}; }
 
 std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
     if (id == "breakdown") return std::make_unique<BreakdownChart>(parent);
@@ -16,6 +22,10 @@ std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
     if (id == "memory") return std::make_unique<MemoryChart>(parent);
     if (id == "timeline") return std::make_unique<TimelineChart>(parent);
     if (id == "comparison") return std::make_unique<ComparisonChart>(parent);
+    if (id == "heatmap") return std::make_unique<HeatmapChart>(parent);
+    if (id == "scatter") return std::make_unique<ScatterChart>(parent);
+    if (id == "tornado") return std::make_unique<TornadoChart>(parent);
+    if (id == "sweep") return std::make_unique<SweepChart>(parent);
     return nullptr;
 }
 

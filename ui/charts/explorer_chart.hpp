@@ -2,6 +2,8 @@
 // list its data as a table (CSV/JSON export). Qt Charts lives behind this folder only.
 #pragma once
 
+#include "madmax/codesign.hpp"
+#include "madmax/search.hpp"
 #include "style.hpp"
 #include "worker.hpp"
 
@@ -21,6 +23,9 @@ struct ChartInput {
     const Evaluation* current = nullptr;
     const PinnedEvaluation* baseline = nullptr; ///< shown beside the current scenario
     QList<PinnedEvaluation> pinned;             ///< every pinned scenario (comparison chart)
+    const SearchResult* search = nullptr;       ///< design-space views
+    const std::vector<Sensitivity>* sensitivity = nullptr; ///< tornado chart
+    const std::vector<SweepResult>* sweeps = nullptr;      ///< speedup-vs-factor lines
 };
 
 struct ChartTable {

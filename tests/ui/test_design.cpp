@@ -1,0 +1,83 @@
+// The design-space and co-design views (issue #4), offscreen.
+#include "madmax/scenario_io.hpp"
+#include "madmax/search_io.hpp"
+#include "ui_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <QSignalSpy>
+
+using namespace madmax;
+
+namespace {
+bool waitFor(QSignalSpy& spy, int ms = 60000) { return spy.count() > 0 || spy.wait(ms); }
+} // namespace
+
+TEST_CASE("Searching fills the heatmap, the scatter and the ranked table - a row loads into the sliders") {
+    test::Explorer e("llama2-7b-8-a100-40gb");
+    auto& w = *e.window;
+    auto* panel = w.designSpace();
+    QSignalSpy done(panel, &ui::DesignSpacePanel::searchFinished);
+    panel->runSearch();
+    REQUIRE(waitFor(done));
+    CHECK_FALSE(done.first().first().toBool()); // not cancelled
+    REQUIRE(panel->result());
+    const SearchResult direct = search(w.document()->scenario(), {}, [] {
+        SearchOptions o;
+        o.topN = 100;
+        return o;
+    }());
+    // Streamed in shards, the final ranking equals one direct search.
+    REQUIRE(panel->result()->top.size() == direct.top.size());
+    CHECK(toJson(panel->result()->top.front()) == toJson(direct.top.front()));
+    CHECK(panel->table()->rowCount() == int(direct.top.size()));
+    CHECK(w.chart("heatmap")->table().rows.size() > 0);
+    CHECK(w.chart("scatter")->table().rows.size() > 0);
+
+    panel->loadRow(2);
+    REQUIRE(e.settle());
+    const int rank = panel->table()->item(2, 0)->data(Qt::UserRole).toInt();
+    CHECK(toJson(w.document()->scenario().strategy) == toJson(direct.top[std::size_t(rank)].strategy));
+    CHECK(w.shown().result.stepTimeS == Approx(direct.top[std::size_t(rank)].stepTimeS));
+}
+
+TEST_CASE("A long search can be cancelled and the GUI keeps answering") {
+    test::Explorer e("llama31-405b-16384-h100");
+    auto& w = *e.window;
+    auto* panel = w.designSpace();
+    QSignalSpy done(panel, &ui::DesignSpacePanel::searchFinished);
+    panel->runSearch();
+    CHECK(panel->running());
+    // The GUI thread still evaluates slider moves while the search runs.
+    w.strategyPanel()->check("tp_comm_overlap")->setChecked(true);
+    panel->cancel();
+    REQUIRE(waitFor(done));
+    CHECK_FALSE(panel->running());
+    REQUIRE(e.settle());
+    CHECK(w.shown().scenario.strategy.tpCommOverlap);
+}
+
+TEST_CASE("Co-design: sensitivity fills the tornado - sweeps draw a line per knob") {
+    test::Explorer e("llama2-7b-8-a100-40gb");
+    auto& w = *e.window;
+    auto* panel = w.coDesign();
+    QSignalSpy done(panel, &ui::CoDesignPanel::runFinished);
+    panel->runSensitivity();
+    REQUIRE(waitFor(done));
+    REQUIRE(panel->sensitivity());
+    CHECK(panel->sensitivity()->size() == 8);
+    CHECK(w.chart("tornado")->table().rows.size() == 8);
+    done.clear();
+    panel->runSweeps({"hbm_bw", "scale_out_bw"}, "0.5,1,2");
+    REQUIRE(waitFor(done));
+    REQUIRE(panel->sweeps());
+    CHECK(panel->sweeps()->size() == 2);
+    CHECK(w.chart("sweep")->table().rows.size() == 6);
+}
+
+TEST_CASE("A bad factor list is explained and nothing runs") {
+    test::Explorer e;
+    auto* panel = e.window->coDesign();
+    panel->runSweeps({"hbm_bw"}, "1,two");
+    CHECK_FALSE(panel->running());
+}

@@ -1,0 +1,135 @@
+#include "heatmap_chart.hpp"
+
+#include <QChart>
+#include <QLegend>
+#include <QLinearGradient>
+#include <QResizeEvent>
+
+#include <algorithm>
+#include <set>
+
+namespace madmax::ui {
+
+HeatmapChart::HeatmapChart(QWidget* parent) : ExplorerChart(parent) {
+    QChart* c = chart();
+    c->setTitle(title());
+    cells_ = new QScatterSeries;
+    cells_->setName("best tokens/s per GPU");
+    cells_->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    infeasible_ = new QScatterSeries;
+    infeasible_->setName("nothing fits");
+    infeasible_->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    best_ = new QScatterSeries;
+    best_->setName("best");
+    best_->setMarkerShape(QScatterSeries::MarkerShapeStar);
+    for (auto* s : {cells_, infeasible_, best_}) c->addSeries(s);
+    x_ = new QCategoryAxis;
+    y_ = new QCategoryAxis;
+    x_->setTitleText("TP");
+    y_->setTitleText("PP");
+    for (auto* a : {x_, y_}) a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+    colors_ = new QColorAxis;
+    colors_->setTitleText("tokens/s per GPU");
+    c->addAxis(x_, Qt::AlignBottom);
+    c->addAxis(y_, Qt::AlignLeft);
+    c->addAxis(colors_, Qt::AlignRight);
+    for (auto* s : {cells_, infeasible_, best_}) {
+        s->attachAxis(x_);
+        s->attachAxis(y_);
+    }
+    cells_->attachAxis(colors_);
+    c->legend()->setAlignment(Qt::AlignBottom);
+    connect(c, &QChart::plotAreaChanged, this, [this](const QRectF&) { resizeMarkers(); });
+    setToolTip(description());
+    restyle();
+}
+
+QString HeatmapChart::description() const {
+    return "Each cell is the best configuration with that TP and PP degree over every other "
+           "dimension the search spans (VP, CP, DP, micro-batch, ZeRO, recompute, SP, overlap); grey "
+           "cells have valid configurations but none fits in memory.";
+}
+
+void HeatmapChart::restyle() {
+    QLinearGradient g(0, 0, 0, 1);
+    // Viridis-like, colour-blind safe and monotone in lightness.
+    g.setColorAt(0.0, QColor(0x44, 0x01, 0x54));
+    g.setColorAt(0.25, QColor(0x3B, 0x52, 0x8B));
+    g.setColorAt(0.5, QColor(0x21, 0x90, 0x8C));
+    g.setColorAt(0.75, QColor(0x5D, 0xC8, 0x63));
+    g.setColorAt(1.0, QColor(0xFD, 0xE7, 0x25));
+    colors_->setGradient(g);
+    cells_->setPen(Qt::NoPen);
+    infeasible_->setColor(QColor(0xBB, 0xBB, 0xBB));
+    infeasible_->setPen(Qt::NoPen);
+    best_->setColor(QColor(0xD5, 0x5E, 0x00));
+    best_->setBorderColor(Qt::white);
+    best_->setMarkerSize(18);
+}
+
+void HeatmapChart::setInput(const ChartInput& in) {
+    table_ = {};
+    table_.columns = {"tp", "pp", "feasible", "best_tokens_per_s_per_gpu", "best_strategy"};
+    if (!in.search) return;
+    std::set<int> tps, pps;
+    for (const auto& c : in.search->heatmap) {
+        tps.insert(c.tp);
+        pps.insert(c.pp);
+    }
+    tps_ = QList<int>(tps.begin(), tps.end());
+    pps_ = QList<int>(pps.begin(), pps.end());
+    for (auto* a : {x_, y_})
+        for (const QString& l : a->categoriesLabels()) a->remove(l);
+    for (int i = 0; i < tps_.size(); ++i) x_->append(QString::number(tps_[i]), i + 0.5);
+    for (int i = 0; i < pps_.size(); ++i) y_->append(QString::number(pps_[i]), i + 0.5);
+    x_->setRange(0, std::max<qsizetype>(1, tps_.size()));
+    y_->setRange(0, std::max<qsizetype>(1, pps_.size()));
+
+    QList<QPointF> feasible, none, best;
+    QList<qreal> values;
+    double lo = 1e300, hi = 0;
+    const Candidate* top = in.search->top.empty() ? nullptr : &in.search->top.front();
+    for (const auto& c : in.search->heatmap) {
+        const QPointF p(tps_.indexOf(c.tp) + 0.5, pps_.indexOf(c.pp) + 0.5);
+        if (c.anyFeasible) {
+            const double v = c.best.tokensPerS / c.best.gpus;
+            feasible << p;
+            values << v;
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+            if (top && c.best.strategy.tp == top->strategy.tp && c.best.strategy.pp == top->strategy.pp) best << p;
+            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "1", formatNumber(v, 6),
+                                QString::fromStdString(strategySpec(c.best.strategy))});
+        } else if (c.anyValid) {
+            none << p;
+            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "0", "", ""});
+        }
+    }
+    cells_->replace(feasible);
+    infeasible_->replace(none);
+    best_->replace(best);
+    if (!values.isEmpty()) {
+        if (hi <= lo) hi = lo + 1;
+        colors_->setRange(lo, hi);
+        QLinearGradient g = colors_->gradient();
+        cells_->colorBy(values, g);
+    }
+    resizeMarkers();
+}
+
+void HeatmapChart::resizeMarkers() {
+    const QRectF area = chart()->plotArea();
+    if (tps_.isEmpty() || pps_.isEmpty() || area.isEmpty()) return;
+    const double size = std::max(4.0, std::min(area.width() / tps_.size(), area.height() / pps_.size()) * 0.95);
+    cells_->setMarkerSize(size);
+    infeasible_->setMarkerSize(size);
+}
+
+void HeatmapChart::resizeEvent(QResizeEvent* e) {
+    ExplorerChart::resizeEvent(e);
+    resizeMarkers();
+}
+
+ChartTable HeatmapChart::table() const { return table_; }
+
+} // namespace madmax::ui

@@ -1,0 +1,91 @@
+#include "scatter_chart.hpp"
+
+#include <QChart>
+#include <QLegend>
+
+#include <algorithm>
+
+namespace madmax::ui {
+
+ScatterChart::ScatterChart(QWidget* parent) : ExplorerChart(parent) {
+    QChart* c = chart();
+    c->setTitle(title());
+    points_ = new QScatterSeries;
+    points_->setName("configurations");
+    points_->setMarkerSize(5);
+    front_ = new QLineSeries;
+    front_->setName("Pareto front (throughput vs headroom)");
+    best_ = new QScatterSeries;
+    best_->setName("best");
+    best_->setMarkerShape(QScatterSeries::MarkerShapeStar);
+    best_->setMarkerSize(16);
+    for (auto* s : {static_cast<QXYSeries*>(points_), static_cast<QXYSeries*>(front_), static_cast<QXYSeries*>(best_)})
+        c->addSeries(s);
+    x_ = new QValueAxis;
+    y_ = new QValueAxis;
+    x_->setTitleText("memory per GPU (GB)");
+    y_->setTitleText("tokens/s per GPU");
+    x_->setLabelFormat("%.0f");
+    y_->setLabelFormat("%.0f");
+    c->addAxis(x_, Qt::AlignBottom);
+    c->addAxis(y_, Qt::AlignLeft);
+    for (auto* s : c->series()) {
+        s->attachAxis(x_);
+        s->attachAxis(y_);
+    }
+    c->legend()->setAlignment(Qt::AlignBottom);
+    setToolTip(description());
+    restyle();
+}
+
+QString ScatterChart::description() const {
+    return "A deterministic sample of the configurations that fit (the same for any thread count), "
+           "with the front of configurations no other beats in both throughput and memory headroom.";
+}
+
+void ScatterChart::restyle() {
+    QColor c = componentColor(Component::Forward);
+    c.setAlpha(90);
+    points_->setColor(c);
+    points_->setBorderColor(Qt::transparent);
+    QPen pen(componentColor(Component::CommDP));
+    pen.setWidthF(2);
+    front_->setPen(pen);
+    best_->setColor(componentColor(Component::CommTP));
+    best_->setBorderColor(Qt::black);
+}
+
+void ScatterChart::setInput(const ChartInput& in) {
+    table_ = {};
+    table_.columns = {"memory_gb", "tokens_per_s_per_gpu", "on_pareto_front", "strategy"};
+    if (!in.search) return;
+    const auto& r = *in.search;
+    QList<QPointF> pts, front, best;
+    double maxX = 1, maxY = 1;
+    auto point = [](const Candidate& c) { return QPointF(c.memoryBytes / 1e9, c.tokensPerS / c.gpus); };
+    for (const auto& c : r.scatter) {
+        pts << point(c);
+        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6), formatNumber(c.tokensPerS / c.gpus, 6), "0",
+                            QString::fromStdString(strategySpec(c.strategy))});
+    }
+    for (const auto& c : r.paretoMemory) {
+        front << point(c);
+        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6), formatNumber(c.tokensPerS / c.gpus, 6), "1",
+                            QString::fromStdString(strategySpec(c.strategy))});
+    }
+    std::sort(front.begin(), front.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+    if (!r.top.empty()) best << point(r.top.front());
+    for (const auto& p : pts + front) {
+        maxX = std::max(maxX, p.x());
+        maxY = std::max(maxY, p.y());
+    }
+    points_->replace(pts);
+    front_->replace(front);
+    best_->replace(best);
+    x_->setRange(0, maxX * 1.05);
+    y_->setRange(0, maxY * 1.08);
+}
+
+ChartTable ScatterChart::table() const { return table_; }
+
+} // namespace madmax::ui

@@ -1,0 +1,101 @@
+#include "sweep_chart.hpp"
+
+#include <QChart>
+#include <QLegend>
+#include <QLineSeries>
+#include <QScatterSeries>
+
+#include <algorithm>
+
+namespace madmax::ui {
+
+namespace {
+const Component kLineColours[] = {Component::Forward, Component::CommTP, Component::Recompute, Component::CommDP,
+                                  Component::CommPP,  Component::Backward, Component::Bubble,  Component::CommCP};
+}
+
+SweepChart::SweepChart(QWidget* parent) : ExplorerChart(parent) {
+    QChart* c = chart();
+    c->setTitle(title());
+    x_ = new QLogValueAxis;
+    x_->setBase(2);
+    x_->setTitleText("factor (× the preset's value)");
+    x_->setLabelFormat("%g");
+    y_ = new QValueAxis;
+    y_->setTitleText("speedup of the best strategy");
+    y_->setLabelFormat("%.2f");
+    c->addAxis(x_, Qt::AlignBottom);
+    c->addAxis(y_, Qt::AlignLeft);
+    changes_ = new QScatterSeries;
+    changes_->setName("best strategy changes");
+    changes_->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
+    changes_->setMarkerSize(11);
+    c->addSeries(changes_);
+    changes_->attachAxis(x_);
+    changes_->attachAxis(y_);
+    c->legend()->setAlignment(Qt::AlignBottom);
+    setToolTip(description());
+    restyle();
+}
+
+QString SweepChart::description() const {
+    return "Each line scales one hardware knob and re-runs the search at every factor, since the "
+           "best strategy changes with the hardware; triangles mark where it does.";
+}
+
+void SweepChart::restyle() {
+    for (std::size_t i = 0; i < lines_.size(); ++i) {
+        QPen pen(componentColor(kLineColours[i % 8]));
+        pen.setWidthF(2);
+        if (style_.hatching) pen.setStyle(Qt::PenStyle(1 + int(i % 5)));
+        lines_[i]->setPen(pen);
+    }
+    changes_->setColor(Qt::black);
+}
+
+void SweepChart::setInput(const ChartInput& in) {
+    table_ = {};
+    table_.columns = {"knob", "factor", "speedup", "best_strategy", "strategy_changed"};
+    if (!in.sweeps) return;
+    for (auto* l : lines_) chart()->removeSeries(l);
+    qDeleteAll(lines_);
+    lines_.clear();
+    QList<QPointF> changes;
+    double lo = 1e300, hi = 0, ylo = 1, yhi = 1;
+    for (const auto& sw : *in.sweeps) {
+        if (sw.axes.size() != 1) continue;
+        auto* line = new QLineSeries;
+        line->setName(QString::fromStdString(sw.axes[0].knob));
+        line->setPointsVisible(true);
+        const auto changed = sw.strategyChanges();
+        QList<QPointF> pts;
+        for (std::size_t i = 0; i < sw.points.size(); ++i) {
+            const auto& p = sw.points[i];
+            const QPointF pt(p.factors[0], p.feasible ? p.speedup : 0.0);
+            pts << pt;
+            lo = std::min(lo, pt.x());
+            hi = std::max(hi, pt.x());
+            ylo = std::min(ylo, pt.y());
+            yhi = std::max(yhi, pt.y());
+            const bool isChange = std::find(changed.begin(), changed.end(), i) != changed.end();
+            if (isChange) changes << pt;
+            table_.rows.append({line->name(), formatNumber(p.factors[0], 6), formatNumber(pt.y(), 6),
+                                p.feasible ? QString::fromStdString(strategySpec(p.best.strategy)) : "(nothing fits)",
+                                isChange ? "1" : "0"});
+        }
+        line->replace(pts);
+        chart()->addSeries(line);
+        line->attachAxis(x_);
+        line->attachAxis(y_);
+        lines_.push_back(line);
+    }
+    changes_->replace(changes);
+    if (hi > 0) x_->setRange(lo / 1.2, hi * 1.2);
+    y_->setRange(std::max(0.0, ylo - 0.1), yhi + 0.1);
+    applyChartStyle(chart(), style_);
+    restyle();
+}
+
+ChartTable SweepChart::table() const { return table_; }
+
+} // namespace madmax::ui
