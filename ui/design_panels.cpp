@@ -7,6 +7,7 @@
 
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLocale>
 #include <QMetaObject>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -210,11 +211,13 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
         text += QString(" Best is %1× the scenario's own strategy.").arg(*r.speedupOverBaseline, 0, 'f', 2);
     if (!r.top.empty()) {
         const auto cost = trainingCost(doc_->scenario().system, r.top.front().gpus, r.top.front().tokensPerS, 1e12);
-        text += QString(" Best trains 1T tokens in %1 days: %2 GPU-hours, $%3, %4 MWh.")
+        const QLocale loc;
+        text += QString(" Best trains 1T tokens in %1 days: %2 GPU-hours, $%3 at $%4/GPU-hour, %5 MWh of GPU energy.")
                     .arg(cost.seconds / 86400, 0, 'f', 1)
-                    .arg(cost.gpuHours, 0, 'g', 3)
-                    .arg(cost.dollars, 0, 'g', 3)
-                    .arg(cost.energyKWh / 1000, 0, 'g', 3);
+                    .arg(loc.toString(cost.gpuHours, 'f', 0))
+                    .arg(loc.toString(cost.dollars, 'f', 0))
+                    .arg(doc_->scenario().system.pricePerGpuHour, 0, 'f', 2)
+                    .arg(cost.energyKWh / 1000, 0, 'f', 0);
     }
     if (!final) text = "Searching… " + text;
     status_->setText(text);

@@ -27,7 +27,10 @@ HeatmapChart::HeatmapChart(QWidget* parent) : ExplorerChart(parent) {
     y_ = new QCategoryAxis;
     x_->setTitleText("TP");
     y_->setTitleText("PP");
-    for (auto* a : {x_, y_}) a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+    for (auto* a : {x_, y_}) {
+        a->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+        a->setStartValue(0);
+    }
     colors_ = new QColorAxis;
     colors_->setTitleText("tokens/s per GPU");
     c->addAxis(x_, Qt::AlignBottom);
@@ -80,8 +83,9 @@ void HeatmapChart::setInput(const ChartInput& in) {
     pps_ = QList<int>(pps.begin(), pps.end());
     for (auto* a : {x_, y_})
         for (const QString& l : a->categoriesLabels()) a->remove(l);
-    for (int i = 0; i < tps_.size(); ++i) x_->append(QString::number(tps_[i]), i + 0.5);
-    for (int i = 0; i < pps_.size(); ++i) y_->append(QString::number(pps_[i]), i + 0.5);
+    // Category i spans [i, i+1]; its cell is drawn at i + 0.5.
+    for (int i = 0; i < tps_.size(); ++i) x_->append(QString::number(tps_[i]), i + 1);
+    for (int i = 0; i < pps_.size(); ++i) y_->append(QString::number(pps_[i]), i + 1);
     x_->setRange(0, std::max<qsizetype>(1, tps_.size()));
     y_->setRange(0, std::max<qsizetype>(1, pps_.size()));
 
