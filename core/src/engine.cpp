@@ -6,6 +6,8 @@
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
+#include "inference.hpp"
+#include "op_cost.hpp"
 #include "stream_sim.hpp"
 
 #include <algorithm>
@@ -14,37 +16,12 @@
 namespace madmax {
 
 using detail::CommTable;
+using detail::OpCoster;
 using detail::Phase;
 using detail::SimOp;
 using detail::StreamSim;
 
 namespace {
-
-/// Per-op time on one GPU (MODEL.md §2): max(FLOPs / (peak·η_c), bytes / (BW·η_m)) + launch.
-struct OpCoster {
-    const Gpu& gpu;
-    double peak;   ///< of the workload's GEMM precision
-    double peak16; ///< attention runs in 16-bit even in FP8 training (Transformer Engine)
-    double elemBytes;
-    double gemmScale; ///< calibration's low-precision scale when the GEMMs run below 16 bits
-
-    double memoryTime(double bytes) const {
-        return bytes / (gpu.hbmBytesPerS * gpu.calibration.memoryEfficiency);
-    }
-    double gemm(double M, double N, double K) const {
-        const double flops = 2.0 * M * N * K;
-        const double bytes = (M * K + K * N) * elemBytes + M * N * 2.0;
-        const double eta = gpu.calibration.gemmEfficiency(flops) * gemmScale;
-        return std::max(flops / (peak * eta), memoryTime(bytes)) + gpu.calibration.kernelLaunchS;
-    }
-    double elementwise(double bytes) const {
-        return memoryTime(bytes) + gpu.calibration.kernelLaunchS;
-    }
-    double flashAttention(double flops) const {
-        return flops / (peak16 * gpu.calibration.attentionEfficiency) +
-               gpu.calibration.kernelLaunchS;
-    }
-};
 
 struct Groups {
     GroupLayout tp, cp, dpShard, dpReplicas, gradReduce;
@@ -424,6 +401,7 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
 } // namespace
 
 MemoryBreakdown peakMemory(const Scenario& s) {
+    if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s).memory;
     // The first stage holds the most micro-batches in flight, the last the logits; with an
     // uneven split the second stage (p-1 in flight, a middle stage's layers) can top both.
     const StageLayers layers = stageLayers(s);
@@ -441,6 +419,7 @@ MemoryBreakdown peakMemory(const Scenario& s) {
 }
 
 Result evaluate(const Scenario& s, const EvaluateOptions& options) {
+    if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s);
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;

@@ -76,7 +76,9 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
     if (m.heads % st.tp != 0)
         return "TP=" + str(st.tp) + " does not divide " + str(m.heads) +
                " attention heads; choose a TP that divides the head count";
-    if (m.kvHeads % st.tp != 0)
+    const bool inference = w.kind == WorkloadKind::Inference;
+    // Serving engines replicate KV heads when TP exceeds them (TP a multiple of the KV heads).
+    if (m.kvHeads % st.tp != 0 && !(inference && st.tp % m.kvHeads == 0))
         return "TP=" + str(st.tp) + " does not divide " + str(m.kvHeads) +
                " KV heads; choose a TP that divides the KV-head count";
     if (m.ffnHidden % st.tp != 0)
@@ -107,6 +109,11 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                str(st.vp) + " = " + str(st.pp * st.vp) +
                " equal chunks; choose pp and vp whose product divides the layer count, or set "
                "first_stage_layers / last_stage_layers";
+    }
+    if (inference) {
+        if (st.cp != 1) return "context parallelism is not modelled for inference: set strategy.cp = 1";
+        if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
+        return std::nullopt;
     }
     if (w.globalBatch % (st.dp * st.microBatch) != 0)
         return "global_batch " + str(w.globalBatch) +

@@ -342,6 +342,9 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         cal.memoryEfficiency = c.number("memory_efficiency", 0, 1, 0.8, true);
         cal.kernelLaunchS = c.number("kernel_launch_us", 0, 1e4, 4.0) * 1e-6;
         cal.lowPrecisionGemmScale = c.number("low_precision_gemm_scale", 0, 1, 1.0, true);
+        cal.decodeMemoryEfficiency = c.number("decode_memory_efficiency", 0, 1, cal.memoryEfficiency, true);
+        cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
+        cal.kvCacheFraction = c.number("kv_cache_fraction", 0, 1, 0.9, true);
         cal.referenceAttention =
             *parseAttentionKernel(c.choice("reference_attention", {"flash", "unfused"}, "flash"));
         c.ignore("notes");
@@ -472,15 +475,36 @@ namespace {
 Workload parseWorkload(const json& j, const std::string& file) {
     ObjectReader r(j, file, "workload");
     Workload w;
-    r.choice("kind", {"training"}, "training");
-    w.globalBatch = int(r.integer("global_batch", 1, 1 << 30));
-    w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
     const std::vector<std::string> precisions = {"fp32", "fp16", "bf16", "fp8", "fp4"};
-    w.precision = *parsePrecision(r.choice("precision", precisions, "bf16"));
-    w.gradReducePrecision =
-        *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
-    w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
+    const std::string kind = r.choice("kind", {"training", "inference"}, "training");
     w.attention = *parseAttentionKernel(r.choice("attention", {"flash", "unfused"}, "flash"));
+    w.precision = *parsePrecision(r.choice("precision", precisions, "bf16"));
+    if (kind == "training") {
+        w.globalBatch = int(r.integer("global_batch", 1, 1 << 30));
+        w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
+        w.gradReducePrecision =
+            *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
+        w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
+    } else {
+        w.kind = WorkloadKind::Inference;
+        InferenceWorkload& inf = w.inference;
+        inf.inputTokens = int(r.integer("input_tokens", 1, 1 << 24));
+        inf.outputTokens = int(r.integer("output_tokens", 1, 1 << 24));
+        const std::string dist = r.choice("output_distribution", {"fixed", "uniform", "exponential"}, "fixed");
+        inf.outputDistribution = dist == "fixed"     ? LengthDistribution::Fixed
+                                 : dist == "uniform" ? LengthDistribution::Uniform
+                                                     : LengthDistribution::Exponential;
+        inf.batch = int(r.integer("batch", 0, 1 << 20, 0));
+        inf.weightPrecision = *parsePrecision(r.choice("weight_precision", precisions, std::string(toString(w.precision))));
+        inf.kvPrecision = *parsePrecision(r.choice("kv_precision", {"fp16", "bf16", "fp8", "fp4"}, std::string(toString(w.precision))));
+        inf.mode = r.choice("mode", {"offline", "server"}, "offline") == "server" ? ServingMode::Server : ServingMode::Offline;
+        inf.ttftObjectiveS = r.number("ttft_objective_s", 0, 1e6, 0.0);
+        inf.tpotObjectiveS = r.number("tpot_objective_s", 0, 1e6, 0.0);
+        inf.prefillChunkTokens = int(r.integer("prefill_chunk_tokens", 1, 1 << 24, 8192));
+        // The generic checks see one request of the full context.
+        w.seqLen = inf.inputTokens + inf.outputTokens;
+        w.globalBatch = 1;
+    }
     r.finish();
     return w;
 }
@@ -574,6 +598,9 @@ json toJson(const Gpu& g) {
               {"memory_efficiency", c.memoryEfficiency},
               {"kernel_launch_us", c.kernelLaunchS * 1e6},
               {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
+              {"decode_memory_efficiency", c.decodeMemoryEfficiency},
+              {"decode_kernel_overhead_us", c.decodeKernelOverheadS * 1e6},
+              {"kv_cache_fraction", c.kvCacheFraction},
               {"reference_attention", std::string(toString(c.referenceAttention))}}},
             {"links",
              {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},
@@ -625,6 +652,22 @@ json toJson(const Strategy& st) {
 }
 
 json toJson(const Workload& w) {
+    if (w.kind == WorkloadKind::Inference) {
+        const InferenceWorkload& i = w.inference;
+        return {{"kind", "inference"},
+                {"input_tokens", i.inputTokens},
+                {"output_tokens", i.outputTokens},
+                {"output_distribution", std::string(toString(i.outputDistribution))},
+                {"batch", i.batch},
+                {"precision", std::string(toString(w.precision))},
+                {"weight_precision", std::string(toString(i.weightPrecision))},
+                {"kv_precision", std::string(toString(i.kvPrecision))},
+                {"mode", i.mode == ServingMode::Server ? "server" : "offline"},
+                {"ttft_objective_s", i.ttftObjectiveS},
+                {"tpot_objective_s", i.tpotObjectiveS},
+                {"prefill_chunk_tokens", i.prefillChunkTokens},
+                {"attention", std::string(toString(w.attention))}};
+    }
     return {{"kind", "training"},
             {"global_batch", w.globalBatch},
             {"seq_len", w.seqLen},

@@ -1,4 +1,5 @@
 #include "madmax/types.hpp"
+#include "madmax/workload.hpp"
 
 namespace madmax {
 
@@ -102,6 +103,15 @@ std::optional<Optimizer> parseOptimizer(std::string_view s) {
     if (s == "adam") return Optimizer::Adam;
     if (s == "sgd") return Optimizer::SGD;
     return std::nullopt;
+}
+
+std::string_view toString(LengthDistribution d) {
+    switch (d) {
+    case LengthDistribution::Fixed: return "fixed";
+    case LengthDistribution::Uniform: return "uniform";
+    case LengthDistribution::Exponential: return "exponential";
+    }
+    return "?";
 }
 
 } // namespace madmax

@@ -132,6 +132,59 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
 }
 
+Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
+    const json& m = c.at("model");
+    const json& sys = c.at("system");
+    const json& inf = c.at("inference");
+    const int gpus = int(sys.at("gpus").get<double>());
+    json model = {{"name", m.at("name")},
+                  {"layers", m.at("layers")},
+                  {"hidden", m.at("hidden")},
+                  {"heads", m.at("heads")},
+                  {"kv_heads", isNull(m, "kv_heads") ? m.at("heads") : m.at("kv_heads")},
+                  {"ffn_hidden", m.at("ffn_hidden")},
+                  {"gated_mlp", m.value("gated_mlp", false)},
+                  {"vocab", m.at("vocab")}};
+    const int tp = int(num(inf, "tp", 1)), pp = int(num(inf, "pp", 1));
+    const int replicas = int(num(inf, "replicas", gpus / (tp * pp)));
+    // Request lengths: as published; when they vary and are not published, the mean output is
+    // the published output tokens per completed request (tokens/s ÷ samples/s), the mean prompt
+    // is taken equal to it, and outputs are exponentially distributed (README "Validation").
+    json workload = {{"kind", "inference"}};
+    if (!isNull(inf, "input_tokens") && !isNull(inf, "output_tokens")) {
+        workload["input_tokens"] = inf["input_tokens"];
+        workload["output_tokens"] = inf["output_tokens"];
+    } else {
+        double tokens = 0, samples = 0;
+        std::vector<json> all = {c.at("measured")};
+        for (const auto& a : c.value("also_measured", json::array())) all.push_back(a);
+        for (const auto& a : all) {
+            if (a.value("metric", "") == "output_tokens_per_s") tokens = a.value("value", 0.0);
+            if (a.value("metric", "") == "samples_per_s") samples = a.value("value", 0.0);
+        }
+        if (tokens <= 0 || samples <= 0)
+            throw InputError("", "inference.output_tokens", "request lengths are not published");
+        const int mean = int(std::lround(tokens / samples));
+        workload["input_tokens"] = mean;
+        workload["output_tokens"] = mean;
+        workload["output_distribution"] = "exponential";
+    }
+    if (!isNull(inf, "batch")) workload["batch"] = inf["batch"];
+    const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
+    workload["precision"] = prec;
+    workload["weight_precision"] = prec;
+    workload["kv_precision"] = prec;
+    if (inf.value("scenario", "offline") == "server") {
+        // MLPerf Inference server limits for LLMs (TTFT ≤ 2 s, TPOT ≤ 200 ms), as defaults.
+        workload["mode"] = "server";
+        workload["ttft_objective_s"] = 2.0;
+        workload["tpot_objective_s"] = 0.2;
+    }
+    json doc = {{"name", c.at("id")}, {"model", model}, {"system", systemFor(sys, lib, gpus)}, {"gpus", gpus},
+                {"strategy", {{"tp", tp}, {"pp", pp}, {"dp", replicas}}}, {"workload", workload}};
+    return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
+}
+
 ErrorStats errorStats(std::vector<double> errs) {
     ErrorStats s;
     s.count = int(errs.size());
@@ -251,9 +304,20 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                     else
                         o.skipped = "metric " + o.metric + " is not predicted for training";
                 }
+            } else if (o.kind == "inference") {
+                const std::string arch = c.at("model").at("arch").get<std::string>();
+                if (arch != "dense") {
+                    o.skipped = arch + " inference is not modelled yet";
+                } else {
+                    const Result r = evaluate(inferenceScenarioForCase(c, lib, file));
+                    if (o.metric == "output_tokens_per_s") o.predicted = r.inference.outputTokensPerS;
+                    else if (o.metric == "ttft_s") o.predicted = r.inference.ttftS;
+                    else if (o.metric == "tpot_s") o.predicted = r.inference.tpotS;
+                    else if (o.metric == "samples_per_s") o.predicted = r.inference.requestsPerS;
+                    else o.skipped = "metric " + o.metric + " is not predicted for inference";
+                }
             } else {
-                o.skipped =
-                    o.kind + " cases are not modelled yet (inference arrives with its issue)";
+                o.skipped = "kind " + o.kind + " is not modelled";
             }
         } catch (const InputError& e) {
             o.skipped = std::string("cannot be expressed: ") + e.what();

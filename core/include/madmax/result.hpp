@@ -27,10 +27,11 @@ struct MemoryBreakdown {
     double gradsBytes = 0;
     double optimizerBytes = 0;
     double activationsBytes = 0;
+    double kvCacheBytes = 0; ///< inference only
     double reserveBytes = 0;
     double capacityBytes = 0;
     double totalBytes() const {
-        return weightsBytes + gradsBytes + optimizerBytes + activationsBytes + reserveBytes;
+        return weightsBytes + gradsBytes + optimizerBytes + activationsBytes + kvCacheBytes + reserveBytes;
     }
     double marginBytes() const { return capacityBytes - totalBytes(); }
     bool fits() const { return totalBytes() <= capacityBytes; }
@@ -61,6 +62,28 @@ struct TimelineEvent {
     Collective collective;
 };
 
+/// Serving metrics (inference workloads), per replica unless said otherwise.
+struct InferenceResult {
+    double ttftS = 0;           ///< time to first token: prefill of the prompt + wait for the running iteration
+    double tpotS = 0;           ///< time per output token: one iteration of continuous batching
+    double e2eLatencyS = 0;     ///< TTFT + (output - 1) × TPOT
+    double outputTokensPerS = 0;       ///< whole system (every replica)
+    double outputTokensPerSPerGpu = 0;
+    double requestsPerS = 0;           ///< whole system
+    int batch = 0;              ///< concurrent sequences per replica in steady state
+    int maxBatchThatFits = 0;   ///< by KV-cache memory
+    bool meetsObjectives = true;
+    // KV cache (per GPU).
+    double kvBytesPerToken = 0;    ///< all layers this GPU holds
+    double kvBytesPerSequence = 0; ///< reserved per admitted sequence (prompt + output)
+    // One decode iteration split by cause (seconds): what a token costs and why.
+    double decodeWeightReadS = 0, decodeKvReadS = 0, decodeComputeS = 0, decodeCommS = 0, decodeOverheadS = 0;
+    double prefillPerIterationS = 0; ///< prefills of new requests interleaved into each iteration
+    // Prefill of one prompt (the service part of TTFT).
+    double prefillComputeS = 0, prefillCommS = 0, prefillOverheadS = 0;
+    double decodeS() const { return decodeWeightReadS + decodeKvReadS + decodeComputeS + decodeCommS + decodeOverheadS; }
+};
+
 struct Result {
     double stepTimeS = 0;
     double samplesPerS = 0;
@@ -87,6 +110,9 @@ struct Result {
     double forwardPerMicroBatchS =
         0; ///< wall time of one micro-batch forward on the critical stage
     double backwardPerMicroBatchS = 0; ///< wall time of one micro-batch backward (incl. recompute)
+
+    bool isInference = false;
+    InferenceResult inference; ///< when isInference
 
     /// Filled only when EvaluateOptions::timeline is set (it allocates).
     std::vector<TimelineEvent> timeline;

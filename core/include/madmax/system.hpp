@@ -19,6 +19,12 @@ struct ComputeCalibration {
     /// FP8/FP4 GEMMs reach a smaller fraction of their doubled peak than 16-bit ones (scaling
     /// and casting overheads, Transformer Engine): multiplies gemmEfficiency below 16 bits.
     double lowPrecisionGemmScale = 1.0;
+    /// Serving: fraction of HBM bandwidth that decode reaches (weight and paged-KV reads).
+    double decodeMemoryEfficiency = 0.8;
+    /// Serving: fixed cost per kernel in a decode step (CUDA graphs make it small).
+    double decodeKernelOverheadS = 1.5e-6;
+    /// Serving: fraction of the memory left after weights that the engine gives the KV cache.
+    double kvCacheFraction = 0.9;
     /// The attention kernel of the published runs this calibration was fitted to; validation
     /// assumes it for cases that do not say (the engine's own default is the workload's).
     AttentionKernel referenceAttention = AttentionKernel::Flash;

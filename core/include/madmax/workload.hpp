@@ -1,20 +1,43 @@
-// What is being done: training with a global batch, sequence length, precision and optimizer.
+// What is being done: training (global batch, sequence length, precision, optimizer) or
+// inference serving (request lengths, batch, precisions of weights, activations and KV cache).
 #pragma once
 
 #include "madmax/types.hpp"
 
 namespace madmax {
 
-enum class WorkloadKind : std::uint8_t { Training }; // Inference arrives with its issue.
+enum class WorkloadKind : std::uint8_t { Training, Inference };
+
+/// How request output lengths vary around their mean (input lengths are taken as their mean).
+enum class LengthDistribution : std::uint8_t { Fixed, Uniform, Exponential };
+std::string_view toString(LengthDistribution d);
+
+/// Offline: every request is available (maximum throughput). Server: requests arrive; the batch
+/// is the largest that meets the latency objectives.
+enum class ServingMode : std::uint8_t { Offline, Server };
+
+struct InferenceWorkload {
+    int inputTokens = 0;  ///< mean prompt length
+    int outputTokens = 0; ///< mean generated length
+    LengthDistribution outputDistribution = LengthDistribution::Fixed;
+    int batch = 0; ///< concurrent sequences per replica; 0 = the largest that fits
+    Precision weightPrecision = Precision::BF16;
+    Precision kvPrecision = Precision::BF16;
+    ServingMode mode = ServingMode::Offline;
+    double ttftObjectiveS = 0; ///< 0 = none
+    double tpotObjectiveS = 0; ///< 0 = none
+    int prefillChunkTokens = 8192; ///< tokens batched into one prefill pass (chunked prefill)
+};
 
 struct Workload {
     WorkloadKind kind = WorkloadKind::Training;
     int globalBatch = 0; ///< sequences per optimizer step
     int seqLen = 0;
-    Precision precision = Precision::BF16; ///< GEMM math precision
+    Precision precision = Precision::BF16; ///< GEMM math precision (activations, in inference)
     Precision gradReducePrecision = Precision::BF16;
     Optimizer optimizer = Optimizer::Adam;
     AttentionKernel attention = AttentionKernel::Flash;
+    InferenceWorkload inference; ///< used when kind == Inference
 };
 
 } // namespace madmax

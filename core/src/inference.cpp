@@ -1,0 +1,263 @@
+// Inference serving (MODEL.md §6; Pope et al. 2022): prefill is compute-bound; a decode step
+// reads every weight once and the KV cache of every sequence, plus two latency-bound TP
+// all-reduces per layer and per-kernel overheads. Continuous batching interleaves the prefills
+// of new requests into the decode iterations; the batch is capped by KV-cache memory.
+#include "inference.hpp"
+
+#include "madmax/collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace madmax::detail {
+
+namespace {
+
+struct Costs {
+    double weight = 0, kv = 0, compute = 0, comm = 0, overhead = 0;
+    double total() const { return weight + kv + compute + comm + overhead; }
+    Costs& operator+=(const Costs& o) {
+        weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm, overhead += o.overhead;
+        return *this;
+    }
+    Costs scaled(double f) const { return {weight * f, kv * f, compute * f, comm * f, overhead * f}; }
+};
+
+/// Everything about one replica that does not depend on the batch.
+struct Serving {
+    const Scenario& s;
+    const Gpu& gpu;
+    double t, p, h, f, V, qDim, kvDim, layers; ///< per GPU (÷TP) and per stage (÷PP)
+    double wB, aB, kvB, peak, peak16, gemmScale, bw, etaMem;
+    GroupLayout tpGroup;
+    double weightsBytes, kvPerToken, reservedContext, residentContext;
+    double input, output;
+
+    explicit Serving(const Scenario& sc) : s(sc), gpu(sc.system.gpu) {
+        const Model& m = s.model;
+        const auto& in = s.workload.inference;
+        t = s.strategy.tp;
+        p = s.strategy.pp;
+        h = double(m.hidden);
+        f = double(m.ffnHidden);
+        V = double(m.vocab);
+        qDim = double(m.heads) * m.headDim / t;
+        kvDim = std::ceil(double(m.kvHeads) / t) * m.headDim; // KV heads are replicated when TP exceeds them
+        layers = std::ceil(double(m.layers) / p);
+        wB = bytesPerElement(in.weightPrecision);
+        aB = 2.0;
+        kvB = bytesPerElement(in.kvPrecision);
+        peak = gpu.peak(s.workload.precision);
+        peak16 = gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
+        gemmScale = bytesPerElement(s.workload.precision) < 2 ? gpu.calibration.lowPrecisionGemmScale : 1.0;
+        bw = gpu.hbmBytesPerS;
+        etaMem = gpu.calibration.decodeMemoryEfficiency;
+        tpGroup = layoutGroup(s.system, s.strategy.tp, 1);
+        input = in.inputTokens;
+        output = in.outputTokens;
+
+        const double perLayer = (h * (qDim + 2 * kvDim) + qDim * h + (m.gatedMlp ? 3.0 : 2.0) * h * f / t) * wB;
+        // The fullest stage: the last holds the LM head (and, without PP, the embedding too).
+        weightsBytes = layers * perLayer + V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
+        kvPerToken = layers * 2.0 * kvDim * kvB;
+        // Admission reserves the prompt and the longest likely output; the cache holds on average
+        // the prompt and the mean of the output tokens generated so far.
+        double reserveOut = output, residentOut = (output + 1) / 2;
+        switch (in.outputDistribution) {
+        case LengthDistribution::Fixed: break;
+        case LengthDistribution::Uniform: // on [0, 2·mean]: E[o²]/(2E[o]) = 2/3 mean
+            reserveOut = 2 * output;
+            residentOut = 2.0 / 3.0 * output;
+            break;
+        case LengthDistribution::Exponential: // E[o²]/(2E[o]) = mean; reserve the 95th percentile
+            reserveOut = 3 * output;
+            residentOut = output;
+            break;
+        }
+        reservedContext = input + reserveOut;
+        residentContext = input + residentOut;
+    }
+
+    /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
+    void gemm(Costs& c, double M, double N, double K, double overheadS) const {
+        const double flops = 2 * M * N * K;
+        const double tc = flops / (peak * gpu.calibration.gemmEfficiency(flops) * gemmScale);
+        const double tm = (N * K * wB + (M * K + M * N) * aB) / (bw * etaMem);
+        if (tm >= tc) c.weight += tm;
+        else c.compute += tc;
+        c.overhead += overheadS;
+    }
+
+    /// One layer for `rows` tokens, each attending `context` keys on average.
+    Costs layer(double rows, double context, bool decode) const {
+        Costs c;
+        const double ov = decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
+        gemm(c, rows, qDim + 2 * kvDim, h, ov);
+        gemm(c, rows, h, qDim, ov);
+        gemm(c, rows, (s.model.gatedMlp ? 2.0 : 1.0) * f / t, h, ov);
+        gemm(c, rows, h, f / t, ov);
+        // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
+        // a causal flash-attention pass.
+        const double attnFlops = 4 * rows * context * qDim;
+        const double tc = attnFlops / (peak16 * gpu.calibration.attentionEfficiency);
+        const double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
+        if (tm >= tc) c.kv += tm;
+        else c.compute += tc;
+        // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
+        c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
+        c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
+        return c;
+    }
+
+    /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
+    Costs stage(double rows, double context, bool decode, double headRows) const {
+        Costs c = layer(rows, context, decode).scaled(layers);
+        gemm(c, headRows, V / t, h, decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS);
+        return c;
+    }
+
+    double p2p(double rows) const {
+        if (p <= 1) return 0;
+        const long long stride = s.strategy.tp;
+        return p2pTime(s.system, stride, rows * h * aB);
+    }
+
+    struct Iteration {
+        Costs decode;           ///< one decode round for the batch
+        double prefillPerIterS; ///< prefills of the requests admitted per round
+        double p2pS;
+        double iterationS() const { return decode.total() + prefillPerIterS + p2pS; }
+    };
+
+    Iteration iteration(double batch) const {
+        Iteration it;
+        // With PP the batch is split into p micro-batches that circulate; a round visits every
+        // stage once per micro-batch.
+        const double rows = std::ceil(batch / p);
+        it.decode = stage(rows, residentContext, true, rows).scaled(p);
+        it.p2pS = p * p2p(rows);
+        // Chunked prefill: prompts are batched up to the chunk budget; each round admits
+        // batch / output new requests (continuous batching at steady state).
+        const double chunk = std::max(input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
+        const double perRequest = stage(chunk, input / 2, false, chunk / input).total() * (input / chunk);
+        it.prefillPerIterS = batch / output * perRequest;
+        return it;
+    }
+
+    double ttft(const Iteration& it) const {
+        // The prompt alone through every stage, after waiting on average half a round.
+        return p * stage(input, input / 2, false, 1).total() + p * p2p(input) + it.iterationS() / 2;
+    }
+
+    double activationBytes(double batch) const {
+        const double chunk = std::max(input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
+        return chunk * (2 * h + qDim + 2 * kvDim + (s.model.gatedMlp ? 3.0 : 2.0) * f / t) * aB + batch * V / t * 4.0;
+    }
+};
+
+} // namespace
+
+Result evaluateInference(const Scenario& sc) {
+    const Serving sv(sc);
+    const InferenceWorkload& in = sc.workload.inference;
+    const double capacity = sc.system.gpu.hbmBytes;
+    const double reserve = sc.system.reserveBytes;
+
+    // The largest batch whose KV cache fits in the engine's share of the free memory.
+    auto freeForKv = [&](double batch) {
+        return (capacity - sv.weightsBytes - sv.activationBytes(batch) - reserve) * sc.system.gpu.calibration.kvCacheFraction;
+    };
+    const double perSequence = sv.kvPerToken * sv.reservedContext;
+    int fit = 0;
+    {
+        double b = std::max(0.0, std::floor(freeForKv(1) / perSequence));
+        for (int i = 0; i < 4 && b > 0; ++i) b = std::max(0.0, std::floor(freeForKv(b) / perSequence)); // logits grow with b
+        fit = int(std::min(b, 1e7));
+    }
+    int batch = in.batch > 0 ? in.batch : std::max(1, fit);
+
+    // Latency objectives (server mode, or offline with objectives): the largest batch meeting them.
+    bool meets = true;
+    const bool constrained = in.ttftObjectiveS > 0 || in.tpotObjectiveS > 0;
+    auto ok = [&](int b) {
+        const auto it = sv.iteration(b);
+        return (in.tpotObjectiveS <= 0 || it.iterationS() <= in.tpotObjectiveS) &&
+               (in.ttftObjectiveS <= 0 || sv.ttft(it) <= in.ttftObjectiveS);
+    };
+    if (constrained && !ok(batch)) {
+        if (!ok(1)) {
+            meets = false;
+            batch = 1;
+        } else {
+            int lo = 1, hi = batch; // ok(lo), !ok(hi): both TPOT and TTFT grow with the batch
+            while (hi - lo > 1) {
+                const int mid = lo + (hi - lo) / 2;
+                (ok(mid) ? lo : hi) = mid;
+            }
+            batch = lo;
+        }
+    }
+
+    const auto it = sv.iteration(batch);
+    const double tpot = it.iterationS();
+    const double ttft = sv.ttft(it);
+    const double replicas = sc.strategy.dp;
+
+    Result r;
+    r.isInference = true;
+    InferenceResult& ir = r.inference;
+    ir.batch = batch;
+    ir.maxBatchThatFits = fit;
+    ir.meetsObjectives = meets;
+    ir.tpotS = tpot;
+    ir.ttftS = ttft;
+    ir.e2eLatencyS = ttft + (sv.output - 1) * tpot;
+    ir.outputTokensPerS = batch / tpot * replicas;
+    ir.outputTokensPerSPerGpu = ir.outputTokensPerS / sc.gpus;
+    ir.requestsPerS = ir.outputTokensPerS / sv.output;
+    ir.kvBytesPerToken = sv.kvPerToken;
+    ir.kvBytesPerSequence = perSequence;
+    ir.decodeWeightReadS = it.decode.weight;
+    ir.decodeKvReadS = it.decode.kv;
+    ir.decodeComputeS = it.decode.compute;
+    ir.decodeCommS = it.decode.comm;
+    ir.decodeOverheadS = it.decode.overhead;
+    ir.prefillPerIterationS = it.prefillPerIterS;
+    const Costs prompt = sv.stage(sv.input, sv.input / 2, false, 1).scaled(sv.p);
+    ir.prefillComputeS = prompt.compute + prompt.weight + prompt.kv;
+    ir.prefillCommS = prompt.comm;
+    ir.prefillOverheadS = prompt.overhead;
+
+    // The generic view: one iteration as the "step".
+    r.stepTimeS = tpot;
+    r.tokensPerS = ir.outputTokensPerS;
+    r.tokensPerSPerGpu = ir.outputTokensPerSPerGpu;
+    r.samplesPerS = ir.requestsPerS;
+    r.microBatches = 1;
+    r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {it.decode.comm, it.decode.comm};
+    r.comm[int(ParallelDim::PP)][int(Collective::P2P)] = {it.p2pS, it.p2pS};
+    r.exposedCommS = it.decode.comm + it.p2pS;
+    r.compute.forwardS = tpot - r.exposedCommS;
+    r.computeS = r.compute.totalS();
+    r.bubbleS = 0;
+    // Model FLOPs: 2 per parameter per token, generated and prompt tokens alike.
+    const double params = sc.model.layers * sc.model.paramsPerLayer() + sc.model.lmHeadParams() +
+                          (sc.model.tiedEmbeddings ? sc.model.embeddingParams() : 0.0);
+    const double tokensPerIter = batch * replicas * (1 + sv.input / sv.output);
+    r.modelFlopsPerStep = 2 * params * tokensPerIter;
+    r.hardwareFlopsPerStep = r.modelFlopsPerStep;
+    r.modelTflopsPerGpu = r.modelFlopsPerStep / (tpot * sc.gpus) / 1e12;
+    r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
+    r.mfu = r.modelTflopsPerGpu * 1e12 / sc.system.gpu.peak(sc.workload.precision);
+    r.hfu = r.mfu;
+
+    MemoryBreakdown& mem = r.memory;
+    mem.weightsBytes = sv.weightsBytes;
+    mem.activationsBytes = sv.activationBytes(batch);
+    mem.kvCacheBytes = batch * perSequence;
+    mem.reserveBytes = reserve;
+    mem.capacityBytes = capacity;
+    return r;
+}
+
+} // namespace madmax::detail
