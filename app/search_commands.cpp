@@ -5,6 +5,7 @@
 #include "madmax/report.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/search_io.hpp"
+#include "madmax/serving.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -141,8 +142,13 @@ std::function<int()> addSearchCommands(CLI::App& app) {
     auto mergeCsv = std::make_shared<bool>(false);
     auto mergeTop = std::make_shared<int>(10);
 
-    auto* search = app.add_subcommand("search", "Rank every valid parallelization strategy");
+    auto ttft = std::make_shared<double>(0.0), tpot = std::make_shared<double>(0.0);
+    auto perDollar = std::make_shared<bool>(false);
+    auto* search = app.add_subcommand("search", "Rank every valid parallelization strategy (or serving configuration)");
     addCommon(search, *common);
+    search->add_option("--ttft", *ttft, "Serving: time-to-first-token objective in seconds")->check(CLI::NonNegativeNumber);
+    search->add_option("--tpot", *tpot, "Serving: time-per-output-token objective in seconds")->check(CLI::NonNegativeNumber);
+    search->add_flag("--per-dollar", *perDollar, "Serving: rank by output tokens per dollar");
     search->add_option("--top", *top, "How many to list (default 10)")->check(CLI::NonNegativeNumber);
     search->add_option("--baseline", *baseline, "What you run today, e.g. \"tp=8,pp=16,vp=2,mb=1\"; the best is compared with it");
 
@@ -154,6 +160,14 @@ std::function<int()> addSearchCommands(CLI::App& app) {
         ->type_name("NAME=F1,F2");
     sweep->add_flag("--sensitivity", *sens, "The ×0.5 / ×2 speedup of every knob (tornado chart data)");
 
+    auto curveScenario = std::make_shared<std::string>(PresetLibrary::kDefaultScenario);
+    auto curveSets = std::make_shared<std::vector<std::string>>();
+    auto curveJson = std::make_shared<bool>(false);
+    auto* curve = app.add_subcommand("curve", "Serving: latency vs throughput as the batch grows");
+    curve->add_option("scenario", *curveScenario, "An inference scenario file or preset id")->required();
+    curve->add_option("--set", *curveSets, "Override a field: path=value")->type_name("PATH=VALUE");
+    curve->add_flag("--json", *curveJson, "Print JSON");
+
     auto* merge = app.add_subcommand("merge", "Combine the --json outputs of sharded search or sweep runs");
     merge->add_option("files", *files, "JSON files written by `madmax search|sweep --shard I/N --json`")->required();
     merge->add_flag("--json", *mergeJson, "Print JSON");
@@ -161,8 +175,55 @@ std::function<int()> addSearchCommands(CLI::App& app) {
     merge->add_option("--top", *mergeTop, "How many to keep from a search (default 10)");
 
     return [=]() -> int {
+        if (*curve) {
+            std::vector<Override> ov;
+            for (const auto& x : *curveSets) ov.push_back(parseOverride(x));
+            const Scenario sc = loadScenario(*curveScenario, PresetLibrary::builtin(), ov);
+            if (sc.workload.kind != WorkloadKind::Inference)
+                throw InputError(*curveScenario, "workload.kind", "the curve is for inference scenarios (kind \"inference\")");
+            const auto pts = latencyThroughputCurve(sc);
+            if (*curveJson) {
+                nlohmann::json a = nlohmann::json::array();
+                for (const auto& p : pts)
+                    a.push_back({{"batch", p.batch}, {"ttft_s", p.ttftS}, {"tpot_s", p.tpotS}, {"e2e_latency_s", p.e2eS},
+                                 {"output_tokens_per_s_per_gpu", p.outputTokensPerSPerGpu}, {"fits", p.fits}});
+                std::cout << a.dump(2) << "\n";
+            } else {
+                std::cout << "batch        TTFT        TPOT   tok/s/GPU  memory\n";
+                for (const auto& p : pts)
+                    std::printf("%5d  %10s  %10s  %10.1f  %s\n", p.batch, formatSeconds(p.ttftS).c_str(),
+                                formatSeconds(p.tpotS).c_str(), p.outputTokensPerSPerGpu, p.fits ? "fits" : "DOES NOT FIT");
+            }
+            return 0;
+        }
         if (*search) {
             Prepared p = prepare(*common);
+            if (p.scenario.workload.kind == WorkloadKind::Inference) {
+                ServingSearchOptions so;
+                so.ttftObjectiveS = *ttft;
+                so.tpotObjectiveS = *tpot;
+                so.perDollar = *perDollar;
+                so.topN = *top;
+                const ServingSearchResult r = searchServing(p.scenario, so);
+                if (common->json) {
+                    nlohmann::json a = nlohmann::json::array();
+                    for (const auto& c : r.top)
+                        a.push_back({{"strategy", toJson(c.scenario.strategy)}, {"precision", std::string(toString(c.scenario.workload.precision))},
+                                     {"batch", c.batch}, {"output_tokens_per_s_per_gpu", c.outputTokensPerSPerGpu},
+                                     {"ttft_s", c.ttftS}, {"tpot_s", c.tpotS}, {"score", c.score}});
+                    std::cout << nlohmann::json{{"schema", "madmax-serving-search/1"}, {"top", a},
+                                                {"stats", {{"evaluated", r.evaluated}, {"feasible", r.feasible}}}}.dump(2) << "\n";
+                } else {
+                    std::cout << "rank  TP  PP  replicas  precision  batch   tok/s/GPU       TTFT       TPOT\n";
+                    int rank = 1;
+                    for (const auto& c : r.top)
+                        std::printf("%4d %3d %3d %9d %10s %6d %11.1f %10s %10s\n", rank++, c.scenario.strategy.tp, c.scenario.strategy.pp,
+                                    c.scenario.strategy.dp, std::string(toString(c.scenario.workload.precision)).c_str(), c.batch,
+                                    c.outputTokensPerSPerGpu, formatSeconds(c.ttftS).c_str(), formatSeconds(c.tpotS).c_str());
+                    std::printf("\n%zu configurations, %zu fit and meet the objectives\n", r.evaluated, r.feasible);
+                }
+                return 0;
+            }
             p.options.topN = *top;
             Progress progress;
             p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };

@@ -115,3 +115,22 @@ TEST_CASE("madmax sweep scales a knob and reports speedups") {
     CHECK(runCli("search default --shard 3/2", &out, &err) == 2);
     CHECK_THAT(err, Contains("0 ≤ I < N"));
 }
+
+TEST_CASE("madmax on inference scenarios: evaluate, search under objectives, curve") {
+    std::string out;
+    REQUIRE(runCli("evaluate serve-llama33-70b-2xh100-tp2", &out) == 0);
+    CHECK_THAT(out, Contains("TTFT") && Contains("TPOT") && Contains("KV cache"));
+    REQUIRE(runCli("evaluate serve-llama33-70b-2xh100-tp2 --json", &out) == 0);
+    const auto j = nlohmann::json::parse(out);
+    for (const char* k : {"ttft_s", "tpot_s", "output_tokens_per_s", "kv_bytes_per_token", "decode"}) CHECK(j["inference"].contains(k));
+    CHECK(j["memory"]["kv_cache_bytes"].get<double>() > 0);
+    REQUIRE(runCli("search serve-llama2-70b-8xh100-offline --tpot 0.05 --json", &out) == 0);
+    const auto s = nlohmann::json::parse(out);
+    REQUIRE_FALSE(s["top"].empty());
+    CHECK(s["top"][0]["tpot_s"].get<double>() <= 0.05);
+    REQUIRE(runCli("curve serve-llama33-70b-2xh100-tp2 --json", &out) == 0);
+    CHECK(nlohmann::json::parse(out).size() >= 6);
+    std::string err;
+    CHECK(runCli("curve default", &out, &err) == 2);
+    CHECK_THAT(err, Contains("inference scenarios"));
+}

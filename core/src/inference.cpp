@@ -60,19 +60,15 @@ struct Serving {
         // The fullest stage: the last holds the LM head (and, without PP, the embedding too).
         weightsBytes = layers * perLayer + V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
         kvPerToken = layers * 2.0 * kvDim * kvB;
-        // Admission reserves the prompt and the longest likely output; the cache holds on average
-        // the prompt and the mean of the output tokens generated so far.
-        double reserveOut = output, residentOut = (output + 1) / 2;
+        // Admission reserves the prompt and the mean output (paged KV blocks absorb the spread,
+        // inside the kv_cache_fraction headroom); the cache holds on average the prompt and
+        // E[o²]/(2E[o]) generated tokens per sequence.
+        const double reserveOut = output;
+        double residentOut = (output + 1) / 2;
         switch (in.outputDistribution) {
         case LengthDistribution::Fixed: break;
-        case LengthDistribution::Uniform: // on [0, 2·mean]: E[o²]/(2E[o]) = 2/3 mean
-            reserveOut = 2 * output;
-            residentOut = 2.0 / 3.0 * output;
-            break;
-        case LengthDistribution::Exponential: // E[o²]/(2E[o]) = mean; reserve the 95th percentile
-            reserveOut = 3 * output;
-            residentOut = output;
-            break;
+        case LengthDistribution::Uniform: residentOut = 2.0 / 3.0 * output; break; // o ~ U[0, 2·mean]
+        case LengthDistribution::Exponential: residentOut = output; break;
         }
         reservedContext = input + reserveOut;
         residentContext = input + residentOut;
@@ -255,7 +251,11 @@ Result evaluateInference(const Scenario& sc) {
     mem.weightsBytes = sv.weightsBytes;
     mem.activationsBytes = sv.activationBytes(batch);
     mem.kvCacheBytes = batch * perSequence;
-    mem.reserveBytes = reserve;
+    // The engine keeps (1 - kv_cache_fraction) of the free memory back: part of the reserve, so
+    // a batch beyond the KV allotment is flagged as not fitting.
+    const double headroom = (capacity - mem.weightsBytes - mem.activationsBytes - reserve) *
+                            (1 - sc.system.gpu.calibration.kvCacheFraction);
+    mem.reserveBytes = reserve + std::max(0.0, headroom);
     mem.capacityBytes = capacity;
     return r;
 }

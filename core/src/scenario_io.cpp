@@ -743,6 +743,30 @@ json toJson(const Result& r) {
                                 "+ LM head (Megatron/PaLM); hardware FLOPs add recomputed forward "
                                 "work; MFU/HFU against the "
                                 "dense peak of the workload precision"}};
+    if (r.isInference) {
+        const InferenceResult& i = r.inference;
+        out["inference"] = {{"ttft_s", i.ttftS},
+                            {"tpot_s", i.tpotS},
+                            {"e2e_latency_s", i.e2eLatencyS},
+                            {"output_tokens_per_s", i.outputTokensPerS},
+                            {"output_tokens_per_s_per_gpu", i.outputTokensPerSPerGpu},
+                            {"requests_per_s", i.requestsPerS},
+                            {"batch", i.batch},
+                            {"max_batch_that_fits", i.maxBatchThatFits},
+                            {"meets_objectives", i.meetsObjectives},
+                            {"kv_bytes_per_token", i.kvBytesPerToken},
+                            {"kv_bytes_per_sequence", i.kvBytesPerSequence},
+                            {"decode", {{"weight_read_s", i.decodeWeightReadS},
+                                        {"kv_read_s", i.decodeKvReadS},
+                                        {"compute_s", i.decodeComputeS},
+                                        {"comm_s", i.decodeCommS},
+                                        {"overhead_s", i.decodeOverheadS},
+                                        {"prefill_per_iteration_s", i.prefillPerIterationS}}},
+                            {"prefill", {{"compute_s", i.prefillComputeS},
+                                         {"comm_s", i.prefillCommS},
+                                         {"overhead_s", i.prefillOverheadS}}}};
+        out["memory"]["kv_cache_bytes"] = r.memory.kvCacheBytes;
+    }
     if (!r.timeline.empty()) {
         json tl = json::array();
         for (const auto& e : r.timeline) {

@@ -1,0 +1,87 @@
+#include "madmax/serving.hpp"
+
+#include "madmax/engine.hpp"
+#include "madmax/strategy_space.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace madmax {
+
+std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatch) {
+    Scenario s = base;
+    s.workload.inference.batch = 0;
+    s.workload.inference.ttftObjectiveS = 0;
+    s.workload.inference.tpotObjectiveS = 0;
+    const Result autoFit = evaluate(s);
+    if (maxBatch <= 0) maxBatch = std::max(2, 2 * autoFit.inference.maxBatchThatFits);
+    std::vector<CurvePoint> out;
+    for (int b = 1; b <= maxBatch; b *= 2) {
+        s.workload.inference.batch = b;
+        const Result r = evaluate(s);
+        out.push_back({b, r.inference.ttftS, r.inference.tpotS, r.inference.e2eLatencyS,
+                       r.inference.outputTokensPerSPerGpu, r.memory.fits()});
+    }
+    return out;
+}
+
+ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& o) {
+    ServingSearchResult res;
+    const Model& m = base.model;
+    const int domain = base.system.tiers.empty() ? base.system.gpusPerNode : base.system.tiers.front().gpus;
+    std::vector<Precision> precisions = o.precisions;
+    if (precisions.empty())
+        for (Precision p : {Precision::BF16, Precision::FP8, Precision::FP4})
+            if (base.system.gpu.peak(p) > 0) precisions.push_back(p);
+    Scenario s = base;
+    auto& inf = s.workload.inference;
+    inf.ttftObjectiveS = o.ttftObjectiveS;
+    inf.tpotObjectiveS = o.tpotObjectiveS;
+    inf.mode = (o.ttftObjectiveS > 0 || o.tpotObjectiveS > 0) ? ServingMode::Server : ServingMode::Offline;
+    inf.batch = 0;
+    for (int tp : divisorsOf(m.heads, domain)) {
+        if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
+        for (int pp : divisorsOf(m.layers, base.gpus)) {
+            if (base.gpus % (tp * pp) != 0) continue;
+            for (Precision p : precisions) {
+                if (o.cancel && o.cancel->load()) return res;
+                s.strategy.tp = tp;
+                s.strategy.pp = pp;
+                s.strategy.vp = 1;
+                s.strategy.cp = 1;
+                s.strategy.dp = base.gpus / (tp * pp);
+                s.strategy.schedule = PipelineSchedule::OneFOneB;
+                s.strategy.firstStageLayers = s.strategy.lastStageLayers = 0;
+                s.workload.precision = p;
+                inf.weightPrecision = p;
+                inf.kvPrecision = bytesPerElement(p) < 1 ? Precision::FP8 : p;
+                if (explainInvalid(s)) continue;
+                ++res.evaluated;
+                const Result r = evaluate(s);
+                if (!r.memory.fits() || !r.inference.meetsObjectives || r.inference.maxBatchThatFits < 1) continue;
+                ++res.feasible;
+                ServingCandidate c;
+                c.scenario = s;
+                c.scenario.workload.inference.batch = r.inference.batch;
+                c.batch = r.inference.batch;
+                c.outputTokensPerSPerGpu = r.inference.outputTokensPerSPerGpu;
+                c.ttftS = r.inference.ttftS;
+                c.tpotS = r.inference.tpotS;
+                const double price = base.system.pricePerGpuHour > 0 ? base.system.pricePerGpuHour : 1.0;
+                c.score = o.perDollar ? c.outputTokensPerSPerGpu * 3600 / price : c.outputTokensPerSPerGpu;
+                res.top.push_back(std::move(c));
+            }
+        }
+    }
+    std::sort(res.top.begin(), res.top.end(), [](const ServingCandidate& a, const ServingCandidate& b) {
+        if (a.score != b.score) return a.score > b.score;
+        const auto& x = a.scenario.strategy;
+        const auto& y = b.scenario.strategy;
+        return std::make_tuple(x.tp, x.pp, int(a.scenario.workload.precision)) <
+               std::make_tuple(y.tp, y.pp, int(b.scenario.workload.precision));
+    });
+    if (int(res.top.size()) > o.topN) res.top.resize(std::size_t(std::max(0, o.topN)));
+    return res;
+}
+
+} // namespace madmax

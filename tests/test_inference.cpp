@@ -1,0 +1,122 @@
+// Inference serving (issue #5): KV cache and decode bytes by hand, invariants, objectives,
+// the latency-throughput curve and the serving search.
+#include "madmax/serving.hpp"
+#include "madmax/strategy_space.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+using namespace madmax;
+
+namespace {
+Scenario tp2(const std::vector<std::string>& sets = {}) { return test::preset("serve-llama33-70b-2xh100-tp2", sets); }
+} // namespace
+
+TEST_CASE("KV cache per token and per sequence, by hand") {
+    // Llama 3.3 70B, TP2, FP8 cache: 80 layers × 2 (K and V) × (8 KV heads / 2) × 128 × 1 B.
+    const Result r = evaluate(tp2());
+    CHECK(r.inference.kvBytesPerToken == 80.0 * 2 * 4 * 128 * 1);
+    // Admission reserves prompt + output: 1000 + 1000 tokens.
+    CHECK(r.inference.kvBytesPerSequence == 81920.0 * 2000);
+    CHECK(r.memory.kvCacheBytes == Approx(r.inference.batch * 81920.0 * 2000));
+    // bf16 cache doubles it; TP8 leaves one KV head per GPU.
+    CHECK(evaluate(tp2({"workload.kv_precision=bf16"})).inference.kvBytesPerToken == 80.0 * 2 * 4 * 128 * 2);
+    const Result tp8 = evaluate(test::preset("serve-llama31-405b-8xh200"));
+    CHECK(tp8.inference.kvBytesPerToken == 126.0 * 2 * 1 * 128 * 1);
+}
+
+TEST_CASE("A batch-1 decode step reads every weight once, by hand") {
+    const Scenario s = tp2({"workload.batch=1"});
+    const Result r = evaluate(s);
+    const Model& m = s.model;
+    // Per GPU (TP2, FP8): the layers' matrices and the LM head, 1 B per parameter.
+    const double perLayer = 8192.0 * (64 * 128 / 2 + 2 * 4 * 128) + 64 * 128 / 2 * 8192.0 + 3 * 8192.0 * 28672 / 2;
+    const double bytes = 80 * perLayer + 128256.0 * 8192 / 2;
+    const double bw = s.system.gpu.hbmBytesPerS * s.system.gpu.calibration.decodeMemoryEfficiency;
+    CHECK(r.inference.decodeWeightReadS == Approx(bytes / bw).epsilon(0.01)); // + activation rows of batch 1
+    CHECK(r.inference.decodeComputeS == 0.0); // nothing is compute-bound at batch 1
+    CHECK(m.layers == 80);
+}
+
+TEST_CASE("Decode reads every sequence's resident KV cache") {
+    const Scenario s = tp2({"workload.batch=64"});
+    const Result r = evaluate(s);
+    // Fixed 1000/1000: on average 1000 + 500.5 tokens resident per sequence.
+    const double bw = s.system.gpu.hbmBytesPerS * s.system.gpu.calibration.decodeMemoryEfficiency;
+    CHECK(r.inference.decodeKvReadS == Approx(64 * 1500.5 * 81920.0 / bw).epsilon(1e-9));
+}
+
+TEST_CASE("Serving invariants over random configurations") {
+    std::mt19937 rng(5);
+    int checked = 0;
+    for (int i = 0; i < 400; ++i) {
+        const std::vector<std::string> models = {"llama2-7b", "llama2-70b", "llama3-8b", "llama33-70b"};
+        Scenario s = tp2({"model=" + models[rng() % models.size()]});
+        const auto tps = tpChoices(s.model, 8);
+        s.strategy.tp = tps[rng() % tps.size()];
+        s.gpus = s.strategy.tp;
+        s.workload.inference.inputTokens = 1 + int(rng() % 4096);
+        s.workload.inference.outputTokens = 1 + int(rng() % 2048);
+        s.workload.seqLen = s.workload.inference.inputTokens + s.workload.inference.outputTokens;
+        s.workload.inference.batch = 1 << (rng() % 9);
+        s.workload.inference.outputDistribution = LengthDistribution(rng() % 3);
+        if (explainInvalid(s)) continue;
+        ++checked;
+        const Result r = evaluate(s);
+        REQUIRE(std::isfinite(r.inference.tpotS));
+        CHECK(r.inference.tpotS > 0);
+        CHECK(r.stepTimeS == Approx(r.computeS + r.exposedCommS + r.bubbleS));
+        // More HBM bandwidth never raises TPOT.
+        Scenario fast = s;
+        fast.system.gpu.hbmBytesPerS *= 2;
+        CHECK(evaluate(fast).inference.tpotS <= r.inference.tpotS * (1 + 1e-12));
+        // A larger batch never lowers throughput; past the memory limit it is flagged.
+        Scenario bigger = s;
+        bigger.workload.inference.batch *= 2;
+        const Result rb = evaluate(bigger);
+        CHECK(rb.inference.outputTokensPerS >= r.inference.outputTokensPerS * (1 - 1e-9));
+        if (rb.inference.batch > rb.inference.maxBatchThatFits) CHECK_FALSE(rb.memory.fits());
+        else CHECK(rb.memory.fits());
+    }
+    CHECK(checked > 300);
+}
+
+TEST_CASE("Latency objectives pick the largest batch that meets them") {
+    const Result free = evaluate(tp2());
+    const Result held = evaluate(tp2({"workload.mode=server", "workload.tpot_objective_s=0.03"}));
+    CHECK(held.inference.tpotS <= 0.03);
+    CHECK(held.inference.batch < free.inference.batch);
+    const Result sooner = evaluate(tp2({"workload.mode=server", "workload.tpot_objective_s=0.03", "workload.batch=0"}));
+    Scenario plusOne = tp2({"workload.batch=" + std::to_string(sooner.inference.batch + 1)});
+    CHECK(evaluate(plusOne).inference.tpotS > 0.03); // one more sequence would break it
+    const Result impossible = evaluate(tp2({"workload.mode=server", "workload.ttft_objective_s=0.001"}));
+    CHECK_FALSE(impossible.inference.meetsObjectives);
+}
+
+TEST_CASE("The latency-throughput curve rises in both latency and throughput until memory runs out") {
+    const auto curve = latencyThroughputCurve(tp2());
+    REQUIRE(curve.size() >= 6);
+    for (std::size_t i = 1; i < curve.size(); ++i) {
+        CHECK(curve[i].tpotS >= curve[i - 1].tpotS);
+        if (curve[i].fits) CHECK(curve[i].outputTokensPerSPerGpu >= curve[i - 1].outputTokensPerSPerGpu);
+    }
+    CHECK_FALSE(curve.back().fits); // the curve runs past the memory limit, flagged
+}
+
+TEST_CASE("The serving search maximises tokens/s per GPU under the objectives") {
+    const Scenario base = test::preset("serve-llama2-70b-8xh100-offline");
+    ServingSearchOptions o;
+    o.tpotObjectiveS = 0.1;
+    const ServingSearchResult r = searchServing(base, o);
+    REQUIRE_FALSE(r.top.empty());
+    CHECK(r.top.front().tpotS <= 0.1);
+    for (std::size_t i = 1; i < r.top.size(); ++i) CHECK(r.top[i].score <= r.top[i - 1].score);
+    // It beats the MLPerf layout held to the same objective.
+    Scenario mlperf = base;
+    mlperf.workload.inference.mode = ServingMode::Server;
+    mlperf.workload.inference.tpotObjectiveS = 0.1;
+    CHECK(r.top.front().outputTokensPerSPerGpu >= evaluate(mlperf).inference.outputTokensPerSPerGpu * (1 - 1e-9));
+}
