@@ -37,12 +37,12 @@ int runFigure(const FigureRequest& r, const char* argv0) {
         return 2;
     }
     const Scenario s = loadScenario(r.scenario, PresetLibrary::builtin(), r.overrides);
-    EvaluateOptions opt;
-    opt.timeline = true;
-    ui::Evaluation e;
-    e.generation = 1;
-    e.scenario = s;
-    e.result = evaluate(s, opt);
+    const ui::Evaluation e = ui::evaluateForDisplay(1, s);
+    const bool serving = s.workload.kind == WorkloadKind::Inference;
+    if ((r.chart == "serving" || r.chart == "curve") && !serving) {
+        std::fprintf(stderr, "error: --chart %s needs an inference scenario (workload.kind \"inference\")\n", r.chart.c_str());
+        return 2;
+    }
     ui::ChartInput in;
     in.current = &e;
     // The design-space and co-design charts need their searches first.

@@ -191,6 +191,10 @@ QString exportAll(const ChartInput& input, const QString& folder, const ExportOp
         if ((id == "heatmap" || id == "scatter") && !input.search) continue;
         if (id == "tornado" && !input.sensitivity) continue;
         if (id == "sweep" && !input.sweeps) continue;
+        // Only the charts of the scenario's kind of workload.
+        const bool serving = input.current && input.current->result.isInference;
+        if (serving && trainingChartIds().contains(id) && !servingChartIds().contains(id)) continue;
+        if (!serving && (id == "serving" || id == "curve")) continue;
         for (ExportFormat f : {ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Png, ExportFormat::Csv, ExportFormat::Json}) {
             ExportOptions o = options;
             o.format = f;

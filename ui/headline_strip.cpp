@@ -67,6 +67,14 @@ void HeadlineStrip::setFontScale(double scale) {
 }
 
 void HeadlineStrip::setResults(const Result& r, const Result* b) {
+    if (r.isInference) {
+        setServingResults(r, b && b->isInference ? b : nullptr);
+        return;
+    }
+    for (int i = 0; i < kTiles; ++i) {
+        names_[i]->setText(kNames[i]);
+        for (QLabel* l : {names_[i], values_[i], deltas_[i]}) l->setToolTip(kTips[i]);
+    }
     values_[0]->setText(QString::fromStdString(formatSeconds(r.stepTimeS)));
     values_[1]->setText(compact(r.tokensPerS));
     values_[2]->setText(QString::number(r.tokensPerSPerGpu, 'f', 0));
@@ -83,6 +91,43 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
         deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
     } else {
         for (auto* d : deltas_) d->setText("<span style='color:gray'>no baseline pinned</span>");
+    }
+}
+
+void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
+    static const char* names[kTiles] = {"TTFT", "TPOT", "Output tokens/s", "Tokens/s per GPU", "Memory / GPU"};
+    static const char* tips[kTiles] = {
+        "Time to first token: the prompt's prefill (compute-bound) plus, on average, half an iteration of waiting.",
+        "Time per output token: one continuous-batching iteration (a decode step for the whole batch plus the "
+        "prefills of newly admitted requests).",
+        "Generated tokens per second over every replica: batch × replicas / TPOT.",
+        "Output tokens/s divided by the GPU count.",
+        "Weights, KV cache (the batch's reserved contexts), activations and reserve against HBM capacity; red "
+        "when the batch exceeds what fits."};
+    const InferenceResult& i = r.inference;
+    for (int k = 0; k < kTiles; ++k) {
+        names_[k]->setText(names[k]);
+        for (QLabel* l : {names_[k], values_[k], deltas_[k]}) l->setToolTip(tips[k]);
+    }
+    values_[0]->setText(QString::fromStdString(formatSeconds(i.ttftS)));
+    values_[1]->setText(QString::fromStdString(formatSeconds(i.tpotS)));
+    values_[2]->setText(compact(i.outputTokensPerS));
+    values_[3]->setText(QString::number(i.outputTokensPerSPerGpu, 'f', 0));
+    values_[4]->setText(QString("%1 / %2 GB").arg(r.memory.totalBytes() / 1e9, 0, 'f', 1).arg(r.memory.capacityBytes / 1e9, 0, 'f', 0));
+    values_[4]->setStyleSheet(r.memory.fits() ? "" : "color: #D55E00;");
+    const bool meets = i.meetsObjectives;
+    values_[1]->setStyleSheet(meets ? "" : "color: #D55E00;");
+    if (b) {
+        const InferenceResult& o = b->inference;
+        deltas_[0]->setText(delta(i.ttftS, o.ttftS, false));
+        deltas_[1]->setText(delta(i.tpotS, o.tpotS, false));
+        deltas_[2]->setText(delta(i.outputTokensPerS, o.outputTokensPerS, true));
+        deltas_[3]->setText(delta(i.outputTokensPerSPerGpu, o.outputTokensPerSPerGpu, true));
+        deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
+    } else {
+        for (auto* d : deltas_) d->setText("<span style='color:gray'>no baseline pinned</span>");
+        deltas_[1]->setText(meets ? QString("<span style='color:gray'>batch %1 of %2 that fit</span>").arg(i.batch).arg(i.maxBatchThatFits)
+                                  : "<span style='color:#D55E00'>objectives not met</span>");
     }
 }
 

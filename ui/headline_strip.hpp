@@ -23,6 +23,7 @@ class HeadlineStrip : public QWidget {
     static constexpr int kTiles = 5;
 
   private:
+    void setServingResults(const Result& current, const Result* baseline);
     std::array<QLabel*, kTiles> names_{}, values_{}, deltas_{};
 };
 

@@ -62,9 +62,12 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
         });
         charts_[ids[i]] = c;
     }
-    // The timeline is wide: it gets a row of its own.
+    // Training: the timeline is wide and gets a row of its own. Serving: its breakdown and the
+    // latency-throughput curve take the places of the training-only charts.
     grid->addWidget(charts_["breakdown"], 0, 0);
+    grid->addWidget(charts_["serving"], 0, 0);
     grid->addWidget(charts_["comm"], 0, 1);
+    grid->addWidget(charts_["curve"], 0, 1);
     grid->addWidget(charts_["memory"], 1, 0);
     grid->addWidget(charts_["comparison"], 1, 1);
     grid->addWidget(charts_["timeline"], 2, 0, 1, 2);
@@ -192,9 +195,12 @@ ChartInput MainWindow::chartInput() const {
 
 void MainWindow::showEvaluation(const Evaluation& e) {
     shown_ = e;
+    const bool serving = e.result.isInference;
+    const QStringList visible = serving ? servingChartIds() : trainingChartIds();
+    for (auto it = charts_.begin(); it != charts_.end(); ++it) it.value()->setVisible(visible.contains(it.key()));
     const ChartInput in = chartInput();
     headline_->setResults(shown_.result, in.baseline ? &in.baseline->eval.result : nullptr);
-    for (ExplorerChart* c : charts_) c->setInput(in);
+    for (const QString& id : visible) charts_[id]->setInput(in);
     statusBar()->showMessage(QString("Evaluated in the background; %1 micro-batches per step, critical stage %2")
                                  .arg(e.result.microBatches)
                                  .arg(e.result.criticalStage));

@@ -29,7 +29,12 @@ const RowSpec kRows[] = {
     {"micro_batch", "Micro-batch", "Sequences per micro-batch per GPU; gradient accumulation = global batch / (DP × micro-batch)."},
     {"global_batch", "Global batch", "Sequences per optimizer step."},
     {"gpus", "GPUs", "GPU count; DP follows as GPUs / (TP × PP × CP)."},
+    {"batch", "Batch", "Serving: concurrent sequences per replica; 0 = the largest whose KV cache fits."},
+    {"input_tokens", "Input tokens", "Serving: mean prompt length."},
+    {"output_tokens", "Output tokens", "Serving: mean generated length."},
 };
+const QStringList kTrainingOnly = {"vp", "cp", "micro_batch", "global_batch"};
+const QStringList kServingOnly = {"batch", "input_tokens", "output_tokens"};
 
 std::vector<int> withValue(std::vector<int> v, int current) {
     if (std::find(v.begin(), v.end(), current) == v.end()) v.push_back(current);
@@ -74,6 +79,12 @@ QStringList StrategyPanel::keys() {
 
 StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
     auto* outer = new QVBoxLayout(this);
+    auto* kindRow = new QFormLayout;
+    kind_ = new QComboBox;
+    kind_->addItems({"Training", "Inference serving"});
+    kind_->setToolTip("Switch the workload between pre-training and serving; one undoable edit.");
+    kindRow->addRow("Workload", kind_);
+    outer->addLayout(kindRow);
     auto* degrees = new QGroupBox("Parallelism and batch");
     auto* grid = new QGridLayout(degrees);
     int row = 0;
@@ -84,7 +95,8 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         r.slider = new QSlider(Qt::Horizontal);
         r.slider->setPageStep(1);
         r.spin = new QSpinBox;
-        r.spin->setRange(1, 1 << 30);
+        r.spin->setRange(key == "batch" ? 0 : 1, 1 << 30);
+        if (key == "batch") r.spin->setSpecialValueText("auto");
         r.spin->setKeyboardTracking(false);
         for (QWidget* w : {static_cast<QWidget*>(r.label), static_cast<QWidget*>(r.slider), static_cast<QWidget*>(r.spin)})
             w->setToolTip(spec.tip);
@@ -128,6 +140,49 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     addCheck("tp_comm_overlap", "TP communication overlap", "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023).");
     addCheck("dp_overlap", "Overlap gradient reduction", "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP).");
     outer->addWidget(switches);
+    switches_ = switches;
+
+    serving_ = new QGroupBox("Serving");
+    auto* sform = new QFormLayout(serving_);
+    auto* precision = new QComboBox;
+    precision->addItems({"bf16", "fp8", "fp4"});
+    precision->setToolTip("Precision of weights, activations and KV cache (the GPU needs a peak for it).");
+    sform->addRow("Precision", precision);
+    combos_["precision"] = precision;
+    auto* mode = new QComboBox;
+    mode->addItems({"offline", "server"});
+    mode->setToolTip("Offline: maximum throughput. Server: the largest batch that meets the latency objectives.");
+    sform->addRow("Mode", mode);
+    combos_["mode"] = mode;
+    ttft_ = new QDoubleSpinBox;
+    ttft_->setRange(0, 600);
+    ttft_->setDecimals(3);
+    ttft_->setSuffix(" s");
+    ttft_->setSpecialValueText("none");
+    ttft_->setToolTip("Time-to-first-token objective (0 = none).");
+    tpot_ = new QDoubleSpinBox;
+    tpot_->setRange(0, 60000);
+    tpot_->setDecimals(1);
+    tpot_->setSuffix(" ms");
+    tpot_->setSpecialValueText("none");
+    tpot_->setToolTip("Time-per-output-token objective (0 = none); drawn as the box on the latency-throughput chart.");
+    for (auto* sb : {ttft_, tpot_}) sb->setKeyboardTracking(false);
+    sform->addRow("TTFT objective", ttft_);
+    sform->addRow("TPOT objective", tpot_);
+    outer->addWidget(serving_);
+    connect(precision, &QComboBox::currentTextChanged, this, [this](const QString& p) {
+        const std::string v = p.toStdString();
+        applyEdits({{"workload.precision", v}, {"workload.weight_precision", v}, {"workload.kv_precision", v}},
+                   "serving precision", combos_["precision"]);
+    });
+    connect(mode, &QComboBox::currentTextChanged, this, [this](const QString& m) {
+        applyEdits({{"workload.mode", m.toStdString()}}, "serving mode", combos_["mode"]);
+    });
+    connect(ttft_, &QDoubleSpinBox::valueChanged, this,
+            [this](double v) { applyEdits({{"workload.ttft_objective_s", v}}, "TTFT objective", ttft_); });
+    connect(tpot_, &QDoubleSpinBox::valueChanged, this,
+            [this](double v) { applyEdits({{"workload.tpot_objective_s", v / 1e3}}, "TPOT objective", tpot_); });
+    connect(kind_, &QComboBox::currentIndexChanged, this, [this](int i) { switchWorkload(i == 1); });
 
     connect(combos_["zero_stage"], &QComboBox::currentIndexChanged, this,
             [this](int i) { applyEdits({{"strategy.zero_stage", i}}, "ZeRO stage", combos_["zero_stage"]); });
@@ -161,7 +216,35 @@ void StrategyPanel::refresh(const Scenario& s) {
     const Strategy& st = s.strategy;
     const long long inner = 1LL * st.tp * st.pp * st.cp;
     const long long maxGpus = (long long)s.system.maxGpus();
+    const bool serving = s.workload.kind == WorkloadKind::Inference;
+    const auto& inf = s.workload.inference;
+    {
+        const QSignalBlocker b(kind_);
+        kind_->setCurrentIndex(serving ? 1 : 0);
+    }
+    for (auto& [key, row] : rows_) {
+        const bool show = serving ? !kTrainingOnly.contains(key) : !kServingOnly.contains(key);
+        for (QWidget* w : {static_cast<QWidget*>(row.label), static_cast<QWidget*>(row.slider), static_cast<QWidget*>(row.spin)})
+            w->setVisible(show);
+    }
+    rows_.at("dp").label->setText(serving ? "Replicas" : "DP");
+    switches_->setVisible(!serving);
+    serving_->setVisible(serving);
+    if (serving) {
+        const QSignalBlocker b1(combos_["precision"]), b2(combos_["mode"]), b3(ttft_), b4(tpot_);
+        combos_["precision"]->setCurrentText(QString::fromStdString(std::string(toString(s.workload.precision))));
+        combos_["mode"]->setCurrentText(inf.mode == ServingMode::Server ? "server" : "offline");
+        ttft_->setValue(inf.ttftObjectiveS);
+        tpot_->setValue(inf.tpotObjectiveS * 1e3);
+    }
+    std::vector<int> batches = {0};
+    for (int b = 1; b <= 8192; b *= 2) batches.push_back(b);
+    std::vector<int> lengths;
+    for (int l = 16; l <= 131072; l *= 2) lengths.push_back(l);
     std::map<QString, std::pair<std::vector<int>, int>> spec = {
+        {"batch", {batches, inf.batch}},
+        {"input_tokens", {lengths, std::max(1, inf.inputTokens)}},
+        {"output_tokens", {lengths, std::max(1, inf.outputTokens)}},
         {"tp", {tpChoices(s.model), st.tp}},
         {"pp", {ppChoices(s.model), st.pp}},
         {"vp", {vpChoices(s.model, st.pp), st.vp}},
@@ -227,12 +310,41 @@ void StrategyPanel::applyValue(const QString& key, int v) {
         edits.push_back({"strategy.micro_batch", v});
     } else if (key == "global_batch") {
         edits.push_back({"workload.global_batch", v});
+    } else if (key == "batch") {
+        edits.push_back({"workload.batch", v});
+    } else if (key == "input_tokens") {
+        edits.push_back({"workload.input_tokens", v});
+    } else if (key == "output_tokens") {
+        edits.push_back({"workload.output_tokens", v});
     } else if (key == "gpus") {
         edits.push_back({"gpus", v});
         rederiveDp(st.tp, st.pp, st.cp);
     }
     QWidget* source = rows_.at(key).spin;
     applyEdits(edits, rows_.at(key).label->text() + " = " + QString::number(v), source);
+}
+
+void StrategyPanel::switchWorkload(bool serving) {
+    const Scenario& s = doc_->scenario();
+    const Strategy& st = s.strategy;
+    std::vector<std::pair<std::string, nlohmann::json>> edits;
+    if (serving) {
+        const std::string prec = s.system.gpu.peak(Precision::FP8) > 0 ? "fp8" : "bf16";
+        edits.push_back({"workload", {{"kind", "inference"}, {"input_tokens", 1024}, {"output_tokens", 256},
+                                      {"batch", 0}, {"precision", prec}, {"weight_precision", prec}, {"kv_precision", prec}}});
+        edits.push_back({"strategy.vp", 1});
+        edits.push_back({"strategy.cp", 1});
+        edits.push_back({"strategy.schedule", "1f1b"});
+        edits.push_back({"strategy.first_stage_layers", 0});
+        edits.push_back({"strategy.last_stage_layers", 0});
+        edits.push_back({"strategy.dp", s.gpus / (st.tp * st.pp)});
+    } else {
+        const int dp = st.dp;
+        edits.push_back({"workload", {{"kind", "training"}, {"global_batch", 8 * dp * st.pp}, {"seq_len", 4096}, {"precision", "bf16"}}});
+        edits.push_back({"strategy.micro_batch", 1});
+    }
+    applyEdits(edits, serving ? "switch to serving" : "switch to training", kind_);
+    if (!message().isEmpty()) refresh(doc_->scenario()); // refused: show the workload as it is
 }
 
 void StrategyPanel::applyEdits(const std::vector<std::pair<std::string, nlohmann::json>>& edits,

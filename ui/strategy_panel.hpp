@@ -7,6 +7,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QSlider>
 #include <QSpinBox>
@@ -26,6 +27,7 @@ class StrategyPanel : public QWidget {
     QSpinBox* spinBox(const QString& key) const { return rows_.at(key).spin; }
     QComboBox* combo(const QString& key) const { return combos_.at(key); }
     QCheckBox* check(const QString& key) const { return checks_.at(key); }
+    QComboBox* workloadSwitch() const { return kind_; }
     QString message() const { return message_->text(); }
     static QStringList keys();
     /// The values the slider of `key` steps through for the current scenario.
@@ -43,12 +45,18 @@ class StrategyPanel : public QWidget {
     void applyEdits(const std::vector<std::pair<std::string, nlohmann::json>>& edits, const QString& what,
                     QWidget* source);
     void showMessage(const QString& text, QWidget* source);
+    void switchWorkload(bool serving);
 
     ScenarioDocument* doc_;
     std::map<QString, Row> rows_;
     std::map<QString, QComboBox*> combos_;
     std::map<QString, QCheckBox*> checks_;
     QLabel* message_;
+    QComboBox* kind_;
+    QWidget* switches_;
+    QWidget* serving_;
+    QDoubleSpinBox* ttft_;
+    QDoubleSpinBox* tpot_;
     QWidget* marked_ = nullptr;
 };
 

@@ -37,11 +37,19 @@ void EvaluationWorker::launch() {
     job.scenario = std::move(*pending_);
     pending_.reset();
     watcher_.setFuture(QtConcurrent::run(&pool_, [job = std::move(job)]() mutable {
-        EvaluateOptions opt;
-        opt.timeline = true; // the explorer draws the critical stage's timeline
-        job.result = evaluate(job.scenario, opt);
-        return job;
+        return evaluateForDisplay(job.generation, job.scenario);
     }));
+}
+
+Evaluation evaluateForDisplay(quint64 generation, const Scenario& s) {
+    Evaluation e;
+    e.generation = generation;
+    e.scenario = s;
+    EvaluateOptions opt;
+    opt.timeline = true; // the explorer draws the critical stage's timeline
+    e.result = evaluate(s, opt);
+    if (s.workload.kind == WorkloadKind::Inference) e.curve = latencyThroughputCurve(s);
+    return e;
 }
 
 void EvaluationWorker::onFinished() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "madmax/engine.hpp"
+#include "madmax/serving.hpp"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -17,7 +18,11 @@ struct Evaluation {
     quint64 generation = 0;
     Scenario scenario;
     Result result;
+    std::vector<CurvePoint> curve; ///< inference: latency vs throughput as the batch grows
 };
+
+/// Evaluate a scenario the way the explorer shows it (timeline; serving curve for inference).
+Evaluation evaluateForDisplay(quint64 generation, const Scenario& s);
 
 class EvaluationWorker : public QObject {
     Q_OBJECT

@@ -1,5 +1,6 @@
 // The explorer, driven as a user would (offscreen): sliders, edits, pins, undo, files.
 #include "charts/breakdown_chart.hpp"
+#include "export.hpp"
 #include "presets_store.hpp"
 #include "madmax/scenario_io.hpp"
 #include "ui_support.hpp"
@@ -210,4 +211,55 @@ TEST_CASE("User presets are saved beside, never over, the installed ones") {
     ui::PresetStore reloaded(dir.path());
     CHECK(reloaded.library().find(PresetKind::Model, "llama3-8b-deep")->json["layers"] == 40);
     CHECK(reloaded.library().find(PresetKind::Model, "llama3-8b")->json["layers"] == 32);
+}
+
+TEST_CASE("The explorer switches to serving and back without restarting") {
+    test::Explorer e;
+    auto& w = *e.window;
+    w.strategyPanel()->workloadSwitch()->setCurrentIndex(1);
+    REQUIRE(e.settle());
+    REQUIRE(w.document()->scenario().workload.kind == WorkloadKind::Inference);
+    REQUIRE(w.shown().result.isInference);
+    CHECK(w.chart("serving")->isVisibleTo(&w));
+    CHECK(w.chart("curve")->isVisibleTo(&w));
+    CHECK_FALSE(w.chart("breakdown")->isVisibleTo(&w));
+    CHECK_FALSE(w.chart("timeline")->isVisibleTo(&w));
+    CHECK(w.chart("serving")->table().rows.size() == 2 * 7);
+    CHECK(w.chart("curve")->table().rows.size() >= 6);
+    const Result expected = evaluate(w.document()->scenario());
+    CHECK(w.shown().result.inference.tpotS == Approx(expected.inference.tpotS));
+    CHECK(w.strategyPanel()->slider("batch")->isVisibleTo(&w));
+    CHECK_FALSE(w.strategyPanel()->slider("micro_batch")->isVisibleTo(&w));
+
+    // A serving slider: the batch.
+    w.strategyPanel()->spinBox("batch")->setValue(16);
+    REQUIRE(e.settle());
+    CHECK(w.shown().result.inference.batch == 16);
+    CHECK(w.shown().result.inference.tpotS == Approx(evaluate(w.document()->scenario()).inference.tpotS));
+
+    // Back to training in one undo step each.
+    w.document()->undoStack()->undo();
+    w.document()->undoStack()->undo();
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.kind == WorkloadKind::Training);
+    CHECK(w.chart("breakdown")->isVisibleTo(&w));
+    CHECK_FALSE(w.chart("serving")->isVisibleTo(&w));
+}
+
+TEST_CASE("Serving presets open with their charts, and objectives draw the box") {
+    test::Explorer e("serve-llama2-70b-8xh100-server");
+    auto& w = *e.window;
+    REQUIRE(w.shown().result.isInference);
+    CHECK(w.shown().result.inference.tpotS <= 0.2);
+    CHECK(w.strategyPanel()->combo("mode")->currentText() == "server");
+    QTemporaryDir dir;
+    ui::ExportOptions o;
+    o.format = ui::ExportFormat::Svg;
+    for (const QString id : {"serving", "curve", "memory"}) {
+        INFO(id.toStdString());
+        REQUIRE(ui::exportChart(id, w.chartInput(), dir.filePath(id + ".svg"), o).isEmpty());
+    }
+    QFile f(dir.filePath("curve.svg"));
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    CHECK(f.readAll().contains("TPOT objective"));
 }

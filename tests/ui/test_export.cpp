@@ -115,10 +115,11 @@ TEST_CASE("Export all writes every chart in every format and the scenario") {
     in.current = &ev;
     QTemporaryDir dir;
     REQUIRE(ui::exportAll(in, dir.filePath("out"), ui::ExportOptions{}).isEmpty());
-    for (const QString& id : ui::explorerChartIds())
+    for (const QString& id : ui::trainingChartIds())
         for (const char* ext : {"svg", "pdf", "png", "csv", "json"})
             CHECK(QFile::exists(dir.filePath("out/" + id + "." + ext)));
     CHECK_FALSE(QFile::exists(dir.filePath("out/heatmap.svg"))); // no search has run
+    CHECK_FALSE(QFile::exists(dir.filePath("out/serving.svg"))); // a training scenario
     const auto j = nlohmann::json::parse(readAll(dir.filePath("out/scenario.json")).toStdString());
     CHECK(parseScenario(j, "scenario.json").model.id == "llama3-70b");
 }

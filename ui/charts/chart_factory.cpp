@@ -3,6 +3,8 @@
 #include "breakdown_chart.hpp"
 #include "comm_chart.hpp"
 #include "comparison_chart.hpp"
+#include "curve_chart.hpp"
+#include "serving_chart.hpp"
 #include "heatmap_chart.hpp"
 #include "scatter_chart.hpp"
 #include "sweep_chart.hpp"
@@ -13,7 +15,9 @@
 namespace madmax::ui {
 
 QStringList chartIds() { return explorerChartIds() + designChartIds(); }
-QStringList explorerChartIds() { return {"breakdown", "comm", "memory", "timeline", "comparison"}; }
+QStringList explorerChartIds() { return trainingChartIds() + QStringList{"serving", "curve"}; }
+QStringList trainingChartIds() { return {"breakdown", "comm", "memory", "timeline", "comparison"}; }
+QStringList servingChartIds() { return {"serving", "memory", "curve", "comparison"}; }
 QStringList designChartIds() { return {"heatmap", "scatter", "tornado", "sweep"}; }
 
 std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
@@ -22,6 +26,8 @@ std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
     if (id == "memory") return std::make_unique<MemoryChart>(parent);
     if (id == "timeline") return std::make_unique<TimelineChart>(parent);
     if (id == "comparison") return std::make_unique<ComparisonChart>(parent);
+    if (id == "serving") return std::make_unique<ServingChart>(parent);
+    if (id == "curve") return std::make_unique<CurveChart>(parent);
     if (id == "heatmap") return std::make_unique<HeatmapChart>(parent);
     if (id == "scatter") return std::make_unique<ScatterChart>(parent);
     if (id == "tornado") return std::make_unique<TornadoChart>(parent);

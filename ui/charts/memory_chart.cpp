@@ -11,10 +11,10 @@ namespace madmax::ui {
 
 namespace {
 const Component kParts[] = {Component::Weights, Component::Grads, Component::OptimizerState,
-                            Component::Activations, Component::Reserve};
+                            Component::Activations, Component::KvCache, Component::Reserve};
 std::vector<double> parts(const MemoryBreakdown& m) {
     return {m.weightsBytes / 1e9, m.gradsBytes / 1e9, m.optimizerBytes / 1e9, m.activationsBytes / 1e9,
-            m.reserveBytes / 1e9};
+            m.kvCacheBytes / 1e9, m.reserveBytes / 1e9};
 }
 } // namespace
 

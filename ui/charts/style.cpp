@@ -23,6 +23,7 @@ QColor componentColor(Component c) {
     case Component::Grads: return QColor(0x56, 0xB4, 0xE9);
     case Component::OptimizerState: return QColor(0x00, 0x9E, 0x73);
     case Component::Activations: return QColor(0xE6, 0x9F, 0x00);
+    case Component::KvCache: return QColor(0xCC, 0x79, 0xA7);
     case Component::Reserve: return QColor(0x99, 0x99, 0x99);
     case Component::Baseline: return QColor(0xBB, 0xBB, 0xBB);
     }
@@ -45,6 +46,7 @@ QString componentName(Component c) {
     case Component::Grads: return "Gradients";
     case Component::OptimizerState: return "Optimizer state";
     case Component::Activations: return "Activations";
+    case Component::KvCache: return "KV cache";
     case Component::Reserve: return "Reserve";
     case Component::Baseline: return "Baseline";
     }
@@ -67,6 +69,7 @@ QString componentTooltip(Component c) {
     case Component::Grads: return "Gradients in the reduction precision (÷DP shard from ZeRO-2), Rajbhandari et al. SC20.";
     case Component::OptimizerState: return "Adam fp32 master weights, m and v: 12 B/parameter (÷DP shard from ZeRO-1).";
     case Component::Activations: return "Activations kept for backward: Korthikanti et al. 2022 per layer × layers × in-flight micro-batches of the schedule.";
+    case Component::KvCache: return "Serving: the keys and values of every admitted sequence, 2·layers·(KV heads/TP)·head dim·bytes per token (Pope et al. 2022), prompt + output reserved per sequence.";
     case Component::Reserve: return "CUDA context, NCCL buffers, workspace and fragmentation (system preset).";
     case Component::Baseline: return "The pinned baseline scenario.";
     }

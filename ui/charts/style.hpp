@@ -15,7 +15,7 @@ enum class Component {
     Forward, Backward, Recompute, Optimizer,
     CommTP, CommCP, CommEP, CommDP, CommPP,
     Bubble,
-    Weights, Grads, OptimizerState, Activations, Reserve,
+    Weights, Grads, OptimizerState, Activations, KvCache, Reserve,
     Baseline,
 };
 

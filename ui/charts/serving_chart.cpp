@@ -1,0 +1,105 @@
+#include "serving_chart.hpp"
+
+#include <QChart>
+#include <QLegend>
+
+#include <algorithm>
+
+namespace madmax::ui {
+
+namespace {
+const char* kParts[] = {"Weight reads", "KV-cache reads", "Compute", "TP comm", "Kernel overheads",
+                        "Prefills / waiting", "Pipeline p2p"};
+const Component kColours[] = {Component::Weights, Component::Activations, Component::Forward, Component::CommTP,
+                              Component::Optimizer, Component::Recompute, Component::CommPP};
+
+/// TPOT = one iteration; TTFT = the prompt's prefill + half an iteration of waiting.
+std::vector<double> tpotParts(const Result& r) {
+    const auto& i = r.inference;
+    return {i.decodeWeightReadS, i.decodeKvReadS, i.decodeComputeS, i.decodeCommS, i.decodeOverheadS,
+            i.prefillPerIterationS, r.commTime(ParallelDim::PP, Collective::P2P).serializedS};
+}
+std::vector<double> ttftParts(const Result& r) {
+    const auto& i = r.inference;
+    const double wait = std::max(0.0, i.ttftS - i.prefillComputeS - i.prefillCommS - i.prefillOverheadS);
+    return {0.0, 0.0, i.prefillComputeS, i.prefillCommS, i.prefillOverheadS, wait, 0.0};
+}
+} // namespace
+
+ServingChart::ServingChart(QWidget* parent) : ExplorerChart(parent) {
+    QChart* c = chart();
+    c->setTitle(title());
+    series_ = new QHorizontalStackedBarSeries;
+    for (const char* p : kParts) {
+        auto* set = new QBarSet(p);
+        sets_.push_back(set);
+        series_->append(set);
+    }
+    c->addSeries(series_);
+    bars_ = new QBarCategoryAxis;
+    ms_ = new QValueAxis;
+    ms_->setTitleText("milliseconds");
+    ms_->setLabelFormat("%.3g");
+    c->addAxis(bars_, Qt::AlignLeft);
+    c->addAxis(ms_, Qt::AlignBottom);
+    series_->attachAxis(bars_);
+    series_->attachAxis(ms_);
+    c->legend()->setAlignment(Qt::AlignRight);
+    setToolTip(description());
+    restyle();
+}
+
+QString ServingChart::description() const {
+    return "TPOT is one continuous-batching iteration: a decode step (every weight read once, every "
+           "sequence's KV cache read, two TP all-reduces per layer, kernel overheads; Pope et al. 2022) "
+           "plus the prefills of the requests admitted meanwhile. TTFT is the prompt's prefill plus, on "
+           "average, half an iteration of waiting.";
+}
+
+void ServingChart::restyle() {
+    for (std::size_t i = 0; i < sets_.size(); ++i) {
+        sets_[i]->setBrush(componentBrush(kColours[i], style_));
+        sets_[i]->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
+    }
+}
+
+void ServingChart::setInput(const ChartInput& in) {
+    if (!in.current || !in.current->result.isInference) return;
+    std::vector<std::vector<double>> bars;
+    QStringList names;
+    if (in.baseline && in.baseline->eval.result.isInference) {
+        bars.push_back(ttftParts(in.baseline->eval.result));
+        bars.push_back(tpotParts(in.baseline->eval.result));
+        names << "Baseline TTFT" << "Baseline TPOT";
+    }
+    bars.push_back(ttftParts(in.current->result));
+    bars.push_back(tpotParts(in.current->result));
+    names << "TTFT" << "TPOT";
+    if (names != names_) {
+        bars_->clear();
+        bars_->append(names);
+        names_ = names;
+    }
+    double maxTotal = 0;
+    for (const auto& b : bars) {
+        double sum = 0;
+        for (double v : b) sum += v * 1e3;
+        maxTotal = std::max(maxTotal, sum);
+    }
+    for (std::size_t k = 0; k < sets_.size(); ++k) {
+        sets_[k]->remove(0, sets_[k]->count());
+        for (const auto& b : bars) sets_[k]->append(b[k] * 1e3);
+    }
+    ms_->setRange(0, std::max(maxTotal, 1e-6) * 1.05);
+}
+
+ChartTable ServingChart::table() const {
+    ChartTable t;
+    t.columns = {"bar", "component", "ms"};
+    for (int i = 0; i < names_.size(); ++i)
+        for (std::size_t k = 0; k < sets_.size(); ++k)
+            t.rows.append({names_[i], sets_[k]->label(), formatNumber(sets_[k]->at(i), 6)});
+    return t;
+}
+
+} // namespace madmax::ui
