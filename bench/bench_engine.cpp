@@ -24,6 +24,10 @@ BENCHMARK(BM_Evaluate405B);
 void BM_EvaluateDefault(benchmark::State& state) { evaluateLoop(state, "default", false); }
 BENCHMARK(BM_EvaluateDefault);
 
+/// A serving configuration: Llama 3.3 70B on 2 H100 (TP2, FP8), batch solved from memory.
+void BM_EvaluateServing(benchmark::State& state) { evaluateLoop(state, "serve-llama33-70b-2xh100-tp2", false); }
+BENCHMARK(BM_EvaluateServing);
+
 /// With the op timeline for a chart (allocates its events).
 void BM_EvaluateWithTimeline(benchmark::State& state) { evaluateLoop(state, "default", true); }
 BENCHMARK(BM_EvaluateWithTimeline);

@@ -201,9 +201,15 @@ void MainWindow::showEvaluation(const Evaluation& e) {
     const ChartInput in = chartInput();
     headline_->setResults(shown_.result, in.baseline ? &in.baseline->eval.result : nullptr);
     for (const QString& id : visible) charts_[id]->setInput(in);
-    statusBar()->showMessage(QString("Evaluated in the background; %1 micro-batches per step, critical stage %2")
-                                 .arg(e.result.microBatches)
-                                 .arg(e.result.criticalStage));
+    if (serving)
+        statusBar()->showMessage(QString("Evaluated in the background; batch %1 per replica (%2 fit in KV memory)%3")
+                                     .arg(e.result.inference.batch)
+                                     .arg(e.result.inference.maxBatchThatFits)
+                                     .arg(e.result.inference.meetsObjectives ? "" : "; objectives not met even at batch 1"));
+    else
+        statusBar()->showMessage(QString("Evaluated in the background; %1 micro-batches per step, critical stage %2")
+                                     .arg(e.result.microBatches)
+                                     .arg(e.result.criticalStage));
     emit resultShown(e.generation);
 }
 

@@ -10,8 +10,8 @@ namespace madmax::ui {
 namespace {
 const char* kParts[] = {"Weight reads", "KV-cache reads", "Compute", "TP comm", "Kernel overheads",
                         "Prefills / waiting", "Pipeline p2p"};
-const Component kColours[] = {Component::Weights, Component::Activations, Component::Forward, Component::CommTP,
-                              Component::Optimizer, Component::Recompute, Component::CommPP};
+const Component kColours[] = {Component::Weights,   Component::KvCache,   Component::Backward, Component::CommTP,
+                              Component::Optimizer, Component::Recompute, Component::Bubble};
 
 /// TPOT = one iteration; TTFT = the prompt's prefill + half an iteration of waiting.
 std::vector<double> tpotParts(const Result& r) {
