@@ -71,6 +71,18 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
             {"tiers", tiers}};
 }
 
+/// The case's transformer shape (kv_heads null: multi-head attention).
+json modelFor(const json& m) {
+    return {{"name", m.at("name")},
+            {"layers", m.at("layers")},
+            {"hidden", m.at("hidden")},
+            {"heads", m.at("heads")},
+            {"kv_heads", isNull(m, "kv_heads") ? m.at("heads") : m.at("kv_heads")},
+            {"ffn_hidden", m.at("ffn_hidden")},
+            {"gated_mlp", m.value("gated_mlp", false)},
+            {"vocab", m.at("vocab")}};
+}
+
 } // namespace
 
 Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
@@ -79,14 +91,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     const json& par = c.at("parallel");
     const int gpus = int(sys.at("gpus").get<double>());
 
-    json model = {{"name", m.at("name")},
-                  {"layers", m.at("layers")},
-                  {"hidden", m.at("hidden")},
-                  {"heads", m.at("heads")},
-                  {"kv_heads", isNull(m, "kv_heads") ? m.at("heads") : m.at("kv_heads")},
-                  {"ffn_hidden", m.at("ffn_hidden")},
-                  {"gated_mlp", m.value("gated_mlp", false)},
-                  {"vocab", m.at("vocab")}};
+    const json model = modelFor(m);
 
     const int tp = int(num(par, "tp", 1)), pp = int(num(par, "pp", 1)), cp = int(num(par, "cp", 1));
     const int layers = m.at("layers").get<int>();
@@ -137,14 +142,7 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib, const
     const json& sys = c.at("system");
     const json& inf = c.at("inference");
     const int gpus = int(sys.at("gpus").get<double>());
-    json model = {{"name", m.at("name")},
-                  {"layers", m.at("layers")},
-                  {"hidden", m.at("hidden")},
-                  {"heads", m.at("heads")},
-                  {"kv_heads", isNull(m, "kv_heads") ? m.at("heads") : m.at("kv_heads")},
-                  {"ffn_hidden", m.at("ffn_hidden")},
-                  {"gated_mlp", m.value("gated_mlp", false)},
-                  {"vocab", m.at("vocab")}};
+    const json model = modelFor(m);
     const int tp = int(num(inf, "tp", 1)), pp = int(num(inf, "pp", 1));
     const int replicas = int(num(inf, "replicas", gpus / (tp * pp)));
     // Request lengths: as published; when they vary and are not published, the mean output is

@@ -87,26 +87,8 @@ void BreakdownChart::setInput(const ChartInput& in) {
     bars.push_back(barValues(in.current->result, false));
     bars.push_back(barValues(in.current->result, true));
     names << "Serialized" << "Overlapped";
-    if (names != barNames_) {
-        categories_->clear();
-        categories_->append(names);
-        barNames_ = names;
-    }
-    double maxTotal = 0;
-    for (const auto& b : bars) {
-        double sum = 0;
-        for (double v : b) sum += v;
-        maxTotal = std::max(maxTotal, sum);
-    }
-    for (std::size_t k = 0; k < sets_.size(); ++k) {
-        QBarSet* set = sets_[k];
-        if (set->count() != int(bars.size())) {
-            set->remove(0, set->count());
-            for (const auto& b : bars) set->append(b[k]);
-        } else {
-            for (std::size_t i = 0; i < bars.size(); ++i) set->replace(int(i), bars[i][k]);
-        }
-    }
+    setCategories(categories_, barNames_, names);
+    const double maxTotal = fillStackedBars(sets_, bars);
     values_->setRange(0, maxTotal * 1.05);
     // Only components that occur get a legend entry (CP/EP are often absent).
     for (std::size_t k = 0; k < sets_.size(); ++k) {

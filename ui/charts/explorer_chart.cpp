@@ -1,6 +1,10 @@
 #include "explorer_chart.hpp"
 
+#include <QBarCategoryAxis>
+#include <QBarSet>
 #include <QChart>
+
+#include <algorithm>
 
 namespace madmax::ui {
 
@@ -17,5 +21,31 @@ void ExplorerChart::setChartStyle(const ChartStyle& s) {
 }
 
 QString formatNumber(double v, int precision) { return QString::number(v, 'g', precision); }
+
+double fillStackedBars(const std::vector<QBarSet*>& sets, const std::vector<std::vector<double>>& bars) {
+    double tallest = 0;
+    for (const auto& b : bars) {
+        double sum = 0;
+        for (double v : b) sum += v;
+        tallest = std::max(tallest, sum);
+    }
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+        QBarSet* set = sets[k];
+        if (set->count() != int(bars.size())) {
+            set->remove(0, set->count());
+            for (const auto& b : bars) set->append(b[k]);
+        } else {
+            for (std::size_t i = 0; i < bars.size(); ++i) set->replace(int(i), bars[i][k]);
+        }
+    }
+    return tallest;
+}
+
+void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names) {
+    if (names == shown) return;
+    axis->clear();
+    axis->append(names);
+    shown = names;
+}
 
 } // namespace madmax::ui

@@ -7,6 +7,8 @@
 #include "style.hpp"
 #include "worker.hpp"
 
+#include <QBarCategoryAxis>
+#include <QBarSet>
 #include <QChartView>
 #include <QList>
 #include <QString>
@@ -53,5 +55,11 @@ class ExplorerChart : public QChartView {
 };
 
 QString formatNumber(double v, int precision = 4);
+
+/// Set bar k of every set to bars[k][set]: values replaced in place when the bar count is
+/// unchanged (QT-NOTES: keep QBarSets alive). Returns the tallest bar's total.
+double fillStackedBars(const std::vector<QBarSet*>& sets, const std::vector<std::vector<double>>& bars);
+/// Replace the axis categories only when they changed.
+void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names);
 
 } // namespace madmax::ui

@@ -87,25 +87,8 @@ void MemoryChart::setInput(const ChartInput& in) {
     }
     bars.push_back(parts(in.current->result.memory));
     names << (in.current->result.memory.fits() ? "Current" : "Current (does not fit)");
-    if (names != names_) {
-        categories_->clear();
-        categories_->append(names);
-        names_ = names;
-    }
-    double maxTotal = 0;
-    for (const auto& b : bars) {
-        double sum = 0;
-        for (double v : b) sum += v;
-        maxTotal = std::max(maxTotal, sum);
-    }
-    for (std::size_t k = 0; k < sets_.size(); ++k) {
-        if (sets_[k]->count() != int(bars.size())) {
-            sets_[k]->remove(0, sets_[k]->count());
-            for (const auto& b : bars) sets_[k]->append(b[k]);
-        } else {
-            for (std::size_t i = 0; i < bars.size(); ++i) sets_[k]->replace(int(i), bars[i][k]);
-        }
-    }
+    setCategories(categories_, names_, names);
+    const double maxTotal = fillStackedBars(sets_, bars);
     capacityGB_ = in.current->result.memory.capacityBytes / 1e9;
     const double n = double(bars.size());
     lineX_->setRange(-0.5, n - 0.5);

@@ -75,21 +75,10 @@ void ServingChart::setInput(const ChartInput& in) {
     bars.push_back(ttftParts(in.current->result));
     bars.push_back(tpotParts(in.current->result));
     names << "TTFT" << "TPOT";
-    if (names != names_) {
-        bars_->clear();
-        bars_->append(names);
-        names_ = names;
-    }
-    double maxTotal = 0;
-    for (const auto& b : bars) {
-        double sum = 0;
-        for (double v : b) sum += v * 1e3;
-        maxTotal = std::max(maxTotal, sum);
-    }
-    for (std::size_t k = 0; k < sets_.size(); ++k) {
-        sets_[k]->remove(0, sets_[k]->count());
-        for (const auto& b : bars) sets_[k]->append(b[k] * 1e3);
-    }
+    for (auto& b : bars)
+        for (double& v : b) v *= 1e3; // milliseconds
+    setCategories(bars_, names_, names);
+    const double maxTotal = fillStackedBars(sets_, bars);
     ms_->setRange(0, std::max(maxTotal, 1e-6) * 1.05);
 }
 
