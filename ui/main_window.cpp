@@ -134,7 +134,13 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The document is a child destroyed after this object: its last signals (the undo stack's
+    // cleanChanged on destruction) must not reach a half-destroyed window.
+    doc_->undoStack()->disconnect(this);
+    doc_->disconnect(this);
+    worker_.disconnect(this);
+}
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu("&File");

@@ -26,6 +26,8 @@ CurveChart::CurveChart(QWidget* parent) : ExplorerChart(parent) {
     slaUpper_ = new QLineSeries;
     slaLower_ = new QLineSeries;
     sla_ = new QAreaSeries(slaUpper_, slaLower_);
+    slaUpper_->setParent(sla_); // QAreaSeries does not own its boundary series
+    slaLower_->setParent(sla_);
     sla_->setName("TPOT objective");
     point_ = new QScatterSeries;
     point_->setName("operating point");

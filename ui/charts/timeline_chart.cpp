@@ -76,6 +76,8 @@ TimelineChart::Track& TimelineChart::track(Component comp, int lane) {
         if (t.component == comp && t.lane == lane) return t;
     Track t{comp, lane, new QLineSeries, new QLineSeries, nullptr};
     t.area = new QAreaSeries(t.upper, t.lower);
+    t.upper->setParent(t.area); // QAreaSeries does not own its boundary series
+    t.lower->setParent(t.area);
     t.area->setName(componentName(comp));
     chart()->addSeries(t.area);
     t.area->attachAxis(time_);
