@@ -33,7 +33,7 @@ BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
     c->setTitle(title());
     series_ = new QHorizontalStackedBarSeries;
     for (Component comp : components()) {
-        auto* set = new QBarSet(componentName(comp));
+        auto* set = new QBarSet(componentName(comp), this);
         sets_.push_back(set);
         series_->append(set);
     }
@@ -90,12 +90,21 @@ void BreakdownChart::setInput(const ChartInput& in) {
     setCategories(categories_, barNames_, names);
     const double maxTotal = fillStackedBars(sets_, bars);
     values_->setRange(0, maxTotal * 1.05);
-    // Only components that occur get a legend entry (CP/EP are often absent).
-    for (std::size_t k = 0; k < sets_.size(); ++k) {
-        bool any = false;
-        for (const auto& b : bars) any = any || b[k] > 0;
-        for (QLegendMarker* m : chart()->legend()->markers(series_))
-            if (m->label() == sets_[k]->label()) m->setVisible(any);
+    // Only components that occur are in the series (and so the legend): CP, EP and the bubble
+    // are often absent. Sets stay alive either way (QT-NOTES: keep QBarSets, change values).
+    std::vector<bool> active(sets_.size());
+    for (std::size_t k = 0; k < sets_.size(); ++k)
+        for (const auto& b : bars) active[k] = active[k] || b[k] > 0;
+    if (active != active_) {
+        for (QBarSet* set : sets_)
+            if (series_->barSets().contains(set)) {
+                series_->take(set);
+                set->setParent(this);
+            }
+        for (std::size_t k = 0; k < sets_.size(); ++k)
+            if (active[k]) series_->append(sets_[k]);
+        active_ = active;
+        restyle();
     }
 }
 

@@ -34,7 +34,8 @@ class BreakdownChart : public ExplorerChart {
     QHorizontalStackedBarSeries* series_;
     QBarCategoryAxis* categories_;
     QValueAxis* values_;
-    std::vector<QBarSet*> sets_;
+    std::vector<QBarSet*> sets_;   ///< one per component, whether or not in the series
+    std::vector<bool> active_;     ///< which sets the series holds now
     QStringList barNames_;
 };
 
