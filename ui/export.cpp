@@ -77,6 +77,12 @@ void layOut(ExplorerChart& view, QSize logical) {
     QCoreApplication::processEvents();
 }
 
+/// Draw the chart's scene (the chart and any items painted into it) into `target`: vector on an
+/// SVG or PDF painter, at the target's resolution on an image.
+void renderScene(ExplorerChart& chart, QPainter& p, const QRectF& target, QSize logical) {
+    chart.scene()->render(&p, target, QRectF(QPointF(0, 0), QSizeF(logical)), Qt::IgnoreAspectRatio);
+}
+
 } // namespace
 
 QString exportChart(const QString& chartId, const ChartInput& input, const QString& path,
@@ -101,11 +107,11 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
     switch (o.format) {
     case ExportFormat::Png: {
         QImage img(logical * o.pixelScale, QImage::Format_ARGB32);
-        img.setDevicePixelRatio(o.pixelScale);
         img.fill(Qt::white);
         QPainter p(&img);
         p.setRenderHint(QPainter::Antialiasing);
-        chart->render(&p);
+        p.setRenderHint(QPainter::TextAntialiasing);
+        renderScene(*chart, p, QRectF(QPointF(0, 0), QSizeF(img.size())), logical);
         p.end();
         img.setDotsPerMeterX(qRound(kLogicalDpi * o.pixelScale / 0.0254));
         img.setDotsPerMeterY(qRound(kLogicalDpi * o.pixelScale / 0.0254));
@@ -122,7 +128,7 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
         gen.setDescription(chart->description());
         QPainter p;
         if (!p.begin(&gen)) return QString("cannot write %1").arg(path);
-        chart->render(&p);
+        renderScene(*chart, p, QRectF(QPointF(0, 0), QSizeF(logical)), logical);
         p.end();
         break;
     }
@@ -136,8 +142,7 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
         QPainter p;
         if (!p.begin(&pdf)) return QString("cannot write %1").arg(path);
         const double f = pdf.resolution() / kLogicalDpi;
-        p.scale(f, f);
-        chart->render(&p);
+        renderScene(*chart, p, QRectF(0, 0, logical.width() * f, logical.height() * f), logical);
         p.end();
         break;
     }

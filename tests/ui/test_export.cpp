@@ -202,3 +202,24 @@ TEST_CASE("Design-space and co-design charts export like the others") {
     CHECK(p.exitCode() == 0);
     CHECK(QImage(dir.filePath("h.png")).width() == 336 * 2);
 }
+
+TEST_CASE("A 2x PNG is the 1x figure at twice the resolution, not a crop of it") {
+    const auto ev = defaultEvaluation();
+    ui::ChartInput in;
+    in.current = &ev;
+    QTemporaryDir dir;
+    ui::ExportOptions o;
+    o.format = ui::ExportFormat::Png;
+    o.pixelScale = 1;
+    REQUIRE(ui::exportChart("breakdown", in, dir.filePath("a.png"), o).isEmpty());
+    o.pixelScale = 2;
+    REQUIRE(ui::exportChart("breakdown", in, dir.filePath("b.png"), o).isEmpty());
+    const QImage one = QImage(dir.filePath("a.png")).convertToFormat(QImage::Format_Grayscale8);
+    const QImage two = QImage(dir.filePath("b.png")).scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation)
+                           .convertToFormat(QImage::Format_Grayscale8);
+    double diff = 0;
+    for (int y = 0; y < one.height(); ++y)
+        for (int x = 0; x < one.width(); ++x) diff += std::abs(one.pixelColor(x, y).value() - two.pixelColor(x, y).value());
+    diff /= double(one.width()) * one.height();
+    CHECK(diff < 12.0); // mean grey-level difference out of 255: the same picture, antialiased differently
+}

@@ -1,8 +1,10 @@
 #include "timeline_chart.hpp"
 
 #include <QChart>
+#include <QGraphicsScene>
 #include <QLegend>
-#include <QLegendMarker>
+#include <QMouseEvent>
+#include <QPainter>
 #include <QToolTip>
 
 #include <algorithm>
@@ -46,6 +48,26 @@ bool inMicroBatch(const TimelineEvent& e) {
 
 } // namespace
 
+QRectF TimelineBoxes::boundingRect() const { return owner_->chart()->plotArea(); }
+
+void TimelineBoxes::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
+    QChart* c = owner_->chart();
+    const QRectF area = c->plotArea();
+    p->save();
+    p->setClipRect(area);
+    p->setPen(Qt::NoPen); // boxes are often narrower than an outline would be
+    for (const auto& e : owner_->events_) {
+        const int lane = laneIndex(e.lane);
+        const QPointF a = c->mapToPosition(QPointF(e.startS * 1e3, lane + 0.85));
+        const QPointF b = c->mapToPosition(QPointF(e.endS * 1e3, lane + 0.15));
+        QRectF r(a, b);
+        if (r.width() < 0.5) r.setWidth(0.5); // every op stays visible
+        p->setBrush(componentBrush(componentOf(e), owner_->style_));
+        p->drawRect(r);
+    }
+    p->restore();
+}
+
 TimelineChart::TimelineChart(QWidget* parent) : ExplorerChart(parent) {
     QChart* c = chart();
     c->setTitle(title());
@@ -61,7 +83,14 @@ TimelineChart::TimelineChart(QWidget* parent) : ExplorerChart(parent) {
     c->addAxis(time_, Qt::AlignBottom);
     c->addAxis(lanes_, Qt::AlignLeft);
     c->legend()->setAlignment(Qt::AlignBottom);
-    setRenderHint(QPainter::Antialiasing, false); // axis-aligned boxes: crisp and cheaper
+    boxes_ = new TimelineBoxes(this);
+    boxes_->setZValue(5);
+    c->scene()->addItem(boxes_);
+    connect(c, &QChart::plotAreaChanged, this, [this](const QRectF&) {
+        boxes_->geometryChanged();
+        boxes_->update();
+    });
+    setMouseTracking(true);
     setToolTip(description());
 }
 
@@ -71,88 +100,57 @@ QString TimelineChart::description() const {
            "are exposed communication. Hover a box for the op.";
 }
 
-TimelineChart::Track& TimelineChart::track(Component comp, int lane) {
-    for (auto& t : tracks_)
-        if (t.component == comp && t.lane == lane) return t;
-    Track t{comp, lane, new QLineSeries, new QLineSeries, nullptr};
-    t.area = new QAreaSeries(t.upper, t.lower);
-    t.upper->setParent(t.area); // QAreaSeries does not own its boundary series
-    t.lower->setParent(t.area);
-    t.area->setName(componentName(comp));
-    chart()->addSeries(t.area);
-    t.area->attachAxis(time_);
-    t.area->attachAxis(lanes_);
-    connect(t.area, &QAreaSeries::hovered, this, &TimelineChart::showTooltip);
-    tracks_.push_back(t);
+QScatterSeries* TimelineChart::legendEntry(Component comp) {
+    auto it = legend_.find(int(comp));
+    if (it != legend_.end()) return it->second;
+    auto* s = new QScatterSeries;
+    s->setName(componentName(comp));
+    s->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    chart()->addSeries(s);
+    s->attachAxis(time_);
+    s->attachAxis(lanes_);
+    legend_[int(comp)] = s;
     restyle();
-    return tracks_.back();
+    return s;
 }
 
 void TimelineChart::restyle() {
-    for (auto& t : tracks_) {
-        t.area->setBrush(componentBrush(t.component, style_));
-        t.area->setPen(QPen(style_.publication ? QColor(Qt::black) : componentColor(t.component).darker(130), 0.5));
+    for (auto& [c, s] : legend_) {
+        s->setBrush(componentBrush(Component(c), style_));
+        s->setBorderColor(style_.publication ? QColor(Qt::black) : componentColor(Component(c)));
     }
-    // One legend entry per component, even when it appears on two lanes.
-    std::vector<Component> seen;
-    for (auto& t : tracks_) {
-        const bool dup = std::find(seen.begin(), seen.end(), t.component) != seen.end();
-        for (auto* m : chart()->legend()->markers(t.area)) m->setVisible(!dup);
-        seen.push_back(t.component);
-    }
+    boxes_->update();
 }
 
 void TimelineChart::setInput(const ChartInput& in) {
     if (!in.current) return;
     events_.clear();
     double end = 0;
+    std::vector<bool> present(32, false);
     for (const auto& e : in.current->result.timeline)
         if (inMicroBatch(e)) {
             events_.push_back(e);
             end = std::max(end, e.endS);
+            present[std::size_t(componentOf(e))] = true;
         }
-    // One box per run of back-to-back ops of the same component: far fewer points to paint
-    // (each op stays in events_ for the tooltip and the exported table).
-    std::map<std::pair<int, int>, QList<QPointF>> points;
-    const double joinS = end * 1e-4; // boxes closer than this are drawn as one
-    for (const auto& e : events_) {
-        const int lane = laneIndex(e.lane);
-        const double y0 = lane + 0.15, y1 = lane + 0.85;
-        auto& p = points[{int(componentOf(e)), lane}];
-        const double s = e.startS * 1e3, f = e.endS * 1e3;
-        if (p.size() >= 4 && s - p.back().x() <= joinS * 1e3) {
-            p[p.size() - 2].setX(f); // extend the previous box
-            p.back().setX(f);
-            continue;
-        }
-        p << QPointF(s, y0) << QPointF(s, y1) << QPointF(f, y1) << QPointF(f, y0);
-    }
-    for (auto& t : tracks_) {
-        t.upper->clear();
-        t.lower->clear();
-    }
-    for (auto& [key, pts] : points) {
-        Track& t = track(Component(key.first), key.second);
-        const double y0 = key.second + 0.15;
-        t.upper->replace(pts);
-        t.lower->replace(QList<QPointF>{{0, y0}, {end * 1e3, y0}});
-    }
+    for (std::size_t c = 0; c < present.size(); ++c)
+        if (present[c]) legendEntry(Component(c));
+    for (auto& [c, s] : legend_) s->setVisible(present[std::size_t(c)]);
     time_->setRange(0, std::max(end * 1e3, 1e-6));
+    boxes_->update();
 }
 
-void TimelineChart::showTooltip(const QPointF& p, bool state) {
-    if (!state) {
-        QToolTip::hideText();
-        return;
-    }
-    const double t = p.x() / 1e3;
-    const int lane = int(p.y());
-    for (const auto& e : events_)
-        if (laneIndex(e.lane) == lane && e.startS <= t && t <= e.endS) {
-            QToolTip::showText(QCursor::pos(), QString("%1\n%2 – %3 ms")
-                                                   .arg(QString::fromStdString(e.label))
-                                                   .arg(e.startS * 1e3, 0, 'f', 3)
-                                                   .arg(e.endS * 1e3, 0, 'f', 3));
+void TimelineChart::mouseMoveEvent(QMouseEvent* e) {
+    ExplorerChart::mouseMoveEvent(e);
+    const QPointF v = chart()->mapToValue(mapToScene(e->pos()));
+    const double t = v.x() / 1e3;
+    const int lane = int(v.y());
+    for (const auto& ev : events_)
+        if (laneIndex(ev.lane) == lane && ev.startS <= t && t <= ev.endS && v.y() - lane > 0.15 && v.y() - lane < 0.85) {
+            QToolTip::showText(e->globalPosition().toPoint(), QString("%1\n%2 – %3 ms")
+                                                                  .arg(QString::fromStdString(ev.label))
+                                                                  .arg(ev.startS * 1e3, 0, 'f', 3)
+                                                                  .arg(ev.endS * 1e3, 0, 'f', 3));
             return;
         }
 }

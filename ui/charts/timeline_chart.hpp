@@ -4,15 +4,30 @@
 
 #include "explorer_chart.hpp"
 
-#include <QAreaSeries>
 #include <QCategoryAxis>
-#include <QLineSeries>
+#include <QGraphicsItem>
+#include <QScatterSeries>
 #include <QValueAxis>
 
 #include <map>
 #include <vector>
 
 namespace madmax::ui {
+
+class TimelineChart;
+
+/// Paints the op boxes straight into the chart's scene: hundreds of rectangles cost far less
+/// than area series, and stay vector shapes in SVG and PDF exports.
+class TimelineBoxes : public QGraphicsItem {
+  public:
+    explicit TimelineBoxes(TimelineChart* owner) : owner_(owner) {}
+    QRectF boundingRect() const override;
+    void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override;
+    void geometryChanged() { prepareGeometryChange(); }
+
+  private:
+    TimelineChart* owner_;
+};
 
 class TimelineChart : public ExplorerChart {
     Q_OBJECT
@@ -26,21 +41,17 @@ class TimelineChart : public ExplorerChart {
 
   protected:
     void restyle() override;
+    void mouseMoveEvent(QMouseEvent* e) override;
 
   private:
-    struct Track {
-        Component component;
-        int lane;
-        QLineSeries* upper;
-        QLineSeries* lower;
-        QAreaSeries* area;
-    };
-    Track& track(Component c, int lane);
-    void showTooltip(const QPointF& p, bool state);
+    friend class TimelineBoxes;
+    /// A legend entry per component present (an empty series carrying the name and colour).
+    QScatterSeries* legendEntry(Component c);
 
     QValueAxis* time_;
     QCategoryAxis* lanes_;
-    std::vector<Track> tracks_;
+    TimelineBoxes* boxes_;
+    std::map<int, QScatterSeries*> legend_;
     std::vector<TimelineEvent> events_;
 };
 
