@@ -86,7 +86,10 @@ int main(int argc, char** argv) {
     QObject::connect(&w, &madmax::ui::MainWindow::resultShown, [&] { ++shownDuringDrag; });
     heartbeat.start();
     mover.start();
-    while (clock.elapsed() < 2000) QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+    // The application's own event loop, as a user's session runs it.
+    QEventLoop loop;
+    QTimer::singleShot(2000, &loop, &QEventLoop::quit);
+    loop.exec();
     mover.stop();
     heartbeat.stop();
     settle();

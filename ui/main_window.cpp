@@ -21,6 +21,7 @@
 #include <QStatusBar>
 #include <QStyleHints>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace madmax::ui {
@@ -200,13 +201,35 @@ ChartInput MainWindow::chartInput() const {
 }
 
 void MainWindow::showEvaluation(const Evaluation& e) {
+    // A fresh result updates one chart per event-loop pass, so no single pass holds the GUI
+    // thread for all of them (and their repaint) at once; a newer result restarts the pass.
+    incoming_ = e;
+    const bool restart = chartQueue_.isEmpty();
+    chartQueue_ = e.result.isInference ? servingChartIds() : trainingChartIds();
+    if (restart) QTimer::singleShot(0, this, &MainWindow::updateNextChart);
+}
+
+void MainWindow::updateNextChart() {
+    if (chartQueue_.isEmpty()) return;
+    const QString id = chartQueue_.takeFirst();
+    ChartInput in = chartInput();
+    in.current = &incoming_;
+    charts_[id]->setVisible(true);
+    charts_[id]->setInput(in);
+    if (!chartQueue_.isEmpty()) {
+        QTimer::singleShot(0, this, &MainWindow::updateNextChart);
+        return;
+    }
+    finishShowing(incoming_);
+}
+
+void MainWindow::finishShowing(const Evaluation& e) {
     shown_ = e;
     const bool serving = e.result.isInference;
     const QStringList visible = serving ? servingChartIds() : trainingChartIds();
     for (auto it = charts_.begin(); it != charts_.end(); ++it) it.value()->setVisible(visible.contains(it.key()));
     const ChartInput in = chartInput();
     headline_->setResults(shown_.result, in.baseline ? &in.baseline->eval.result : nullptr);
-    for (const QString& id : visible) charts_[id]->setInput(in);
     if (serving)
         statusBar()->showMessage(QString("Evaluated in the background; batch %1 per replica (%2 fit in KV memory)%3")
                                      .arg(e.result.inference.batch)
@@ -219,15 +242,25 @@ void MainWindow::showEvaluation(const Evaluation& e) {
     emit resultShown(e.generation);
 }
 
+void MainWindow::showNow(const Evaluation& e) {
+    // Pins, presentation mode and palette changes: every chart at once.
+    chartQueue_.clear();
+    incoming_ = e;
+    ChartInput in = chartInput();
+    in.current = &incoming_;
+    for (const QString& id : e.result.isInference ? servingChartIds() : trainingChartIds()) charts_[id]->setInput(in);
+    finishShowing(e);
+}
+
 void MainWindow::pinBaseline(const QString& name) {
     if (shown_.generation == 0) return;
     pinned_.append({name.isEmpty() ? QString("Pinned %1").arg(pinned_.size() + 1) : name, shown_});
-    showEvaluation(shown_);
+    showNow(shown_);
 }
 
 void MainWindow::clearPins() {
     pinned_.clear();
-    if (shown_.generation) showEvaluation(shown_);
+    if (shown_.generation) showNow(shown_);
 }
 
 void MainWindow::applyStyle() {
@@ -247,13 +280,13 @@ void MainWindow::setPresentationMode(bool on) {
     if (on) showFullScreen();
     else showNormal();
     applyStyle();
-    if (shown_.generation) showEvaluation(shown_);
+    if (shown_.generation) showNow(shown_);
 }
 
 void MainWindow::changeEvent(QEvent* e) {
     if (e->type() == QEvent::PaletteChange || e->type() == QEvent::ApplicationPaletteChange) {
         applyStyle();
-        if (shown_.generation) showEvaluation(shown_);
+        if (shown_.generation) showNow(shown_);
     }
     QMainWindow::changeEvent(e);
 }

@@ -65,6 +65,9 @@ class MainWindow : public QMainWindow {
   private:
     void buildMenus();
     void showEvaluation(const Evaluation& e);
+    void updateNextChart();
+    void finishShowing(const Evaluation& e);
+    void showNow(const Evaluation& e);
     void applyStyle();
     void updateTitle();
     void addRecent(const QString& path);
@@ -80,6 +83,8 @@ class MainWindow : public QMainWindow {
     ScenarioDocument* doc_;
     EvaluationWorker worker_;
     Evaluation shown_;
+    Evaluation incoming_;     ///< the result the charts are being updated to
+    QStringList chartQueue_;  ///< charts still to update to `incoming_`
     QList<PinnedEvaluation> pinned_;
     HeadlineStrip* headline_;
     StrategyPanel* strategy_;

@@ -89,7 +89,7 @@ void BreakdownChart::setInput(const ChartInput& in) {
     names << "Serialized" << "Overlapped";
     setCategories(categories_, barNames_, names);
     const double maxTotal = fillStackedBars(sets_, bars);
-    values_->setRange(0, maxTotal * 1.05);
+    setNiceRange(values_, maxTotal * 1.02);
     // Only components that occur are in the series (and so the legend): CP, EP and the bubble
     // are often absent. Sets stay alive either way (QT-NOTES: keep QBarSets, change values).
     std::vector<bool> active(sets_.size());

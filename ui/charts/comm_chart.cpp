@@ -95,7 +95,7 @@ void CommChart::setInput(const ChartInput& in) {
     fill(serialized_, ser);
     fill(exposed_, exp);
     if (baselineExposed_) fill(baselineExposed_, bexp);
-    values_->setRange(0, std::max(maxV, 1e-9) * 1.05);
+    setNiceRange(values_, std::max(maxV, 1e-9) * 1.02);
 }
 
 ChartTable CommChart::table() const {

@@ -86,7 +86,7 @@ void ComparisonChart::setInput(const ChartInput& in) {
         table_.rows.append({rows[i].name, formatNumber(r.tokensPerSPerGpu, 6), formatNumber(r.mfu, 6),
                             formatNumber(r.exposedCommS, 6)});
     }
-    values_->setRange(0, maxV * 1.1);
+    setNiceRange(values_, maxV * 1.02);
 }
 
 ChartTable ComparisonChart::table() const { return table_; }

@@ -5,6 +5,7 @@
 #include <QChart>
 
 #include <algorithm>
+#include <cmath>
 
 namespace madmax::ui {
 
@@ -39,6 +40,18 @@ double fillStackedBars(const std::vector<QBarSet*>& sets, const std::vector<std:
         }
     }
     return tallest;
+}
+
+void setNiceRange(QValueAxis* axis, double max) {
+    if (!(max > 0)) max = 1;
+    const double scale = std::pow(10.0, std::floor(std::log10(max)));
+    double nice = 10 * scale;
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (max <= m * scale * (1 + 1e-12)) {
+            nice = m * scale;
+            break;
+        }
+    if (axis->min() != 0 || axis->max() != nice) axis->setRange(0, nice);
 }
 
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names) {

@@ -10,6 +10,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChartView>
+#include <QValueAxis>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -59,6 +60,10 @@ QString formatNumber(double v, int precision = 4);
 /// Set bar k of every set to bars[k][set]: values replaced in place when the bar count is
 /// unchanged (QT-NOTES: keep QBarSets alive). Returns the tallest bar's total.
 double fillStackedBars(const std::vector<QBarSet*>& sets, const std::vector<std::vector<double>>& bars);
+/// Set a value axis to [0, the next "nice" number above `max`] (1, 2, 2.5, 5 × 10^k), and only
+/// when that changes: slider drags then rarely re-lay out the axes.
+void setNiceRange(QValueAxis* axis, double max);
+
 /// Replace the axis categories only when they changed.
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names);
 

@@ -93,7 +93,7 @@ void MemoryChart::setInput(const ChartInput& in) {
     const double n = double(bars.size());
     lineX_->setRange(-0.5, n - 0.5);
     capacity_->replace(QList<QPointF>{{-0.5, capacityGB_}, {n - 0.5, capacityGB_}});
-    values_->setRange(0, std::max(maxTotal, capacityGB_) * 1.1);
+    setNiceRange(values_, std::max(maxTotal, capacityGB_) * 1.05);
 }
 
 ChartTable MemoryChart::table() const {

@@ -79,7 +79,7 @@ void ServingChart::setInput(const ChartInput& in) {
         for (double& v : b) v *= 1e3; // milliseconds
     setCategories(bars_, names_, names);
     const double maxTotal = fillStackedBars(sets_, bars);
-    ms_->setRange(0, std::max(maxTotal, 1e-6) * 1.05);
+    setNiceRange(ms_, std::max(maxTotal, 1e-6) * 1.02);
 }
 
 ChartTable ServingChart::table() const {

@@ -136,7 +136,7 @@ void TimelineChart::setInput(const ChartInput& in) {
     for (std::size_t c = 0; c < present.size(); ++c)
         if (present[c]) legendEntry(Component(c));
     for (auto& [c, s] : legend_) s->setVisible(present[std::size_t(c)]);
-    time_->setRange(0, std::max(end * 1e3, 1e-6));
+    setNiceRange(time_, std::max(end * 1e3, 1e-6));
     boxes_->update();
 }
 
