@@ -76,13 +76,16 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent) : QWi
     topN_->setValue(100);
     topN_->setPrefix("top ");
     tpAcross_ = new QCheckBox("TP may span beyond the NVLink domain");
+    gpuCounts_ = new QLineEdit;
+    gpuCounts_->setPlaceholderText("GPU counts, e.g. 64,128,256");
+    gpuCounts_->setToolTip("Also sweep these GPU counts: the status then lists the front of throughput vs GPU count.");
     run_ = new QPushButton("Search");
     run_->setToolTip("Evaluate every valid strategy of the current scenario (model, system, GPU count, workload).");
     stop_ = new QPushButton("Cancel");
     stop_->setEnabled(false);
     bar_ = makeBar();
     for (QWidget* w : {static_cast<QWidget*>(objective_), static_cast<QWidget*>(topN_), static_cast<QWidget*>(tpAcross_),
-                       static_cast<QWidget*>(run_), static_cast<QWidget*>(stop_)})
+                       static_cast<QWidget*>(gpuCounts_), static_cast<QWidget*>(run_), static_cast<QWidget*>(stop_)})
         controls->addWidget(w);
     controls->addWidget(bar_, 1);
     outer->addLayout(controls);
@@ -143,6 +146,14 @@ void DesignSpacePanel::runSearch() {
     opt.cancel = job_.cancelFlag();
     SearchSpace space;
     space.allowTpAcrossScaleUp = tpAcross_->isChecked();
+    if (!gpuCounts_->text().trimmed().isEmpty()) {
+        try {
+            parseRestriction("gpus=" + gpuCounts_->text().remove(' ').toStdString(), space);
+        } catch (const std::exception& e) {
+            status_->setText(QString::fromStdString(e.what()));
+            return;
+        }
+    }
     opt.baseline = base.strategy; // the scenario's own strategy is "what I run today"
     run_->setEnabled(false);
     stop_->setEnabled(true);
@@ -219,8 +230,19 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
                     .arg(doc_->scenario().system.pricePerGpuHour, 0, 'f', 2)
                     .arg(cost.energyKWh / 1000, 0, 'f', 0);
     }
+    if (r.paretoGpus.size() > 1) {
+        QStringList front;
+        for (const auto& c : r.paretoGpus)
+            front << QString("%1 GPUs: %2 tok/s").arg(c.gpus).arg(c.tokensPerS, 0, 'f', 0);
+        text += " Throughput vs GPU count (front): " + front.join(", ") + ".";
+    }
     if (!final) text = "Searching… " + text;
     status_->setText(text);
+}
+
+QString DesignSpacePanel::setGpuCounts(const QString& text) {
+    gpuCounts_->setText(text);
+    return {};
 }
 
 void DesignSpacePanel::loadRow(int row) {

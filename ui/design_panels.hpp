@@ -61,6 +61,9 @@ class DesignSpacePanel : public QWidget {
     bool running() const { return job_.running(); }
     /// Load row `row` of the ranked table into the scenario (as a double-click does).
     void loadRow(int row);
+    /// "64,128,256": sweep these GPU counts too (empty: the scenario's). Returns an error or empty.
+    QString setGpuCounts(const QString& text);
+    QString status() const { return status_->text(); }
     void setChartStyle(const ChartStyle& s);
 
   signals:
@@ -72,6 +75,7 @@ class DesignSpacePanel : public QWidget {
     QComboBox* objective_;
     QSpinBox* topN_;
     QCheckBox* tpAcross_;
+    QLineEdit* gpuCounts_; ///< optional GPU counts to sweep (the throughput-vs-GPUs front)
     QPushButton* run_;
     QPushButton* stop_;
     QProgressBar* bar_;

@@ -81,3 +81,19 @@ TEST_CASE("A bad factor list is explained and nothing runs") {
     panel->runSweeps({"hbm_bw"}, "1,two");
     CHECK_FALSE(panel->running());
 }
+
+TEST_CASE("Sweeping GPU counts in the design space reports the throughput-vs-GPUs front") {
+    test::Explorer e;
+    auto* panel = e.window->designSpace();
+    panel->setGpuCounts("64, 128, 256");
+    QSignalSpy done(panel, &ui::DesignSpacePanel::searchFinished);
+    panel->runSearch();
+    REQUIRE(waitFor(done));
+    REQUIRE(panel->result());
+    CHECK(panel->result()->paretoGpus.size() >= 2);
+    CHECK(panel->status().contains("Throughput vs GPU count"));
+    panel->setGpuCounts("64,lots");
+    panel->runSearch();
+    CHECK_FALSE(panel->running());
+    CHECK(panel->status().contains("not a non-negative integer"));
+}
