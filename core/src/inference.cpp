@@ -172,20 +172,28 @@ Result evaluateInference(const Scenario& sc) {
     }
     int batch = in.batch > 0 ? in.batch : std::max(1, fit);
 
-    // Latency objectives (server mode, or offline with objectives): the largest batch meeting them.
+    // Server mode: requests arrive as a Poisson process, so the number in flight fluctuates
+    // around its mean N with a 99th percentile near N + 2.33·√N. The mean batch is the largest
+    // whose 99th percentile still fits in KV memory (and the requested cap) and meets the latency
+    // objectives. Offline mode runs the requested batch (flagged if it does not fit).
+    const bool server = in.mode == ServingMode::Server;
+    auto p99 = [&](int n) { return server ? int(std::ceil(n + 2.33 * std::sqrt(double(n)))) : n; };
+    if (server) batch = std::min(batch, std::max(1, fit));
     bool meets = true;
-    const bool constrained = in.ttftObjectiveS > 0 || in.tpotObjectiveS > 0;
-    auto ok = [&](int b) {
-        const auto it = sv.iteration(b);
+    auto ok = [&](int n) {
+        const int peak = p99(n);
+        if (server && peak > batch) return false;
+        const auto it = sv.iteration(peak);
         return (in.tpotObjectiveS <= 0 || it.iterationS() <= in.tpotObjectiveS) &&
                (in.ttftObjectiveS <= 0 || sv.ttft(it) <= in.ttftObjectiveS);
     };
+    const bool constrained = server || in.ttftObjectiveS > 0 || in.tpotObjectiveS > 0;
     if (constrained && !ok(batch)) {
         if (!ok(1)) {
             meets = false;
             batch = 1;
         } else {
-            int lo = 1, hi = batch; // ok(lo), !ok(hi): both TPOT and TTFT grow with the batch
+            int lo = 1, hi = batch; // ok(lo), !ok(hi): the peak, TPOT and TTFT all grow with n
             while (hi - lo > 1) {
                 const int mid = lo + (hi - lo) / 2;
                 (ok(mid) ? lo : hi) = mid;
