@@ -49,17 +49,7 @@ BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();
-    connect(series_, &QAbstractBarSeries::hovered, this, [this](bool on, int index, QBarSet* set) {
-        if (!on) {
-            QToolTip::hideText();
-            return;
-        }
-        const Component c = components()[std::size_t(std::find(sets_.begin(), sets_.end(), set) - sets_.begin())];
-        QToolTip::showText(QCursor::pos(), QString("<b>%1</b>: %2 s<br>%3")
-                                               .arg(componentName(c))
-                                               .arg(set->at(index), 0, 'g', 4)
-                                               .arg(componentTooltip(c)));
-    });
+    showComponentTooltips(series_, sets_, components(), "s");
 }
 
 QString BreakdownChart::description() const {
@@ -69,10 +59,7 @@ QString BreakdownChart::description() const {
 }
 
 void BreakdownChart::restyle() {
-    for (std::size_t i = 0; i < sets_.size(); ++i) {
-        sets_[i]->setBrush(componentBrush(components()[i], style_));
-        sets_[i]->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
-    }
+    styleComponentSets(sets_, components(), style_);
 }
 
 void BreakdownChart::setInput(const ChartInput& in) {

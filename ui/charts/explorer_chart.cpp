@@ -3,6 +3,8 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
+#include <QCursor>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -52,6 +54,32 @@ void setNiceRange(QValueAxis* axis, double max) {
             break;
         }
     if (axis->min() != 0 || axis->max() != nice) axis->setRange(0, nice);
+}
+
+void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Component>& components,
+                        const ChartStyle& style) {
+    for (std::size_t i = 0; i < sets.size() && i < components.size(); ++i) {
+        sets[i]->setBrush(componentBrush(components[i], style));
+        sets[i]->setPen(QPen(style.publication ? Qt::black : Qt::transparent, 0.5));
+    }
+}
+
+void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
+                           std::vector<Component> components, const QString& unit) {
+    QObject::connect(series, &QAbstractBarSeries::hovered, series,
+                     [sets, components = std::move(components), unit](bool on, int index, QBarSet* set) {
+                         if (!on) {
+                             QToolTip::hideText();
+                             return;
+                         }
+                         const auto it = std::find(sets.begin(), sets.end(), set);
+                         if (it == sets.end()) return;
+                         const Component c = components[std::size_t(it - sets.begin())];
+                         QToolTip::showText(QCursor::pos(), QString("<b>%1</b>: %2 %3<br>%4")
+                                                                .arg(componentName(c))
+                                                                .arg(set->at(index), 0, 'g', 4)
+                                                                .arg(unit, componentTooltip(c)));
+                     });
 }
 
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names) {

@@ -7,6 +7,7 @@
 #include "style.hpp"
 #include "worker.hpp"
 
+#include <QAbstractBarSeries>
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChartView>
@@ -63,6 +64,12 @@ double fillStackedBars(const std::vector<QBarSet*>& sets, const std::vector<std:
 /// Set a value axis to [0, the next "nice" number above `max`] (1, 2, 2.5, 5 × 10^k), and only
 /// when that changes: slider drags then rarely re-lay out the axes.
 void setNiceRange(QValueAxis* axis, double max);
+
+/// Component colours (or hatching) on bar sets, with thin black outlines on paper.
+void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Component>& components, const ChartStyle& style);
+/// Hovering a bar segment shows its component, its value in `unit` and what it counts.
+void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
+                           std::vector<Component> components, const QString& unit);
 
 /// Replace the axis categories only when they changed.
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names);

@@ -47,17 +47,7 @@ MemoryChart::MemoryChart(QWidget* parent) : ExplorerChart(parent) {
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();
-    connect(series_, &QAbstractBarSeries::hovered, this, [this](bool on, int index, QBarSet* set) {
-        if (!on) {
-            QToolTip::hideText();
-            return;
-        }
-        const Component c = kParts[std::size_t(std::find(sets_.begin(), sets_.end(), set) - sets_.begin())];
-        QToolTip::showText(QCursor::pos(), QString("<b>%1</b>: %2 GB<br>%3")
-                                               .arg(componentName(c))
-                                               .arg(set->at(index), 0, 'g', 4)
-                                               .arg(componentTooltip(c)));
-    });
+    showComponentTooltips(series_, sets_, std::vector<Component>(std::begin(kParts), std::end(kParts)), "GB");
 }
 
 QString MemoryChart::description() const {
@@ -67,10 +57,7 @@ QString MemoryChart::description() const {
 }
 
 void MemoryChart::restyle() {
-    for (std::size_t i = 0; i < sets_.size(); ++i) {
-        sets_[i]->setBrush(componentBrush(kParts[i], style_));
-        sets_[i]->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
-    }
+    styleComponentSets(sets_, std::vector<Component>(std::begin(kParts), std::end(kParts)), style_);
     QPen pen(QColor(0xD5, 0x5E, 0x00));
     pen.setWidthF(2);
     pen.setStyle(Qt::DashLine);

@@ -47,6 +47,7 @@ ServingChart::ServingChart(QWidget* parent) : ExplorerChart(parent) {
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();
+    showComponentTooltips(series_, sets_, std::vector<Component>(std::begin(kColours), std::end(kColours)), "ms");
 }
 
 QString ServingChart::description() const {
@@ -57,10 +58,7 @@ QString ServingChart::description() const {
 }
 
 void ServingChart::restyle() {
-    for (std::size_t i = 0; i < sets_.size(); ++i) {
-        sets_[i]->setBrush(componentBrush(kColours[i], style_));
-        sets_[i]->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
-    }
+    styleComponentSets(sets_, std::vector<Component>(std::begin(kColours), std::end(kColours)), style_);
 }
 
 void ServingChart::setInput(const ChartInput& in) {
