@@ -16,7 +16,8 @@ std::vector<std::string> figureChartNames() {
         // chartIds() needs no application object; it is a plain list.
     }
     std::vector<std::string> out;
-    for (const QString& id : ui::chartIds()) out.push_back(id.toStdString());
+    for (const QString& id : ui::chartIds())
+        out.push_back(id.toStdString());
     return out;
 }
 
@@ -28,7 +29,8 @@ int runFigure(const FigureRequest& r, const char* argv0) {
 
     ui::ExportFormat format;
     if (!ui::parseExportFormat(QString::fromStdString(r.format), &format)) {
-        std::fprintf(stderr, "error: --format: \"%s\" is not one of svg, pdf, png, csv, json\n", r.format.c_str());
+        std::fprintf(stderr, "error: --format: \"%s\" is not one of svg, pdf, png, csv, json\n",
+                     r.format.c_str());
         return 2;
     }
     if (!ui::chartIds().contains(QString::fromStdString(r.chart))) {
@@ -40,7 +42,9 @@ int runFigure(const FigureRequest& r, const char* argv0) {
     const ui::Evaluation e = ui::evaluateForDisplay(1, s);
     const bool serving = s.workload.kind == WorkloadKind::Inference;
     if ((r.chart == "serving" || r.chart == "curve") && !serving) {
-        std::fprintf(stderr, "error: --chart %s needs an inference scenario (workload.kind \"inference\")\n", r.chart.c_str());
+        std::fprintf(
+            stderr, "error: --chart %s needs an inference scenario (workload.kind \"inference\")\n",
+            r.chart.c_str());
         return 2;
     }
     ui::ChartInput in;
@@ -67,7 +71,8 @@ int runFigure(const FigureRequest& r, const char* argv0) {
     o.heightIn = r.heightIn;
     o.pixelScale = r.scale;
     o.style = ui::ChartStyle::paper(r.hatching);
-    const QString err = ui::exportChart(QString::fromStdString(r.chart), in, QString::fromStdString(r.output), o);
+    const QString err =
+        ui::exportChart(QString::fromStdString(r.chart), in, QString::fromStdString(r.output), o);
     if (!err.isEmpty()) {
         std::fprintf(stderr, "error: %s\n", qPrintable(err));
         return 2;

@@ -22,19 +22,25 @@ int main(int argc, char** argv) {
     QApplication::setApplicationVersion(MADMAX_VERSION);
 
     QCommandLineParser parser;
-    parser.setApplicationDescription("MAD-Max Explorer: what-if exploration of distributed training performance");
+    parser.setApplicationDescription(
+        "MAD-Max Explorer: what-if exploration of distributed training performance");
     parser.addHelpOption();
     parser.addVersionOption();
-    QCommandLineOption screenshot("screenshot", "Save a PNG of the window once the first result is shown, then exit.", "FILE");
-    QCommandLineOption noRestore("no-restore", "Do not restore the last session's scenario and layout.");
+    QCommandLineOption screenshot(
+        "screenshot", "Save a PNG of the window once the first result is shown, then exit.",
+        "FILE");
+    QCommandLineOption noRestore("no-restore",
+                                 "Do not restore the last session's scenario and layout.");
     parser.addOption(screenshot);
     parser.addOption(noRestore);
-    parser.addPositionalArgument("scenario", "Scenario file or preset id to open (default: the last session, else the built-in default).");
+    parser.addPositionalArgument("scenario", "Scenario file or preset id to open (default: the "
+                                             "last session, else the built-in default).");
     parser.process(app);
 
     madmax::ui::WindowOptions options;
     options.restoreSession = !parser.isSet(noRestore) && !parser.isSet(screenshot);
-    if (!parser.positionalArguments().isEmpty()) options.scenario = parser.positionalArguments().first();
+    if (!parser.positionalArguments().isEmpty())
+        options.scenario = parser.positionalArguments().first();
     madmax::ui::MainWindow window(options);
 
     if (parser.isSet(screenshot)) {

@@ -120,14 +120,23 @@ int main(int argc, char** argv) {
     fig.scenario = PresetLibrary::kDefaultScenario;
     std::vector<std::string> figSets;
     bool listCharts = false;
-    auto* figure = app.add_subcommand("figure", "Render one of the explorer's charts to SVG, PDF, PNG, CSV or JSON (no display needed)");
-    figure->add_option("scenario", fig.scenario, "Scenario file or preset id (default: the built-in default)");
+    auto* figure = app.add_subcommand(
+        "figure",
+        "Render one of the explorer's charts to SVG, PDF, PNG, CSV or JSON (no display needed)");
+    figure->add_option("scenario", fig.scenario,
+                       "Scenario file or preset id (default: the built-in default)");
     figure->add_option("--set", figSets, "Override a field: path=value")->type_name("PATH=VALUE");
     figure->add_option("--chart", fig.chart, "Chart name (see --list)");
-    figure->add_option("--format", fig.format, "svg, pdf, png, csv or json")->check(CLI::IsMember({"svg", "pdf", "png", "csv", "json"}));
-    figure->add_option("--width-in", fig.widthIn, "Width in inches (3.5 single column, 7 double column)")->check(CLI::Range(0.5, 100.0));
-    figure->add_option("--height-in", fig.heightIn, "Height in inches")->check(CLI::Range(0.5, 100.0));
-    figure->add_option("--scale", fig.scale, "PNG pixel scale: 1, 2 or 3 × 96 dpi")->check(CLI::Range(1, 8));
+    figure->add_option("--format", fig.format, "svg, pdf, png, csv or json")
+        ->check(CLI::IsMember({"svg", "pdf", "png", "csv", "json"}));
+    figure
+        ->add_option("--width-in", fig.widthIn,
+                     "Width in inches (3.5 single column, 7 double column)")
+        ->check(CLI::Range(0.5, 100.0));
+    figure->add_option("--height-in", fig.heightIn, "Height in inches")
+        ->check(CLI::Range(0.5, 100.0));
+    figure->add_option("--scale", fig.scale, "PNG pixel scale: 1, 2 or 3 × 96 dpi")
+        ->check(CLI::Range(1, 8));
     figure->add_flag("--hatching", fig.hatching, "Greyscale-safe fill patterns");
     figure->add_option("-o,--output", fig.output, "Output file");
     figure->add_flag("--list", listCharts, "Print the chart names and exit");
@@ -149,12 +158,16 @@ int main(int argc, char** argv) {
 #ifdef MADMAX_WITH_FIGURE
         if (*figure) {
             if (listCharts) {
-                for (const auto& n : cli::figureChartNames()) std::cout << n << "\n";
+                for (const auto& n : cli::figureChartNames())
+                    std::cout << n << "\n";
                 return 0;
             }
-            if (fig.chart.empty()) throw InputError("--chart", "", "required: one of the names `madmax figure --list` prints");
+            if (fig.chart.empty())
+                throw InputError("--chart", "",
+                                 "required: one of the names `madmax figure --list` prints");
             if (fig.output.empty()) throw InputError("-o", "", "required: the file to write");
-            for (const auto& s : figSets) fig.overrides.push_back(parseOverride(s));
+            for (const auto& s : figSets)
+                fig.overrides.push_back(parseOverride(s));
             return cli::runFigure(fig, argv[0]);
         }
 #endif

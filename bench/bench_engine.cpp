@@ -18,18 +18,26 @@ void evaluateLoop(benchmark::State& state, const char* scenarioId, bool timeline
     }
 }
 
-void BM_Evaluate405B(benchmark::State& state) { evaluateLoop(state, "llama31-405b-16384-h100", false); }
+void BM_Evaluate405B(benchmark::State& state) {
+    evaluateLoop(state, "llama31-405b-16384-h100", false);
+}
 BENCHMARK(BM_Evaluate405B);
 
-void BM_EvaluateDefault(benchmark::State& state) { evaluateLoop(state, "default", false); }
+void BM_EvaluateDefault(benchmark::State& state) {
+    evaluateLoop(state, "default", false);
+}
 BENCHMARK(BM_EvaluateDefault);
 
 /// A serving configuration: Llama 3.3 70B on 2 H100 (TP2, FP8), batch solved from memory.
-void BM_EvaluateServing(benchmark::State& state) { evaluateLoop(state, "serve-llama33-70b-2xh100-tp2", false); }
+void BM_EvaluateServing(benchmark::State& state) {
+    evaluateLoop(state, "serve-llama33-70b-2xh100-tp2", false);
+}
 BENCHMARK(BM_EvaluateServing);
 
 /// With the op timeline for a chart (allocates its events).
-void BM_EvaluateWithTimeline(benchmark::State& state) { evaluateLoop(state, "default", true); }
+void BM_EvaluateWithTimeline(benchmark::State& state) {
+    evaluateLoop(state, "default", true);
+}
 BENCHMARK(BM_EvaluateWithTimeline);
 
 } // namespace

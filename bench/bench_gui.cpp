@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
         QElapsedTimer t;
         t.start();
         s->setValue(next);
-        if (w.worker()->latestGeneration() == before) continue; // rejected value: nothing to evaluate
+        if (w.worker()->latestGeneration() == before)
+            continue; // rejected value: nothing to evaluate
         settle();
         latencyMs.push_back(t.nsecsElapsed() / 1e6);
     }
@@ -94,10 +95,12 @@ int main(int argc, char** argv) {
     heartbeat.stop();
     settle();
 
-    std::printf("slider change -> charts updated, %zu changes: median %.2f ms, p95 %.2f ms, max %.2f ms\n",
-                latencyMs.size(), percentile(latencyMs, 0.5), percentile(latencyMs, 0.95),
-                *std::max_element(latencyMs.begin(), latencyMs.end()));
-    std::printf("2-second drag (%d slider steps, %d results shown): longest GUI-thread block %.2f ms\n", step,
-                shownDuringDrag, maxGapMs);
+    std::printf(
+        "slider change -> charts updated, %zu changes: median %.2f ms, p95 %.2f ms, max %.2f ms\n",
+        latencyMs.size(), percentile(latencyMs, 0.5), percentile(latencyMs, 0.95),
+        *std::max_element(latencyMs.begin(), latencyMs.end()));
+    std::printf(
+        "2-second drag (%d slider steps, %d results shown): longest GUI-thread block %.2f ms\n",
+        step, shownDuringDrag, maxGapMs);
     return 0;
 }

@@ -22,22 +22,37 @@ void searchLoop(benchmark::State& state, const char* id, bool prune) {
         evaluated += r.stats.evaluated;
         benchmark::DoNotOptimize(r.top.data());
     }
-    state.counters["configs_per_s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+    state.counters["configs_per_s"] =
+        benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
     state.counters["configs"] = double(evaluated) / double(state.iterations());
 }
 
-void BM_SearchGpt3_175B_1024_A100(benchmark::State& st) { searchLoop(st, "gpt3-175b-1024-a100", true); }
-BENCHMARK(BM_SearchGpt3_175B_1024_A100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_SearchGpt3_175B_1024_A100(benchmark::State& st) {
+    searchLoop(st, "gpt3-175b-1024-a100", true);
+}
+BENCHMARK(BM_SearchGpt3_175B_1024_A100)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
-void BM_SearchGpt3_175B_1024_A100_NoPrune(benchmark::State& st) { searchLoop(st, "gpt3-175b-1024-a100", false); }
-BENCHMARK(BM_SearchGpt3_175B_1024_A100_NoPrune)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_SearchGpt3_175B_1024_A100_NoPrune(benchmark::State& st) {
+    searchLoop(st, "gpt3-175b-1024-a100", false);
+}
+BENCHMARK(BM_SearchGpt3_175B_1024_A100_NoPrune)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
-void BM_SearchLlama405B_16384_H100(benchmark::State& st) { searchLoop(st, "llama31-405b-16384-h100", true); }
+void BM_SearchLlama405B_16384_H100(benchmark::State& st) {
+    searchLoop(st, "llama31-405b-16384-h100", true);
+}
 BENCHMARK(BM_SearchLlama405B_16384_H100)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// Time from setting the cancel flag to search() returning.
 void BM_CancelLatency(benchmark::State& state) {
-    const madmax::Scenario s = madmax::loadScenario("gpt3-175b-1024-a100", madmax::PresetLibrary::builtin());
+    const madmax::Scenario s =
+        madmax::loadScenario("gpt3-175b-1024-a100", madmax::PresetLibrary::builtin());
     for (auto _ : state) {
         std::atomic<bool> cancel{false};
         madmax::SearchOptions o;
@@ -48,7 +63,8 @@ void BM_CancelLatency(benchmark::State& state) {
         const auto start = std::chrono::steady_clock::now();
         cancel = true;
         t.join();
-        state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        state.SetIterationTime(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
 }
 BENCHMARK(BM_CancelLatency)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20);

@@ -76,12 +76,14 @@ TEST_CASE("madmax --help and --version exit 0") {
 
 TEST_CASE("madmax search --json reports the ranking and its stats") {
     std::string out;
-    REQUIRE(runCli("search default --top 3 --json --threads 2 --baseline tp=8,pp=4,vp=5,mb=1,zero=1,recompute=selective,sp=1",
+    REQUIRE(runCli("search default --top 3 --json --threads 2 --baseline "
+                   "tp=8,pp=4,vp=5,mb=1,zero=1,recompute=selective,sp=1",
                    &out) == 0);
     const auto j = nlohmann::json::parse(out);
     CHECK(j["schema"] == "madmax-search/1");
     CHECK(j["top"].size() == 3);
-    for (const char* k : {"evaluated", "feasible", "seconds", "configs_per_s"}) CHECK(j["stats"].contains(k));
+    for (const char* k : {"evaluated", "feasible", "seconds", "configs_per_s"})
+        CHECK(j["stats"].contains(k));
     CHECK(j["speedup_over_baseline"].get<double>() >= 1.0);
     REQUIRE(runCli("search default --top 2 --csv --restrict tp=8 --objective cost", &out) == 0);
     CHECK_THAT(out, Contains("rank,gpus,tp,pp"));
@@ -122,7 +124,9 @@ TEST_CASE("madmax on inference scenarios: evaluate, search under objectives, cur
     CHECK_THAT(out, Contains("TTFT") && Contains("TPOT") && Contains("KV cache"));
     REQUIRE(runCli("evaluate serve-llama33-70b-2xh100-tp2 --json", &out) == 0);
     const auto j = nlohmann::json::parse(out);
-    for (const char* k : {"ttft_s", "tpot_s", "output_tokens_per_s", "kv_bytes_per_token", "decode"}) CHECK(j["inference"].contains(k));
+    for (const char* k :
+         {"ttft_s", "tpot_s", "output_tokens_per_s", "kv_bytes_per_token", "decode"})
+        CHECK(j["inference"].contains(k));
     CHECK(j["memory"]["kv_cache_bytes"].get<double>() > 0);
     REQUIRE(runCli("search serve-llama2-70b-8xh100-offline --tpot 0.05 --json", &out) == 0);
     const auto s = nlohmann::json::parse(out);

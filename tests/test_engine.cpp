@@ -19,8 +19,9 @@ TEST_CASE("Step time is compute + exposed communication + bubble") {
     }
 }
 
-TEST_CASE("1F1B bubble is (p-1) micro-batch passes - interleaving divides it by v (Narayanan et al. "
-          "SC21 §2.2)") {
+TEST_CASE(
+    "1F1B bubble is (p-1) micro-batch passes - interleaving divides it by v (Narayanan et al. "
+    "SC21 §2.2)") {
     const Scenario base = test::preset("default", {"strategy.vp=1", "strategy.schedule=1f1b"});
     const Result r1 = evaluate(base);
     const double mb1 = r1.forwardPerMicroBatchS + r1.backwardPerMicroBatchS;

@@ -12,7 +12,9 @@
 using namespace madmax;
 
 namespace {
-Scenario tp2(const std::vector<std::string>& sets = {}) { return test::preset("serve-llama33-70b-2xh100-tp2", sets); }
+Scenario tp2(const std::vector<std::string>& sets = {}) {
+    return test::preset("serve-llama33-70b-2xh100-tp2", sets);
+}
 } // namespace
 
 TEST_CASE("KV cache per token and per sequence, by hand") {
@@ -23,7 +25,8 @@ TEST_CASE("KV cache per token and per sequence, by hand") {
     CHECK(r.inference.kvBytesPerSequence == 81920.0 * 2000);
     CHECK(r.memory.kvCacheBytes == Approx(r.inference.batch * 81920.0 * 2000));
     // bf16 cache doubles it; TP8 leaves one KV head per GPU.
-    CHECK(evaluate(tp2({"workload.kv_precision=bf16"})).inference.kvBytesPerToken == 80.0 * 2 * 4 * 128 * 2);
+    CHECK(evaluate(tp2({"workload.kv_precision=bf16"})).inference.kvBytesPerToken ==
+          80.0 * 2 * 4 * 128 * 2);
     const Result tp8 = evaluate(test::preset("serve-llama31-405b-8xh200"));
     CHECK(tp8.inference.kvBytesPerToken == 126.0 * 2 * 1 * 128 * 1);
 }
@@ -33,10 +36,12 @@ TEST_CASE("A batch-1 decode step reads every weight once, by hand") {
     const Result r = evaluate(s);
     const Model& m = s.model;
     // Per GPU (TP2, FP8): the layers' matrices and the LM head, 1 B per parameter.
-    const double perLayer = 8192.0 * (64 * 128 / 2 + 2 * 4 * 128) + 64 * 128 / 2 * 8192.0 + 3 * 8192.0 * 28672 / 2;
+    const double perLayer =
+        8192.0 * (64 * 128 / 2 + 2 * 4 * 128) + 64 * 128 / 2 * 8192.0 + 3 * 8192.0 * 28672 / 2;
     const double bytes = 80 * perLayer + 128256.0 * 8192 / 2;
     const double bw = s.system.gpu.hbmBytesPerS * s.system.gpu.calibration.decodeMemoryEfficiency;
-    CHECK(r.inference.decodeWeightReadS == Approx(bytes / bw).epsilon(0.01)); // + activation rows of batch 1
+    CHECK(r.inference.decodeWeightReadS ==
+          Approx(bytes / bw).epsilon(0.01));  // + activation rows of batch 1
     CHECK(r.inference.decodeComputeS == 0.0); // nothing is compute-bound at batch 1
     CHECK(m.layers == 80);
 }
@@ -53,7 +58,8 @@ TEST_CASE("Serving invariants over random configurations") {
     std::mt19937 rng(5);
     int checked = 0;
     for (int i = 0; i < 400; ++i) {
-        const std::vector<std::string> models = {"llama2-7b", "llama2-70b", "llama3-8b", "llama33-70b"};
+        const std::vector<std::string> models = {"llama2-7b", "llama2-70b", "llama3-8b",
+                                                 "llama33-70b"};
         Scenario s = tp2({"model=" + models[rng() % models.size()]});
         const auto tps = tpChoices(s.model, 8);
         s.strategy.tp = tps[rng() % tps.size()];
@@ -78,8 +84,10 @@ TEST_CASE("Serving invariants over random configurations") {
         bigger.workload.inference.batch *= 2;
         const Result rb = evaluate(bigger);
         CHECK(rb.inference.outputTokensPerS >= r.inference.outputTokensPerS * (1 - 1e-9));
-        if (rb.inference.batch > rb.inference.maxBatchThatFits) CHECK_FALSE(rb.memory.fits());
-        else CHECK(rb.memory.fits());
+        if (rb.inference.batch > rb.inference.maxBatchThatFits)
+            CHECK_FALSE(rb.memory.fits());
+        else
+            CHECK(rb.memory.fits());
     }
     CHECK(checked > 300);
 }
@@ -95,20 +103,24 @@ TEST_CASE("Latency objectives pick the largest batch that meets them") {
     // Server (Poisson arrivals): the mean batch leaves room for the 99th percentile in flight,
     // N + 2.33·√N, which itself meets the objective.
     const Result srv = evaluate(tp2({"workload.mode=server", "workload.tpot_objective_s=0.03"}));
-    const double peak = std::ceil(srv.inference.batch + 2.33 * std::sqrt(double(srv.inference.batch)));
+    const double peak =
+        std::ceil(srv.inference.batch + 2.33 * std::sqrt(double(srv.inference.batch)));
     CHECK(peak <= held.inference.batch);
     CHECK(srv.inference.batch < held.inference.batch);
     CHECK(srv.inference.tpotS <= 0.03);
-    const Result impossible = evaluate(tp2({"workload.mode=server", "workload.ttft_objective_s=0.001"}));
+    const Result impossible =
+        evaluate(tp2({"workload.mode=server", "workload.ttft_objective_s=0.001"}));
     CHECK_FALSE(impossible.inference.meetsObjectives);
 }
 
-TEST_CASE("The latency-throughput curve rises in both latency and throughput until memory runs out") {
+TEST_CASE(
+    "The latency-throughput curve rises in both latency and throughput until memory runs out") {
     const auto curve = latencyThroughputCurve(tp2());
     REQUIRE(curve.size() >= 6);
     for (std::size_t i = 1; i < curve.size(); ++i) {
         CHECK(curve[i].tpotS >= curve[i - 1].tpotS);
-        if (curve[i].fits) CHECK(curve[i].outputTokensPerSPerGpu >= curve[i - 1].outputTokensPerSPerGpu);
+        if (curve[i].fits)
+            CHECK(curve[i].outputTokensPerSPerGpu >= curve[i - 1].outputTokensPerSPerGpu);
     }
     CHECK_FALSE(curve.back().fits); // the curve runs past the memory limit, flagged
 }
@@ -120,10 +132,12 @@ TEST_CASE("The serving search maximises tokens/s per GPU under the objectives") 
     const ServingSearchResult r = searchServing(base, o);
     REQUIRE_FALSE(r.top.empty());
     CHECK(r.top.front().tpotS <= 0.1);
-    for (std::size_t i = 1; i < r.top.size(); ++i) CHECK(r.top[i].score <= r.top[i - 1].score);
+    for (std::size_t i = 1; i < r.top.size(); ++i)
+        CHECK(r.top[i].score <= r.top[i - 1].score);
     // It beats the MLPerf layout held to the same objective.
     Scenario mlperf = base;
     mlperf.workload.inference.mode = ServingMode::Server;
     mlperf.workload.inference.tpotObjectiveS = 0.1;
-    CHECK(r.top.front().outputTokensPerSPerGpu >= evaluate(mlperf).inference.outputTokensPerSPerGpu * (1 - 1e-9));
+    CHECK(r.top.front().outputTokensPerSPerGpu >=
+          evaluate(mlperf).inference.outputTokensPerSPerGpu * (1 - 1e-9));
 }

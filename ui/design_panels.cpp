@@ -32,15 +32,19 @@ void BackgroundJob::start(std::function<void(BackgroundJob&)> work) {
     thread_ = std::make_unique<std::thread>([this, work = std::move(work)] {
         work(*this);
         const bool cancelled = cancel_.load();
-        QMetaObject::invokeMethod(this, [this, cancelled] {
-            running_ = false;
-            emit finished(cancelled);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this, cancelled] {
+                running_ = false;
+                emit finished(cancelled);
+            },
+            Qt::QueuedConnection);
     });
 }
 
 void BackgroundJob::report(double fraction) {
-    QMetaObject::invokeMethod(this, [this, fraction] { emit progress(fraction); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, fraction] { emit progress(fraction); }, Qt::QueuedConnection);
 }
 
 void BackgroundJob::post(std::function<void()> fn) {
@@ -63,14 +67,16 @@ QTableWidgetItem* numberItem(double v, int decimals) {
 } // namespace
 
 // ---------------------------------------------------------------------------------------------
-DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
+DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
+    : QWidget(parent), doc_(doc) {
     auto* outer = new QVBoxLayout(this);
     auto* controls = new QHBoxLayout;
     objective_ = new QComboBox;
     objective_->addItem("Throughput", "throughput");
     objective_->addItem("Time to train 1T tokens", "time");
     objective_->addItem("Cost to train 1T tokens", "cost");
-    objective_->setToolTip("What the ranking maximises. With a fixed GPU count all three agree; they differ when GPU counts are swept.");
+    objective_->setToolTip("What the ranking maximises. With a fixed GPU count all three agree; "
+                           "they differ when GPU counts are swept.");
     topN_ = new QSpinBox;
     topN_->setRange(1, 10000);
     topN_->setValue(100);
@@ -78,14 +84,17 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent) : QWi
     tpAcross_ = new QCheckBox("TP may span beyond the NVLink domain");
     gpuCounts_ = new QLineEdit;
     gpuCounts_->setPlaceholderText("GPU counts, e.g. 64,128,256");
-    gpuCounts_->setToolTip("Also sweep these GPU counts: the status then lists the front of throughput vs GPU count.");
+    gpuCounts_->setToolTip(
+        "Also sweep these GPU counts: the status then lists the front of throughput vs GPU count.");
     run_ = new QPushButton("Search");
-    run_->setToolTip("Evaluate every valid strategy of the current scenario (model, system, GPU count, workload).");
+    run_->setToolTip("Evaluate every valid strategy of the current scenario (model, system, GPU "
+                     "count, workload).");
     stop_ = new QPushButton("Cancel");
     stop_->setEnabled(false);
     bar_ = makeBar();
-    for (QWidget* w : {static_cast<QWidget*>(objective_), static_cast<QWidget*>(topN_), static_cast<QWidget*>(tpAcross_),
-                       static_cast<QWidget*>(gpuCounts_), static_cast<QWidget*>(run_), static_cast<QWidget*>(stop_)})
+    for (QWidget* w : {static_cast<QWidget*>(objective_), static_cast<QWidget*>(topN_),
+                       static_cast<QWidget*>(tpAcross_), static_cast<QWidget*>(gpuCounts_),
+                       static_cast<QWidget*>(run_), static_cast<QWidget*>(stop_)})
         controls->addWidget(w);
     controls->addWidget(bar_, 1);
     outer->addLayout(controls);
@@ -105,8 +114,9 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent) : QWi
     }
     table_ = new QTableWidget;
     table_->setColumnCount(16);
-    table_->setHorizontalHeaderLabels({"rank", "GPUs", "TP", "PP", "VP", "CP", "DP", "micro-batch", "ZeRO", "recompute",
-                                       "SP", "TP overlap", "tokens/s/GPU", "MFU %", "step (s)", "memory (GB)"});
+    table_->setHorizontalHeaderLabels({"rank", "GPUs", "TP", "PP", "VP", "CP", "DP", "micro-batch",
+                                       "ZeRO", "recompute", "SP", "TP overlap", "tokens/s/GPU",
+                                       "MFU %", "step (s)", "memory (GB)"});
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSortingEnabled(true);
@@ -118,7 +128,8 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent) : QWi
 
     connect(run_, &QPushButton::clicked, this, &DesignSpacePanel::runSearch);
     connect(stop_, &QPushButton::clicked, this, [this] { job_.cancel(); });
-    connect(&job_, &BackgroundJob::progress, this, [this](double f) { bar_->setValue(int(f * 1000)); });
+    connect(&job_, &BackgroundJob::progress, this,
+            [this](double f) { bar_->setValue(int(f * 1000)); });
     connect(&job_, &BackgroundJob::finished, this, [this](bool cancelled) {
         run_->setEnabled(true);
         stop_->setEnabled(false);
@@ -204,8 +215,11 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
         rank->setData(Qt::UserRole, i);
         table_->setItem(i, 0, rank);
         int col = 1;
-        for (int v : {c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage}) table_->setItem(i, col++, numberItem(v, 0));
-        table_->setItem(i, col++, new QTableWidgetItem(QString::fromStdString(std::string(toString(s.recompute)))));
+        for (int v : {c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage})
+            table_->setItem(i, col++, numberItem(v, 0));
+        table_->setItem(
+            i, col++,
+            new QTableWidgetItem(QString::fromStdString(std::string(toString(s.recompute)))));
         table_->setItem(i, col++, new QTableWidgetItem(s.sequenceParallel ? "yes" : "no"));
         table_->setItem(i, col++, new QTableWidgetItem(s.tpCommOverlap ? "yes" : "no"));
         table_->setItem(i, col++, numberItem(c.tokensPerS / c.gpus, 1));
@@ -215,15 +229,22 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
     }
     table_->setSortingEnabled(true);
     const auto& st = r.stats;
-    QString text = QString("%1 configurations: %2 fit, %3 do not fit in memory (dropped), %4 skipped by the bound; %5 configs/s.")
-                       .arg(st.evaluated).arg(st.feasible).arg(st.infeasible).arg(st.pruned)
+    QString text = QString("%1 configurations: %2 fit, %3 do not fit in memory (dropped), %4 "
+                           "skipped by the bound; %5 configs/s.")
+                       .arg(st.evaluated)
+                       .arg(st.feasible)
+                       .arg(st.infeasible)
+                       .arg(st.pruned)
                        .arg(st.configsPerS, 0, 'f', 0);
     if (r.speedupOverBaseline)
-        text += QString(" Best is %1× the scenario's own strategy.").arg(*r.speedupOverBaseline, 0, 'f', 2);
+        text += QString(" Best is %1× the scenario's own strategy.")
+                    .arg(*r.speedupOverBaseline, 0, 'f', 2);
     if (!r.top.empty()) {
-        const auto cost = trainingCost(doc_->scenario().system, r.top.front().gpus, r.top.front().tokensPerS, 1e12);
+        const auto cost = trainingCost(doc_->scenario().system, r.top.front().gpus,
+                                       r.top.front().tokensPerS, 1e12);
         const QLocale loc;
-        text += QString(" Best trains 1T tokens in %1 days: %2 GPU-hours, $%3 at $%4/GPU-hour, %5 MWh of GPU energy.")
+        text += QString(" Best trains 1T tokens in %1 days: %2 GPU-hours, $%3 at $%4/GPU-hour, %5 "
+                        "MWh of GPU energy.")
                     .arg(cost.seconds / 86400, 0, 'f', 1)
                     .arg(loc.toString(cost.gpuHours, 'f', 0))
                     .arg(loc.toString(cost.dollars, 'f', 0))
@@ -261,11 +282,12 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     auto* outer = new QVBoxLayout(this);
     auto* controls = new QHBoxLayout;
     sens_ = new QPushButton("Sensitivity (×0.5, ×2 of every knob)");
-    sens_->setToolTip("Re-run the search with each hardware knob halved and doubled: which change buys the most?");
+    sens_->setToolTip("Re-run the search with each hardware knob halved and doubled: which change "
+                      "buys the most?");
     knobs_ = new QListWidget;
     knobs_->setMaximumHeight(90);
-    for (const char* k : {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw", "scale_up_latency",
-                          "scale_out_latency", "scale_up_domain"}) {
+    for (const char* k : {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw",
+                          "scale_up_latency", "scale_out_latency", "scale_up_domain"}) {
         auto* item = new QListWidgetItem(k, knobs_);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(QString(k).endsWith("_bw") ? Qt::Checked : Qt::Unchecked);
@@ -283,7 +305,8 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     controls->addWidget(stop_);
     controls->addWidget(bar_, 1);
     outer->addLayout(controls);
-    status_ = new QLabel("Each point re-runs the full search, since the best strategy changes with the hardware.");
+    status_ = new QLabel(
+        "Each point re-runs the full search, since the best strategy changes with the hardware.");
     status_->setWordWrap(true);
     outer->addWidget(status_);
     auto* charts = new QHBoxLayout;
@@ -304,7 +327,8 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         runSweeps(checked, factors_->text());
     });
     connect(stop_, &QPushButton::clicked, this, [this] { job_.cancel(); });
-    connect(&job_, &BackgroundJob::progress, this, [this](double f) { bar_->setValue(int(f * 1000)); });
+    connect(&job_, &BackgroundJob::progress, this,
+            [this](double f) { bar_->setValue(int(f * 1000)); });
     connect(&job_, &BackgroundJob::finished, this, [this](bool cancelled) {
         sens_->setEnabled(true);
         sweep_->setEnabled(true);
@@ -339,8 +363,9 @@ void CoDesignPanel::runSensitivity() {
     stop_->setEnabled(true);
     bar_->setValue(0);
     status_->setText("Running the search at ×0.5 and ×2 of every knob…");
-    const std::vector<std::string> knobs = {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw",
-                                            "scale_up_latency", "scale_out_latency", "scale_up_domain"};
+    const std::vector<std::string> knobs = {
+        "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
+        "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain"};
     job_.start([this, base, knobs](BackgroundJob& job) {
         std::vector<Sensitivity> acc;
         for (std::size_t i = 0; i < knobs.size() && !job.cancelFlag()->load(); ++i) {
@@ -368,8 +393,10 @@ void CoDesignPanel::runSweeps(const QStringList& knobs, const QString& factors) 
     if (job_.running()) return;
     std::vector<KnobAxis> axes;
     try {
-        for (const QString& k : knobs) axes.push_back(parseKnobAxis((k + "=" + factors).toStdString()));
-        for (const auto& a : axes) scaleKnob(doc_->scenario(), a.knob, 1.0);
+        for (const QString& k : knobs)
+            axes.push_back(parseKnobAxis((k + "=" + factors).toStdString()));
+        for (const auto& a : axes)
+            scaleKnob(doc_->scenario(), a.knob, 1.0);
     } catch (const InputError& e) {
         status_->setText(QString::fromStdString(e.what()));
         return;

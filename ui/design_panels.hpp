@@ -94,7 +94,9 @@ class CoDesignPanel : public QWidget {
   public:
     explicit CoDesignPanel(ScenarioDocument* doc, QWidget* parent = nullptr);
     ExplorerChart* chart(const QString& id) const;
-    const std::vector<Sensitivity>* sensitivity() const { return sensitivity_.empty() ? nullptr : &sensitivity_; }
+    const std::vector<Sensitivity>* sensitivity() const {
+        return sensitivity_.empty() ? nullptr : &sensitivity_;
+    }
     const std::vector<SweepResult>* sweeps() const { return sweeps_.empty() ? nullptr : &sweeps_; }
     void runSensitivity();
     void runSweeps(const QStringList& knobs, const QString& factors);

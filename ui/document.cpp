@@ -11,7 +11,8 @@ namespace {
 
 class EditCommand : public QUndoCommand {
   public:
-    EditCommand(ScenarioDocument* doc, nlohmann::json before, nlohmann::json after, const QString& text)
+    EditCommand(ScenarioDocument* doc, nlohmann::json before, nlohmann::json after,
+                const QString& text)
         : QUndoCommand(text), doc_(doc), before_(std::move(before)), after_(std::move(after)) {}
     void undo() override { doc_->applyRecorded(before_); }
     void redo() override { doc_->applyRecorded(after_); }
@@ -47,8 +48,9 @@ void ScenarioDocument::applyRecorded(const nlohmann::json& doc) {
     emit changed(scenario_);
 }
 
-QString ScenarioDocument::setFields(const std::vector<std::pair<std::string, nlohmann::json>>& edits,
-                                    const QString& description) {
+QString
+ScenarioDocument::setFields(const std::vector<std::pair<std::string, nlohmann::json>>& edits,
+                            const QString& description) {
     nlohmann::json next = doc_;
     try {
         for (const auto& [path, value] : edits) {

@@ -23,17 +23,23 @@ namespace madmax::ui {
 
 QString extensionOf(ExportFormat f) {
     switch (f) {
-    case ExportFormat::Png: return "png";
-    case ExportFormat::Svg: return "svg";
-    case ExportFormat::Pdf: return "pdf";
-    case ExportFormat::Csv: return "csv";
-    case ExportFormat::Json: return "json";
+    case ExportFormat::Png:
+        return "png";
+    case ExportFormat::Svg:
+        return "svg";
+    case ExportFormat::Pdf:
+        return "pdf";
+    case ExportFormat::Csv:
+        return "csv";
+    case ExportFormat::Json:
+        return "json";
     }
     return {};
 }
 
 bool parseExportFormat(const QString& s, ExportFormat* out) {
-    for (ExportFormat f : {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Csv, ExportFormat::Json})
+    for (ExportFormat f : {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf,
+                           ExportFormat::Csv, ExportFormat::Json})
         if (extensionOf(f) == s.toLower()) {
             *out = f;
             return true;
@@ -46,7 +52,8 @@ namespace {
 QString tempNameFor(const QString& path) {
     std::random_device rd;
     const QFileInfo fi(path);
-    return fi.absolutePath() + "/." + fi.fileName() + ".tmp" + QString::number(rd()) + "." + fi.suffix();
+    return fi.absolutePath() + "/." + fi.fileName() + ".tmp" + QString::number(rd()) + "." +
+           fi.suffix();
 }
 
 QString commit(const QString& tmp, const QString& path) {
@@ -80,7 +87,8 @@ void layOut(ExplorerChart& view, QSize logical) {
 /// Draw the chart's scene (the chart and any items painted into it) into `target`: vector on an
 /// SVG or PDF painter, at the target's resolution on an image.
 void renderScene(ExplorerChart& chart, QPainter& p, const QRectF& target, QSize logical) {
-    chart.scene()->render(&p, target, QRectF(QPointF(0, 0), QSizeF(logical)), Qt::IgnoreAspectRatio);
+    chart.scene()->render(&p, target, QRectF(QPointF(0, 0), QSizeF(logical)),
+                          Qt::IgnoreAspectRatio);
 }
 
 } // namespace
@@ -89,15 +97,19 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
                     const ExportOptions& o) {
     if (o.format == ExportFormat::Csv || o.format == ExportFormat::Json) {
         auto chart = createChart(chartId);
-        if (!chart) return QString("unknown chart \"%1\"; charts: %2").arg(chartId, chartIds().join(", "));
+        if (!chart)
+            return QString("unknown chart \"%1\"; charts: %2").arg(chartId, chartIds().join(", "));
         chart->setInput(input);
         return exportTable(*chart, path, o.format);
     }
     if (o.widthIn <= 0 || o.heightIn <= 0 || o.widthIn > 100 || o.heightIn > 100)
-        return QString("figure size %1 × %2 in is out of range (0 to 100 inches)").arg(o.widthIn).arg(o.heightIn);
+        return QString("figure size %1 × %2 in is out of range (0 to 100 inches)")
+            .arg(o.widthIn)
+            .arg(o.heightIn);
     if (o.pixelScale < 1 || o.pixelScale > 8) return "the PNG scale must be 1 to 8";
     auto chart = createChart(chartId);
-    if (!chart) return QString("unknown chart \"%1\"; charts: %2").arg(chartId, chartIds().join(", "));
+    if (!chart)
+        return QString("unknown chart \"%1\"; charts: %2").arg(chartId, chartIds().join(", "));
     chart->setChartStyle(o.style);
     chart->setInput(input);
     const QSize logical(qRound(o.widthIn * kLogicalDpi), qRound(o.heightIn * kLogicalDpi));
@@ -146,23 +158,27 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
         p.end();
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return commit(tmp, path);
 }
 
 QString tableToCsv(const ChartTable& t) {
     auto field = [](QString s) {
-        if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace("\"", "\"\"") + '"';
+        if (s.contains(',') || s.contains('"') || s.contains('\n'))
+            s = '"' + s.replace("\"", "\"\"") + '"';
         return s;
     };
     QString out;
     QStringList head;
-    for (const auto& c : t.columns) head << field(c);
+    for (const auto& c : t.columns)
+        head << field(c);
     out += head.join(',') + '\n';
     for (const auto& row : t.rows) {
         QStringList cells;
-        for (const auto& c : row) cells << field(c);
+        for (const auto& c : row)
+            cells << field(c);
         out += cells.join(',') + '\n';
     }
     return out;
@@ -179,13 +195,15 @@ QString tableToJson(const QString& chartId, const ChartTable& t) {
         }
         rows.append(o);
     }
-    QJsonObject doc{{"chart", chartId}, {"columns", QJsonArray::fromStringList(t.columns)}, {"rows", rows}};
+    QJsonObject doc{
+        {"chart", chartId}, {"columns", QJsonArray::fromStringList(t.columns)}, {"rows", rows}};
     return QString::fromUtf8(QJsonDocument(doc).toJson(QJsonDocument::Indented));
 }
 
 QString exportTable(const ExplorerChart& chart, const QString& path, ExportFormat format) {
     const ChartTable t = chart.table();
-    return writeText(path, format == ExportFormat::Csv ? tableToCsv(t) : tableToJson(chart.id(), t));
+    return writeText(path,
+                     format == ExportFormat::Csv ? tableToCsv(t) : tableToJson(chart.id(), t));
 }
 
 QString exportAll(const ChartInput& input, const QString& folder, const ExportOptions& options) {
@@ -200,7 +218,8 @@ QString exportAll(const ChartInput& input, const QString& folder, const ExportOp
         const bool serving = input.current && input.current->result.isInference;
         if (serving && trainingChartIds().contains(id) && !servingChartIds().contains(id)) continue;
         if (!serving && (id == "serving" || id == "curve")) continue;
-        for (ExportFormat f : {ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Png, ExportFormat::Csv, ExportFormat::Json}) {
+        for (ExportFormat f : {ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Png,
+                               ExportFormat::Csv, ExportFormat::Json}) {
             ExportOptions o = options;
             o.format = f;
             const QString err = exportChart(id, input, dir.filePath(id + "." + extensionOf(f)), o);
@@ -209,7 +228,8 @@ QString exportAll(const ChartInput& input, const QString& folder, const ExportOp
     }
     if (input.current) {
         const auto j = toJson(input.current->scenario);
-        const QString err = writeText(dir.filePath("scenario.json"), QString::fromStdString(j.dump(2) + "\n"));
+        const QString err =
+            writeText(dir.filePath("scenario.json"), QString::fromStdString(j.dump(2) + "\n"));
         if (!err.isEmpty()) return err;
     }
     return {};

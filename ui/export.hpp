@@ -15,9 +15,9 @@ bool parseExportFormat(const QString& s, ExportFormat* out);
 
 struct ExportOptions {
     ExportFormat format = ExportFormat::Svg;
-    double widthIn = 3.5;  ///< single column; 7.0 for double column
+    double widthIn = 3.5; ///< single column; 7.0 for double column
     double heightIn = 2.6;
-    int pixelScale = 2;    ///< PNG: 1, 2 or 3 × the 96-dpi logical size
+    int pixelScale = 2; ///< PNG: 1, 2 or 3 × the 96-dpi logical size
     ChartStyle style = ChartStyle::paper();
 };
 

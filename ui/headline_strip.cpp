@@ -7,13 +7,14 @@
 namespace madmax::ui {
 
 namespace {
-const char* kNames[HeadlineStrip::kTiles] = {"Step time", "Tokens/s", "Tokens/s per GPU", "MFU", "Memory / GPU"};
+const char* kNames[HeadlineStrip::kTiles] = {"Step time", "Tokens/s", "Tokens/s per GPU", "MFU",
+                                             "Memory / GPU"};
 const char* kTips[HeadlineStrip::kTiles] = {
     "Predicted time of one optimizer step = compute + exposed communication + pipeline bubble of "
     "the slowest pipeline stage (MODEL.md §4).",
-    "Global batch × sequence length / step time.",
-    "Tokens/s divided by the GPU count.",
-    "Model FLOPs utilisation: model FLOPs (3 × forward, full attention; Megatron/PaLM convention) / "
+    "Global batch × sequence length / step time.", "Tokens/s divided by the GPU count.",
+    "Model FLOPs utilisation: model FLOPs (3 × forward, full attention; Megatron/PaLM convention) "
+    "/ "
     "(step time × GPUs × dense peak of the workload precision).",
     "Memory of the fullest pipeline stage against HBM capacity; red when it does not fit "
     "(ZeRO: Rajbhandari et al. SC20; activations: Korthikanti et al. 2022)."};
@@ -45,7 +46,8 @@ HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
         values_[i] = new QLabel("–");
         deltas_[i] = new QLabel;
         deltas_[i]->setTextFormat(Qt::RichText);
-        for (QLabel* l : {names_[i], values_[i], deltas_[i]}) l->setToolTip(kTips[i]);
+        for (QLabel* l : {names_[i], values_[i], deltas_[i]})
+            l->setToolTip(kTips[i]);
         grid->addWidget(names_[i], 0, i);
         grid->addWidget(values_[i], 1, i);
         grid->addWidget(deltas_[i], 2, i);
@@ -73,16 +75,23 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
     }
     for (int i = 0; i < kTiles; ++i) {
         names_[i]->setText(kNames[i]);
-        for (QLabel* l : {names_[i], values_[i], deltas_[i]}) l->setToolTip(kTips[i]);
+        for (QLabel* l : {names_[i], values_[i], deltas_[i]})
+            l->setToolTip(kTips[i]);
     }
     values_[0]->setText(QString::fromStdString(formatSeconds(r.stepTimeS)));
     values_[1]->setText(compact(r.tokensPerS));
     values_[2]->setText(QString::number(r.tokensPerSPerGpu, 'f', 0));
     values_[3]->setText(QString::number(r.mfu * 100, 'f', 1) + "%");
-    values_[4]->setText(QString("%1 / %2 GB").arg(r.memory.totalBytes() / 1e9, 0, 'f', 1).arg(r.memory.capacityBytes / 1e9, 0, 'f', 0));
+    values_[4]->setText(QString("%1 / %2 GB")
+                            .arg(r.memory.totalBytes() / 1e9, 0, 'f', 1)
+                            .arg(r.memory.capacityBytes / 1e9, 0, 'f', 0));
     values_[4]->setStyleSheet(r.memory.fits() ? "" : "color: #D55E00;");
-    values_[4]->setToolTip(QString(kTips[4]) + (r.memory.fits() ? QString("\nFits with %1 GB spare.").arg(r.memory.marginBytes() / 1e9, 0, 'f', 1)
-                                                                 : QString("\nDOES NOT FIT: %1 GB over.").arg(-r.memory.marginBytes() / 1e9, 0, 'f', 1)));
+    values_[4]->setToolTip(
+        QString(kTips[4]) +
+        (r.memory.fits()
+             ? QString("\nFits with %1 GB spare.").arg(r.memory.marginBytes() / 1e9, 0, 'f', 1)
+             : QString("\nDOES NOT FIT: %1 GB over.")
+                   .arg(-r.memory.marginBytes() / 1e9, 0, 'f', 1)));
     if (b) {
         deltas_[0]->setText(delta(r.stepTimeS, b->stepTimeS, false));
         deltas_[1]->setText(delta(r.tokensPerS, b->tokensPerS, true));
@@ -90,30 +99,38 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
         deltas_[3]->setText(delta(r.mfu, b->mfu, true));
         deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
     } else {
-        for (auto* d : deltas_) d->setText("<span style='color:gray'>no baseline pinned</span>");
+        for (auto* d : deltas_)
+            d->setText("<span style='color:gray'>no baseline pinned</span>");
     }
 }
 
 void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
-    static const char* names[kTiles] = {"TTFT", "TPOT", "Output tokens/s", "Tokens/s per GPU", "Memory / GPU"};
+    static const char* names[kTiles] = {"TTFT", "TPOT", "Output tokens/s", "Tokens/s per GPU",
+                                        "Memory / GPU"};
     static const char* tips[kTiles] = {
-        "Time to first token: the prompt's prefill (compute-bound) plus, on average, half an iteration of waiting.",
-        "Time per output token: one continuous-batching iteration (a decode step for the whole batch plus the "
+        "Time to first token: the prompt's prefill (compute-bound) plus, on average, half an "
+        "iteration of waiting.",
+        "Time per output token: one continuous-batching iteration (a decode step for the whole "
+        "batch plus the "
         "prefills of newly admitted requests).",
         "Generated tokens per second over every replica: batch × replicas / TPOT.",
         "Output tokens/s divided by the GPU count.",
-        "Weights, KV cache (the batch's reserved contexts), activations and reserve against HBM capacity; red "
+        "Weights, KV cache (the batch's reserved contexts), activations and reserve against HBM "
+        "capacity; red "
         "when the batch exceeds what fits."};
     const InferenceResult& i = r.inference;
     for (int k = 0; k < kTiles; ++k) {
         names_[k]->setText(names[k]);
-        for (QLabel* l : {names_[k], values_[k], deltas_[k]}) l->setToolTip(tips[k]);
+        for (QLabel* l : {names_[k], values_[k], deltas_[k]})
+            l->setToolTip(tips[k]);
     }
     values_[0]->setText(QString::fromStdString(formatSeconds(i.ttftS)));
     values_[1]->setText(QString::fromStdString(formatSeconds(i.tpotS)));
     values_[2]->setText(compact(i.outputTokensPerS));
     values_[3]->setText(QString::number(i.outputTokensPerSPerGpu, 'f', 0));
-    values_[4]->setText(QString("%1 / %2 GB").arg(r.memory.totalBytes() / 1e9, 0, 'f', 1).arg(r.memory.capacityBytes / 1e9, 0, 'f', 0));
+    values_[4]->setText(QString("%1 / %2 GB")
+                            .arg(r.memory.totalBytes() / 1e9, 0, 'f', 1)
+                            .arg(r.memory.capacityBytes / 1e9, 0, 'f', 0));
     values_[4]->setStyleSheet(r.memory.fits() ? "" : "color: #D55E00;");
     const bool meets = i.meetsObjectives;
     values_[1]->setStyleSheet(meets ? "" : "color: #D55E00;");
@@ -125,9 +142,13 @@ void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
         deltas_[3]->setText(delta(i.outputTokensPerSPerGpu, o.outputTokensPerSPerGpu, true));
         deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
     } else {
-        for (auto* d : deltas_) d->setText("<span style='color:gray'>no baseline pinned</span>");
-        deltas_[1]->setText(meets ? QString("<span style='color:gray'>batch %1 of %2 that fit</span>").arg(i.batch).arg(i.maxBatchThatFits)
-                                  : "<span style='color:#D55E00'>objectives not met</span>");
+        for (auto* d : deltas_)
+            d->setText("<span style='color:gray'>no baseline pinned</span>");
+        deltas_[1]->setText(meets
+                                ? QString("<span style='color:gray'>batch %1 of %2 that fit</span>")
+                                      .arg(i.batch)
+                                      .arg(i.maxBatchThatFits)
+                                : "<span style='color:#D55E00'>objectives not met</span>");
     }
 }
 

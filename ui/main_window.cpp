@@ -81,7 +81,8 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     views_->addTab(designSpace_, "Design space");
     views_->addTab(coDesign_, "Co-design");
     views_->setTabToolTip(1, "Rank every valid parallelization strategy for the current scenario.");
-    views_->setTabToolTip(2, "Which hardware change would buy the most? Scale knobs and re-search.");
+    views_->setTabToolTip(2,
+                          "Which hardware change would buy the most? Scale knobs and re-search.");
     for (const QString& id : designChartIds()) {
         ExplorerChart* c = chart(id);
         c->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -122,7 +123,8 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
         const QString last = settings.value("session/lastScenario").toString();
         if (!last.isEmpty()) {
             try {
-                doc_->reset(nlohmann::json::parse(last.toStdString()), settings.value("session/lastPath").toString());
+                doc_->reset(nlohmann::json::parse(last.toStdString()),
+                            settings.value("session/lastPath").toString());
                 loaded = true;
             } catch (const std::exception&) {
                 loaded = false; // an unreadable session falls back to the default scenario
@@ -154,7 +156,8 @@ void MainWindow::buildMenus() {
     QMenu* exp = file->addMenu("&Export Chart");
     for (const QString& id : chartIds())
         exp->addAction(chart(id)->title() + "…", this, [this, id] { exportChartInteractive(id); });
-    file->addAction("Export &All…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportAllInteractive);
+    file->addAction("Export &All…", QKeySequence(Qt::CTRL | Qt::Key_E), this,
+                    &MainWindow::exportAllInteractive);
     file->addSeparator();
     file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -169,15 +172,18 @@ void MainWindow::buildMenus() {
     QMenu* view = menuBar()->addMenu("&View");
     view->addAction("&Pin as Baseline", QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] {
         bool ok = false;
-        const QString name = QInputDialog::getText(this, "Pin as baseline", "Name:", QLineEdit::Normal,
-                                                   QString("Pinned %1").arg(pinned_.size() + 1), &ok);
+        const QString name =
+            QInputDialog::getText(this, "Pin as baseline", "Name:", QLineEdit::Normal,
+                                  QString("Pinned %1").arg(pinned_.size() + 1), &ok);
         if (ok) pinBaseline(name);
     });
-    view->addAction("&Clear Pinned", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_B), this, &MainWindow::clearPins);
+    view->addAction("&Clear Pinned", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_B), this,
+                    &MainWindow::clearPins);
     QAction* pres = view->addAction("P&resentation Mode", QKeySequence(Qt::Key_F11), this,
                                     [this] { setPresentationMode(!presentation_); });
     pres->setCheckable(true);
-    connect(this, &MainWindow::resultShown, pres, [this, pres] { pres->setChecked(presentation_); });
+    connect(this, &MainWindow::resultShown, pres,
+            [this, pres] { pres->setChecked(presentation_); });
 
     QMenu* help = menuBar()->addMenu("&Help");
     help->addAction("&About MAD-Max Explorer", this, &MainWindow::about);
@@ -227,18 +233,22 @@ void MainWindow::finishShowing(const Evaluation& e) {
     shown_ = e;
     const bool serving = e.result.isInference;
     const QStringList visible = serving ? servingChartIds() : trainingChartIds();
-    for (auto it = charts_.begin(); it != charts_.end(); ++it) it.value()->setVisible(visible.contains(it.key()));
+    for (auto it = charts_.begin(); it != charts_.end(); ++it)
+        it.value()->setVisible(visible.contains(it.key()));
     const ChartInput in = chartInput();
     headline_->setResults(shown_.result, in.baseline ? &in.baseline->eval.result : nullptr);
     if (serving)
-        statusBar()->showMessage(QString("Evaluated in the background; batch %1 per replica (%2 fit in KV memory)%3")
-                                     .arg(e.result.inference.batch)
-                                     .arg(e.result.inference.maxBatchThatFits)
-                                     .arg(e.result.inference.meetsObjectives ? "" : "; objectives not met even at batch 1"));
+        statusBar()->showMessage(
+            QString("Evaluated in the background; batch %1 per replica (%2 fit in KV memory)%3")
+                .arg(e.result.inference.batch)
+                .arg(e.result.inference.maxBatchThatFits)
+                .arg(e.result.inference.meetsObjectives ? ""
+                                                        : "; objectives not met even at batch 1"));
     else
-        statusBar()->showMessage(QString("Evaluated in the background; %1 micro-batches per step, critical stage %2")
-                                     .arg(e.result.microBatches)
-                                     .arg(e.result.criticalStage));
+        statusBar()->showMessage(
+            QString("Evaluated in the background; %1 micro-batches per step, critical stage %2")
+                .arg(e.result.microBatches)
+                .arg(e.result.criticalStage));
     emit resultShown(e.generation);
 }
 
@@ -248,7 +258,8 @@ void MainWindow::showNow(const Evaluation& e) {
     incoming_ = e;
     ChartInput in = chartInput();
     in.current = &incoming_;
-    for (const QString& id : e.result.isInference ? servingChartIds() : trainingChartIds()) charts_[id]->setInput(in);
+    for (const QString& id : e.result.isInference ? servingChartIds() : trainingChartIds())
+        charts_[id]->setInput(in);
     finishShowing(e);
 }
 
@@ -266,7 +277,8 @@ void MainWindow::clearPins() {
 void MainWindow::applyStyle() {
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
     const double scale = presentation_ ? 1.8 : 1.0;
-    for (ExplorerChart* c : charts_) c->setChartStyle(ChartStyle::screen(dark, scale));
+    for (ExplorerChart* c : charts_)
+        c->setChartStyle(ChartStyle::screen(dark, scale));
     designSpace_->setChartStyle(ChartStyle::screen(dark, scale));
     coDesign_->setChartStyle(ChartStyle::screen(dark, scale));
     headline_->setFontScale(scale);
@@ -277,8 +289,10 @@ void MainWindow::setPresentationMode(bool on) {
     leftPanel_->setVisible(!on);
     menuBar()->setVisible(!on);
     statusBar()->setVisible(!on);
-    if (on) showFullScreen();
-    else showNormal();
+    if (on)
+        showFullScreen();
+    else
+        showNormal();
     applyStyle();
     if (shown_.generation) showNow(shown_);
 }
@@ -322,7 +336,8 @@ bool MainWindow::saveTo(const QString& path, QString* error) {
 
 void MainWindow::openInteractive() {
     if (!maybeSave()) return;
-    const QString path = QFileDialog::getOpenFileName(this, "Open scenario", {}, "Scenarios (*.json);;All files (*)");
+    const QString path = QFileDialog::getOpenFileName(this, "Open scenario", {},
+                                                      "Scenarios (*.json);;All files (*)");
     if (path.isEmpty()) return;
     QString err;
     if (!openFile(path, &err)) QMessageBox::warning(this, "Open scenario", err);
@@ -331,8 +346,8 @@ void MainWindow::openInteractive() {
 bool MainWindow::saveInteractive(bool forceAsk) {
     QString path = doc_->filePath();
     if (forceAsk || path.isEmpty()) {
-        path = QFileDialog::getSaveFileName(this, "Save scenario", path.isEmpty() ? "scenario.json" : path,
-                                            "Scenarios (*.json)");
+        path = QFileDialog::getSaveFileName(
+            this, "Save scenario", path.isEmpty() ? "scenario.json" : path, "Scenarios (*.json)");
         if (path.isEmpty()) return false;
         if (!path.endsWith(".json")) path += ".json";
     }
@@ -347,8 +362,9 @@ bool MainWindow::saveInteractive(bool forceAsk) {
 
 bool MainWindow::maybeSave() {
     if (!doc_->isModified()) return true;
-    const auto answer = QMessageBox::question(this, "Unsaved changes", "The scenario has unsaved changes. Save them?",
-                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    const auto answer = QMessageBox::question(
+        this, "Unsaved changes", "The scenario has unsaved changes. Save them?",
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel) return false;
     if (answer == QMessageBox::Save) return saveInteractive(false);
     return true;
@@ -359,7 +375,8 @@ void MainWindow::addRecent(const QString& path) {
     QStringList recent = s.value("recentFiles").toStringList();
     recent.removeAll(path);
     recent.prepend(path);
-    while (recent.size() > 10) recent.removeLast();
+    while (recent.size() > 10)
+        recent.removeLast();
     s.setValue("recentFiles", recent);
     rebuildRecentMenu();
 }
@@ -369,11 +386,14 @@ void MainWindow::rebuildRecentMenu() {
     recentMenu_->clear();
     const QStringList recent = QSettings().value("recentFiles").toStringList();
     for (const QString& p : recent)
-        recentMenu_->addAction(QFileInfo(p).fileName(), this, [this, p] {
-            if (!maybeSave()) return;
-            QString err;
-            if (!openFile(p, &err)) QMessageBox::warning(this, "Open recent", err);
-        })->setToolTip(p);
+        recentMenu_
+            ->addAction(QFileInfo(p).fileName(), this,
+                        [this, p] {
+                            if (!maybeSave()) return;
+                            QString err;
+                            if (!openFile(p, &err)) QMessageBox::warning(this, "Open recent", err);
+                        })
+            ->setToolTip(p);
     recentMenu_->setEnabled(!recent.isEmpty());
 }
 
@@ -381,31 +401,38 @@ void MainWindow::exportChartInteractive(const QString& id) {
     ExportDialog dlg(chart(id)->title(), this);
     if (dlg.exec() != QDialog::Accepted) return;
     const ExportOptions o = dlg.options();
-    const QString path = QFileDialog::getSaveFileName(this, "Export chart", id + "." + extensionOf(o.format));
+    const QString path =
+        QFileDialog::getSaveFileName(this, "Export chart", id + "." + extensionOf(o.format));
     if (path.isEmpty()) return;
     const QString err = exportChart(id, chartInput(), path, o);
-    if (!err.isEmpty()) QMessageBox::warning(this, "Export", err);
-    else statusBar()->showMessage("Exported " + path, 4000);
+    if (!err.isEmpty())
+        QMessageBox::warning(this, "Export", err);
+    else
+        statusBar()->showMessage("Exported " + path, 4000);
 }
 
 void MainWindow::exportAllInteractive() {
-    const QString folder = QFileDialog::getExistingDirectory(this, "Export every chart and the scenario to…");
+    const QString folder =
+        QFileDialog::getExistingDirectory(this, "Export every chart and the scenario to…");
     if (folder.isEmpty()) return;
     const QString err = exportAll(chartInput(), folder, ExportOptions{});
-    if (!err.isEmpty()) QMessageBox::warning(this, "Export all", err);
-    else statusBar()->showMessage("Exported every chart to " + folder, 4000);
+    if (!err.isEmpty())
+        QMessageBox::warning(this, "Export all", err);
+    else
+        statusBar()->showMessage("Exported every chart to " + folder, 4000);
 }
 
 void MainWindow::about() {
-    QMessageBox::about(this, "About MAD-Max Explorer",
-                       QString("<h3>MAD-Max Explorer %1</h3>"
-                               "<p>Predicts how large models train on GPU clusters: step time, throughput, "
-                               "MFU, compute vs exposed communication, and memory per GPU.</p>"
-                               "<p>Implements the agile performance model of <i>MAD-Max Beyond Single-Node: "
-                               "Enabling Large Machine Learning Model Acceleration on Distributed Systems</i>, "
-                               "Hsia et al., ISCA 2024, validated against published measurements "
-                               "(Megatron-LM SC21, Korthikanti et al. 2022, Llama 3, NeMo, nccl-tests).</p>")
-                           .arg(MADMAX_VERSION));
+    QMessageBox::about(
+        this, "About MAD-Max Explorer",
+        QString("<h3>MAD-Max Explorer %1</h3>"
+                "<p>Predicts how large models train on GPU clusters: step time, throughput, "
+                "MFU, compute vs exposed communication, and memory per GPU.</p>"
+                "<p>Implements the agile performance model of <i>MAD-Max Beyond Single-Node: "
+                "Enabling Large Machine Learning Model Acceleration on Distributed Systems</i>, "
+                "Hsia et al., ISCA 2024, validated against published measurements "
+                "(Megatron-LM SC21, Korthikanti et al. 2022, Llama 3, NeMo, nccl-tests).</p>")
+            .arg(MADMAX_VERSION));
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

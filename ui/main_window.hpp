@@ -83,8 +83,8 @@ class MainWindow : public QMainWindow {
     ScenarioDocument* doc_;
     EvaluationWorker worker_;
     Evaluation shown_;
-    Evaluation incoming_;     ///< the result the charts are being updated to
-    QStringList chartQueue_;  ///< charts still to update to `incoming_`
+    Evaluation incoming_;    ///< the result the charts are being updated to
+    QStringList chartQueue_; ///< charts still to update to `incoming_`
     QList<PinnedEvaluation> pinned_;
     HeadlineStrip* headline_;
     StrategyPanel* strategy_;

@@ -10,10 +10,14 @@ namespace madmax::ui {
 
 QString kindFolder(PresetKind kind) {
     switch (kind) {
-    case PresetKind::Model: return "models";
-    case PresetKind::Gpu: return "gpus";
-    case PresetKind::System: return "systems";
-    case PresetKind::Scenario: return "scenarios";
+    case PresetKind::Model:
+        return "models";
+    case PresetKind::Gpu:
+        return "gpus";
+    case PresetKind::System:
+        return "systems";
+    case PresetKind::Scenario:
+        return "scenarios";
     }
     return "other";
 }
@@ -26,7 +30,8 @@ PresetStore::PresetStore(QString folder) : folder_(std::move(folder)) {
 
 void PresetStore::load() {
     library_ = PresetLibrary::builtin();
-    for (PresetKind kind : {PresetKind::Model, PresetKind::Gpu, PresetKind::System, PresetKind::Scenario}) {
+    for (PresetKind kind :
+         {PresetKind::Model, PresetKind::Gpu, PresetKind::System, PresetKind::Scenario}) {
         QDir dir(folder_ + "/" + kindFolder(kind));
         for (const QString& name : dir.entryList({"*.json"}, QDir::Files)) {
             const std::string id = name.chopped(5).toStdString();
@@ -56,7 +61,8 @@ QString PresetStore::save(PresetKind kind, const std::string& id, nlohmann::json
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
             return "a preset id may use letters, digits, '-', '_' and '.' only";
     if (isBuiltin(kind, id))
-        return QString("\"%1\" is an installed preset; choose another id").arg(QString::fromStdString(id));
+        return QString("\"%1\" is an installed preset; choose another id")
+            .arg(QString::fromStdString(id));
     json["id"] = id;
     const QString dir = folder_ + "/" + kindFolder(kind);
     QDir().mkpath(dir);

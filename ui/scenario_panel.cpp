@@ -1,11 +1,11 @@
 #include "scenario_panel.hpp"
 
 #include <QCompleter>
-#include <QMap>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
+#include <QMap>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -33,18 +33,40 @@ void makeSearchable(QComboBox* c) {
 QString ScenarioPanel::allowedFor(const QString& path) {
     const QString key = path.section('.', -1);
     static const QMap<QString, QString> allowed = {
-        {"layers", "≥ 1"}, {"hidden", "≥ 1"}, {"heads", "≥ 1"}, {"kv_heads", "divides heads"},
-        {"head_dim", "≥ 1"}, {"ffn_hidden", "≥ 1"}, {"vocab", "≥ 1"}, {"gated_mlp", "true / false"},
-        {"tied_embeddings", "true / false"}, {"causal", "true / false"}, {"arch", "dense"},
-        {"hbm_gb", "> 0"}, {"hbm_tbps", "> 0"}, {"gbps", "> 0"}, {"latency_us", "≥ 0"},
-        {"gpus", "≥ 1, ≥ the tier inside"}, {"oversubscription", "≥ 1"}, {"all_reduce_speedup", "> 0"},
-        {"gpus_per_node", "1–4096"}, {"reserve_gb", "≥ 0"}, {"kind", "scale_up / scale_out (tiers), training"},
-        {"attention_efficiency", "(0, 1]"}, {"memory_efficiency", "(0, 1]"}, {"kernel_launch_us", "≥ 0"},
-        {"low_precision_gemm_scale", "(0, 1]"}, {"reference_attention", "flash / unfused"},
-        {"gemm_efficiency", "[[GEMM FLOPs, (0, 1]], …]"}, {"efficiency", "[[bytes, (0, 1]], …]"},
-        {"global_batch", "divisible by DP × micro-batch"}, {"seq_len", "divisible by CP"},
-        {"precision", "bf16 / fp16 / fp8 / fp4 (with a peak)"}, {"grad_reduce_precision", "fp32 / bf16 / fp16"},
-        {"optimizer", "adam / sgd"}, {"attention", "flash / unfused"}};
+        {"layers", "≥ 1"},
+        {"hidden", "≥ 1"},
+        {"heads", "≥ 1"},
+        {"kv_heads", "divides heads"},
+        {"head_dim", "≥ 1"},
+        {"ffn_hidden", "≥ 1"},
+        {"vocab", "≥ 1"},
+        {"gated_mlp", "true / false"},
+        {"tied_embeddings", "true / false"},
+        {"causal", "true / false"},
+        {"arch", "dense"},
+        {"hbm_gb", "> 0"},
+        {"hbm_tbps", "> 0"},
+        {"gbps", "> 0"},
+        {"latency_us", "≥ 0"},
+        {"gpus", "≥ 1, ≥ the tier inside"},
+        {"oversubscription", "≥ 1"},
+        {"all_reduce_speedup", "> 0"},
+        {"gpus_per_node", "1–4096"},
+        {"reserve_gb", "≥ 0"},
+        {"kind", "scale_up / scale_out (tiers), training"},
+        {"attention_efficiency", "(0, 1]"},
+        {"memory_efficiency", "(0, 1]"},
+        {"kernel_launch_us", "≥ 0"},
+        {"low_precision_gemm_scale", "(0, 1]"},
+        {"reference_attention", "flash / unfused"},
+        {"gemm_efficiency", "[[GEMM FLOPs, (0, 1]], …]"},
+        {"efficiency", "[[bytes, (0, 1]], …]"},
+        {"global_batch", "divisible by DP × micro-batch"},
+        {"seq_len", "divisible by CP"},
+        {"precision", "bf16 / fp16 / fp8 / fp4 (with a peak)"},
+        {"grad_reduce_precision", "fp32 / bf16 / fp16"},
+        {"optimizer", "adam / sgd"},
+        {"attention", "flash / unfused"}};
     if (path.contains("peak_tflops")) return "≥ 0, null = unsupported";
     return allowed.value(key);
 }
@@ -56,9 +78,10 @@ QString ScenarioPanel::loadScenarioPreset(const QString& id) {
     for (const char* key : {"model", "system", "gpus", "strategy", "workload", "name"})
         if (p->json.contains(key)) edits.push_back({key, p->json[key]});
     if (p->json.contains("strategy") && !p->json["strategy"].contains("dp"))
-        edits.push_back({"strategy.dp", p->json["gpus"].get<int>() /
-                                            (p->json["strategy"].value("tp", 1) * p->json["strategy"].value("pp", 1) *
-                                             p->json["strategy"].value("cp", 1))});
+        edits.push_back(
+            {"strategy.dp", p->json["gpus"].get<int>() / (p->json["strategy"].value("tp", 1) *
+                                                          p->json["strategy"].value("pp", 1) *
+                                                          p->json["strategy"].value("cp", 1))});
     const QString err = doc_->setFields(edits, "scenario preset " + id);
     message_->setText(err);
     return err;
@@ -85,17 +108,20 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     auto* outer = new QVBoxLayout(this);
     auto* form = new QFormLayout;
     scenario_ = new QComboBox;
-    scenario_->setToolTip("Start from a scenario preset: its model, system, GPU count, strategy and workload "
-                          "(one undoable edit).");
+    scenario_->setToolTip(
+        "Start from a scenario preset: its model, system, GPU count, strategy and workload "
+        "(one undoable edit).");
     for (const Preset* p : store_->library().list(PresetKind::Scenario))
-        scenario_->addItem(QString::fromStdString(p->json.value("name", p->id)), QString::fromStdString(p->id));
+        scenario_->addItem(QString::fromStdString(p->json.value("name", p->id)),
+                           QString::fromStdString(p->id));
     form->addRow("Scenario preset", scenario_);
     model_ = new QComboBox;
     system_ = new QComboBox;
     makeSearchable(model_);
     makeSearchable(system_);
     model_->setToolTip("The model preset (type to search). Built-in and your own presets.");
-    system_->setToolTip("The system preset: GPU, NVLink domain and scale-out network (type to search).");
+    system_->setToolTip(
+        "The system preset: GPU, NVLink domain and scale-out network (type to search).");
     form->addRow("Model", model_);
     form->addRow("System", system_);
     outer->addLayout(form);
@@ -107,15 +133,17 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     auto* resetSystem = new QPushButton("Reset system");
     resetModel->setToolTip("Discard field edits: reload the model from its preset.");
     resetSystem->setToolTip("Discard field edits: reload the system from its preset.");
-    for (auto* b : {saveModel, saveSystem, resetModel, resetSystem}) buttons->addWidget(b);
+    for (auto* b : {saveModel, saveSystem, resetModel, resetSystem})
+        buttons->addWidget(b);
     outer->addLayout(buttons);
 
     tree_ = new QTreeWidget;
     tree_->setColumnCount(4);
     tree_->setHeaderLabels({"Field", "Value", "Unit", "Allowed"});
     tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    tree_->setToolTip("Double-click a value to edit it. Invalid values are marked and explained; the "
-                      "scenario keeps its last valid state.");
+    tree_->setToolTip(
+        "Double-click a value to edit it. Invalid values are marked and explained; the "
+        "scenario keeps its last valid state.");
     outer->addWidget(tree_, 1);
 
     sources_ = new QLabel;
@@ -140,7 +168,8 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     connect(saveModel, &QPushButton::clicked, this, [this] { saveAsPreset(PresetKind::Model); });
     connect(saveSystem, &QPushButton::clicked, this, [this] { saveAsPreset(PresetKind::System); });
     connect(resetModel, &QPushButton::clicked, this, [this] { resetToPreset(PresetKind::Model); });
-    connect(resetSystem, &QPushButton::clicked, this, [this] { resetToPreset(PresetKind::System); });
+    connect(resetSystem, &QPushButton::clicked, this,
+            [this] { resetToPreset(PresetKind::System); });
     connect(tree_, &QTreeWidget::itemChanged, this, &ScenarioPanel::onItemChanged);
     connect(doc_, &ScenarioDocument::changed, this, &ScenarioPanel::refresh);
     fillCombos();
@@ -148,7 +177,8 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
 }
 
 void ScenarioPanel::fillCombos() {
-    for (auto [combo, kind] : {std::pair{model_, PresetKind::Model}, {system_, PresetKind::System}}) {
+    for (auto [combo, kind] :
+         {std::pair{model_, PresetKind::Model}, {system_, PresetKind::System}}) {
         const QSignalBlocker b(combo);
         combo->clear();
         for (const Preset* p : store_->library().list(kind)) {
@@ -163,14 +193,17 @@ void ScenarioPanel::refresh(const Scenario& s) {
     for (auto [combo, id] : {std::pair{model_, s.model.id}, {system_, s.system.id}}) {
         const QSignalBlocker b(combo);
         const int i = combo->findData(QString::fromStdString(id));
-        if (i >= 0) combo->setCurrentIndex(i);
-        else combo->setEditText(QString::fromStdString(id.empty() ? "(custom)" : id) + " (edited)");
+        if (i >= 0)
+            combo->setCurrentIndex(i);
+        else
+            combo->setEditText(QString::fromStdString(id.empty() ? "(custom)" : id) + " (edited)");
     }
     sources_->setText(QString("<b>Sources</b> — model: %1<br>system: %2<br>GPU: %3")
                           .arg(QString::fromStdString(s.model.source).toHtmlEscaped(),
                                QString::fromStdString(s.system.source).toHtmlEscaped(),
                                QString::fromStdString(s.system.gpu.source).toHtmlEscaped()));
-    nlohmann::json now = {{"model", doc_->json()["model"]}, {"system", doc_->json()["system"]},
+    nlohmann::json now = {{"model", doc_->json()["model"]},
+                          {"system", doc_->json()["system"]},
                           {"workload", doc_->json()["workload"]}};
     if (now != shown_) {
         shown_ = std::move(now);
@@ -198,9 +231,11 @@ void ScenarioPanel::rebuildTree() {
                 }
             };
             if (j.is_object())
-                for (auto it = j.begin(); it != j.end(); ++it) child(QString::fromStdString(it.key()), it.value());
+                for (auto it = j.begin(); it != j.end(); ++it)
+                    child(QString::fromStdString(it.key()), it.value());
             else if (j.is_array())
-                for (std::size_t i = 0; i < j.size(); ++i) child(QString::number(i), j[i]);
+                for (std::size_t i = 0; i < j.size(); ++i)
+                    child(QString::number(i), j[i]);
         };
     for (const char* section : {"model", "system", "workload"}) {
         auto* top = new QTreeWidgetItem(tree_, {QString(section)});
@@ -242,9 +277,11 @@ void ScenarioPanel::saveAsPreset(PresetKind kind) {
     const char* section = kind == PresetKind::Model ? "model" : "system";
     const nlohmann::json& current = doc_->json()[section];
     bool ok = false;
-    const QString suggested = QString::fromStdString(current.value("id", std::string(section))) + "-custom";
-    const QString id = QInputDialog::getText(this, "Save as preset", "Preset id (letters, digits, '-', '_'):",
-                                             QLineEdit::Normal, suggested, &ok);
+    const QString suggested =
+        QString::fromStdString(current.value("id", std::string(section))) + "-custom";
+    const QString id = QInputDialog::getText(
+        this, "Save as preset", "Preset id (letters, digits, '-', '_'):", QLineEdit::Normal,
+        suggested, &ok);
     if (!ok) return;
     const QString err = store_->save(kind, id.toStdString(), current);
     if (!err.isEmpty()) {
@@ -259,7 +296,8 @@ void ScenarioPanel::resetToPreset(PresetKind kind) {
     const char* section = kind == PresetKind::Model ? "model" : "system";
     const std::string id = doc_->json()[section].value("id", "");
     if (!store_->original(kind, id)) {
-        message_->setText(QString("The %1 did not come from a preset; nothing to reset to.").arg(section));
+        message_->setText(
+            QString("The %1 did not come from a preset; nothing to reset to.").arg(section));
         return;
     }
     message_->setText(doc_->setField(section, id));

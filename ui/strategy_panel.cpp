@@ -21,15 +21,25 @@ struct RowSpec {
     const char* tip;
 };
 const RowSpec kRows[] = {
-    {"tp", "TP", "Tensor parallel degree: splits every layer's GEMMs and heads (Shoeybi et al. 2019). Must divide the heads, KV heads, FFN width and vocabulary."},
-    {"pp", "PP", "Pipeline stages: splits the layers (Narayanan et al. SC21). Must divide the layers (or use an uneven split in the file)."},
-    {"vp", "Virtual stages", "Model chunks per GPU with the interleaved schedule: bubble ÷ v at v × the point-to-point traffic."},
-    {"cp", "CP", "Context parallel: splits the sequence; K and V blocks circulate while attention computes."},
+    {"tp", "TP",
+     "Tensor parallel degree: splits every layer's GEMMs and heads (Shoeybi et al. 2019). Must "
+     "divide the heads, KV heads, FFN width and vocabulary."},
+    {"pp", "PP",
+     "Pipeline stages: splits the layers (Narayanan et al. SC21). Must divide the layers (or use "
+     "an uneven split in the file)."},
+    {"vp", "Virtual stages",
+     "Model chunks per GPU with the interleaved schedule: bubble ÷ v at v × the point-to-point "
+     "traffic."},
+    {"cp", "CP",
+     "Context parallel: splits the sequence; K and V blocks circulate while attention computes."},
     {"dp", "DP", "Data-parallel replicas; changing DP changes the GPU count."},
-    {"micro_batch", "Micro-batch", "Sequences per micro-batch per GPU; gradient accumulation = global batch / (DP × micro-batch)."},
+    {"micro_batch", "Micro-batch",
+     "Sequences per micro-batch per GPU; gradient accumulation = global batch / (DP × "
+     "micro-batch)."},
     {"global_batch", "Global batch", "Sequences per optimizer step."},
     {"gpus", "GPUs", "GPU count; DP follows as GPUs / (TP × PP × CP)."},
-    {"batch", "Batch", "Serving: concurrent sequences per replica; 0 = the largest whose KV cache fits."},
+    {"batch", "Batch",
+     "Serving: concurrent sequences per replica; 0 = the largest whose KV cache fits."},
     {"input_tokens", "Input tokens", "Serving: mean prompt length."},
     {"output_tokens", "Output tokens", "Serving: mean generated length."},
 };
@@ -44,7 +54,8 @@ std::vector<int> withValue(std::vector<int> v, int current) {
 
 std::vector<int> scaledPowers(long long base, long long cap) {
     std::vector<int> out;
-    for (long long v = base; v <= cap && v < (1LL << 30); v *= 2) out.push_back(int(v));
+    for (long long v = base; v <= cap && v < (1LL << 30); v *= 2)
+        out.push_back(int(v));
     if (out.empty()) out.push_back(int(std::max<long long>(1, base)));
     return out;
 }
@@ -73,7 +84,8 @@ QString placementText(const Strategy& st) {
 
 QStringList StrategyPanel::keys() {
     QStringList k;
-    for (const auto& r : kRows) k << r.key;
+    for (const auto& r : kRows)
+        k << r.key;
     return k;
 }
 
@@ -98,7 +110,8 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         r.spin->setRange(key == "batch" ? 0 : 1, 1 << 30);
         if (key == "batch") r.spin->setSpecialValueText("auto");
         r.spin->setKeyboardTracking(false);
-        for (QWidget* w : {static_cast<QWidget*>(r.label), static_cast<QWidget*>(r.slider), static_cast<QWidget*>(r.spin)})
+        for (QWidget* w : {static_cast<QWidget*>(r.label), static_cast<QWidget*>(r.slider),
+                           static_cast<QWidget*>(r.spin)})
             w->setToolTip(spec.tip);
         grid->addWidget(r.label, row, 0);
         grid->addWidget(r.slider, row, 1);
@@ -115,7 +128,8 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
 
     auto* switches = new QGroupBox("Sharding, memory and overlap");
     auto* form = new QFormLayout(switches);
-    auto addCombo = [&](const QString& key, const QString& label, const QStringList& items, const QString& tip) {
+    auto addCombo = [&](const QString& key, const QString& label, const QStringList& items,
+                        const QString& tip) {
         auto* c = new QComboBox;
         c->addItems(items);
         c->setToolTip(tip);
@@ -123,12 +137,15 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         combos_[key] = c;
         return c;
     };
-    addCombo("zero_stage", "ZeRO stage", {"0 — replicated", "1 — optimizer sharded", "2 — + gradients", "3 — + weights (FSDP)"},
+    addCombo("zero_stage", "ZeRO stage",
+             {"0 — replicated", "1 — optimizer sharded", "2 — + gradients", "3 — + weights (FSDP)"},
              "Rajbhandari et al. SC20: what data-parallel ranks shard.");
     addCombo("recompute", "Recompute", {"none", "selective", "full"},
-             "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention core, full the whole layer.");
-    addCombo("placement", "Placement (innermost first)", placements(),
-             "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
+             "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
+             "core, full the whole layer.");
+    addCombo(
+        "placement", "Placement (innermost first)", placements(),
+        "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
     auto addCheck = [&](const QString& key, const QString& label, const QString& tip) {
         auto* c = new QCheckBox(label);
         c->setToolTip(tip);
@@ -136,9 +153,13 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         checks_[key] = c;
         return c;
     };
-    addCheck("sequence_parallel", "Sequence parallelism", "Split norms and dropout along the sequence across TP ranks (Korthikanti et al. 2022): reduce-scatter + all-gather replace the all-reduce.");
-    addCheck("tp_comm_overlap", "TP communication overlap", "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023).");
-    addCheck("dp_overlap", "Overlap gradient reduction", "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP).");
+    addCheck("sequence_parallel", "Sequence parallelism",
+             "Split norms and dropout along the sequence across TP ranks (Korthikanti et al. "
+             "2022): reduce-scatter + all-gather replace the all-reduce.");
+    addCheck("tp_comm_overlap", "TP communication overlap",
+             "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023).");
+    addCheck("dp_overlap", "Overlap gradient reduction",
+             "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP).");
     outer->addWidget(switches);
     switches_ = switches;
 
@@ -146,12 +167,14 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     auto* sform = new QFormLayout(serving_);
     auto* precision = new QComboBox;
     precision->addItems({"bf16", "fp8", "fp4"});
-    precision->setToolTip("Precision of weights, activations and KV cache (the GPU needs a peak for it).");
+    precision->setToolTip(
+        "Precision of weights, activations and KV cache (the GPU needs a peak for it).");
     sform->addRow("Precision", precision);
     combos_["precision"] = precision;
     auto* mode = new QComboBox;
     mode->addItems({"offline", "server"});
-    mode->setToolTip("Offline: maximum throughput. Server: the largest batch that meets the latency objectives.");
+    mode->setToolTip("Offline: maximum throughput. Server: the largest batch that meets the "
+                     "latency objectives.");
     sform->addRow("Mode", mode);
     combos_["mode"] = mode;
     ttft_ = new QDoubleSpinBox;
@@ -165,33 +188,42 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     tpot_->setDecimals(1);
     tpot_->setSuffix(" ms");
     tpot_->setSpecialValueText("none");
-    tpot_->setToolTip("Time-per-output-token objective (0 = none); drawn as the box on the latency-throughput chart.");
-    for (auto* sb : {ttft_, tpot_}) sb->setKeyboardTracking(false);
+    tpot_->setToolTip("Time-per-output-token objective (0 = none); drawn as the box on the "
+                      "latency-throughput chart.");
+    for (auto* sb : {ttft_, tpot_})
+        sb->setKeyboardTracking(false);
     sform->addRow("TTFT objective", ttft_);
     sform->addRow("TPOT objective", tpot_);
     outer->addWidget(serving_);
     connect(precision, &QComboBox::currentTextChanged, this, [this](const QString& p) {
         const std::string v = p.toStdString();
-        applyEdits({{"workload.precision", v}, {"workload.weight_precision", v}, {"workload.kv_precision", v}},
+        applyEdits({{"workload.precision", v},
+                    {"workload.weight_precision", v},
+                    {"workload.kv_precision", v}},
                    "serving precision", combos_["precision"]);
     });
     connect(mode, &QComboBox::currentTextChanged, this, [this](const QString& m) {
         applyEdits({{"workload.mode", m.toStdString()}}, "serving mode", combos_["mode"]);
     });
-    connect(ttft_, &QDoubleSpinBox::valueChanged, this,
-            [this](double v) { applyEdits({{"workload.ttft_objective_s", v}}, "TTFT objective", ttft_); });
-    connect(tpot_, &QDoubleSpinBox::valueChanged, this,
-            [this](double v) { applyEdits({{"workload.tpot_objective_s", v / 1e3}}, "TPOT objective", tpot_); });
-    connect(kind_, &QComboBox::currentIndexChanged, this, [this](int i) { switchWorkload(i == 1); });
+    connect(ttft_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.ttft_objective_s", v}}, "TTFT objective", ttft_);
+    });
+    connect(tpot_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.tpot_objective_s", v / 1e3}}, "TPOT objective", tpot_);
+    });
+    connect(kind_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { switchWorkload(i == 1); });
 
-    connect(combos_["zero_stage"], &QComboBox::currentIndexChanged, this,
-            [this](int i) { applyEdits({{"strategy.zero_stage", i}}, "ZeRO stage", combos_["zero_stage"]); });
+    connect(combos_["zero_stage"], &QComboBox::currentIndexChanged, this, [this](int i) {
+        applyEdits({{"strategy.zero_stage", i}}, "ZeRO stage", combos_["zero_stage"]);
+    });
     connect(combos_["recompute"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
         applyEdits({{"strategy.recompute", t.toStdString()}}, "recompute", combos_["recompute"]);
     });
     connect(combos_["placement"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
         nlohmann::json arr = nlohmann::json::array();
-        for (const QString& d : t.split(", ")) arr.push_back(d.toStdString());
+        for (const QString& d : t.split(", "))
+            arr.push_back(d.toStdString());
         applyEdits({{"strategy.placement", arr}}, "placement", combos_["placement"]);
     });
     for (const char* key : {"sequence_parallel", "tp_comm_overlap", "dp_overlap"}) {
@@ -224,7 +256,8 @@ void StrategyPanel::refresh(const Scenario& s) {
     }
     for (auto& [key, row] : rows_) {
         const bool show = serving ? !kTrainingOnly.contains(key) : !kServingOnly.contains(key);
-        for (QWidget* w : {static_cast<QWidget*>(row.label), static_cast<QWidget*>(row.slider), static_cast<QWidget*>(row.spin)})
+        for (QWidget* w : {static_cast<QWidget*>(row.label), static_cast<QWidget*>(row.slider),
+                           static_cast<QWidget*>(row.spin)})
             w->setVisible(show);
     }
     rows_.at("dp").label->setText(serving ? "Replicas" : "DP");
@@ -232,15 +265,18 @@ void StrategyPanel::refresh(const Scenario& s) {
     serving_->setVisible(serving);
     if (serving) {
         const QSignalBlocker b1(combos_["precision"]), b2(combos_["mode"]), b3(ttft_), b4(tpot_);
-        combos_["precision"]->setCurrentText(QString::fromStdString(std::string(toString(s.workload.precision))));
+        combos_["precision"]->setCurrentText(
+            QString::fromStdString(std::string(toString(s.workload.precision))));
         combos_["mode"]->setCurrentText(inf.mode == ServingMode::Server ? "server" : "offline");
         ttft_->setValue(inf.ttftObjectiveS);
         tpot_->setValue(inf.tpotObjectiveS * 1e3);
     }
     std::vector<int> batches = {0};
-    for (int b = 1; b <= 8192; b *= 2) batches.push_back(b);
+    for (int b = 1; b <= 8192; b *= 2)
+        batches.push_back(b);
     std::vector<int> lengths;
-    for (int l = 16; l <= 131072; l *= 2) lengths.push_back(l);
+    for (int l = 16; l <= 131072; l *= 2)
+        lengths.push_back(l);
     std::map<QString, std::pair<std::vector<int>, int>> spec = {
         {"batch", {batches, inf.batch}},
         {"input_tokens", {lengths, std::max(1, inf.inputTokens)}},
@@ -251,7 +287,8 @@ void StrategyPanel::refresh(const Scenario& s) {
         {"cp", {cpChoices(s.workload.seqLen), st.cp}},
         {"dp", {powersOfTwo(std::max<long long>(1, maxGpus / inner)), st.dp}},
         {"micro_batch", {microBatchChoices(s.workload.globalBatch, st.dp), st.microBatch}},
-        {"global_batch", {scaledPowers(1LL * st.dp * st.microBatch, 1LL << 22), s.workload.globalBatch}},
+        {"global_batch",
+         {scaledPowers(1LL * st.dp * st.microBatch, 1LL << 22), s.workload.globalBatch}},
         {"gpus", {scaledPowers(inner, maxGpus), s.gpus}},
     };
     for (auto& [key, cv] : spec) {
@@ -259,7 +296,8 @@ void StrategyPanel::refresh(const Scenario& s) {
         r.choices = withValue(cv.first, cv.second);
         const QSignalBlocker b1(r.slider), b2(r.spin);
         r.slider->setRange(0, int(r.choices.size()) - 1);
-        r.slider->setValue(int(std::find(r.choices.begin(), r.choices.end(), cv.second) - r.choices.begin()));
+        r.slider->setValue(
+            int(std::find(r.choices.begin(), r.choices.end(), cv.second) - r.choices.begin()));
         r.spin->setValue(cv.second);
     }
     {
@@ -268,7 +306,8 @@ void StrategyPanel::refresh(const Scenario& s) {
     }
     {
         const QSignalBlocker b(combos_["recompute"]);
-        combos_["recompute"]->setCurrentText(QString::fromStdString(std::string(toString(st.recompute))));
+        combos_["recompute"]->setCurrentText(
+            QString::fromStdString(std::string(toString(st.recompute))));
     }
     {
         const QSignalBlocker b(combos_["placement"]);
@@ -276,7 +315,8 @@ void StrategyPanel::refresh(const Scenario& s) {
         if (combos_["placement"]->findText(text) < 0) combos_["placement"]->addItem(text);
         combos_["placement"]->setCurrentText(text);
     }
-    for (auto [key, value] : {std::pair{"sequence_parallel", st.sequenceParallel}, {"tp_comm_overlap", st.tpCommOverlap},
+    for (auto [key, value] : {std::pair{"sequence_parallel", st.sequenceParallel},
+                              {"tp_comm_overlap", st.tpCommOverlap},
                               {"dp_overlap", st.dpOverlap}}) {
         const QSignalBlocker b(checks_[key]);
         checks_[key]->setChecked(value);
@@ -330,8 +370,14 @@ void StrategyPanel::switchWorkload(bool serving) {
     std::vector<std::pair<std::string, nlohmann::json>> edits;
     if (serving) {
         const std::string prec = s.system.gpu.peak(Precision::FP8) > 0 ? "fp8" : "bf16";
-        edits.push_back({"workload", {{"kind", "inference"}, {"input_tokens", 1024}, {"output_tokens", 256},
-                                      {"batch", 0}, {"precision", prec}, {"weight_precision", prec}, {"kv_precision", prec}}});
+        edits.push_back({"workload",
+                         {{"kind", "inference"},
+                          {"input_tokens", 1024},
+                          {"output_tokens", 256},
+                          {"batch", 0},
+                          {"precision", prec},
+                          {"weight_precision", prec},
+                          {"kv_precision", prec}}});
         edits.push_back({"strategy.vp", 1});
         edits.push_back({"strategy.cp", 1});
         edits.push_back({"strategy.schedule", "1f1b"});
@@ -340,7 +386,11 @@ void StrategyPanel::switchWorkload(bool serving) {
         edits.push_back({"strategy.dp", s.gpus / (st.tp * st.pp)});
     } else {
         const int dp = st.dp;
-        edits.push_back({"workload", {{"kind", "training"}, {"global_batch", 8 * dp * st.pp}, {"seq_len", 4096}, {"precision", "bf16"}}});
+        edits.push_back({"workload",
+                         {{"kind", "training"},
+                          {"global_batch", 8 * dp * st.pp},
+                          {"seq_len", 4096},
+                          {"precision", "bf16"}}});
         edits.push_back({"strategy.micro_batch", 1});
     }
     applyEdits(edits, serving ? "switch to serving" : "switch to training", kind_);

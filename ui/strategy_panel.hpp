@@ -42,8 +42,8 @@ class StrategyPanel : public QWidget {
     };
     void refresh(const Scenario& s);
     void applyValue(const QString& key, int value);
-    void applyEdits(const std::vector<std::pair<std::string, nlohmann::json>>& edits, const QString& what,
-                    QWidget* source);
+    void applyEdits(const std::vector<std::pair<std::string, nlohmann::json>>& edits,
+                    const QString& what, QWidget* source);
     void showMessage(const QString& text, QWidget* source);
     void switchWorkload(bool serving);
 

@@ -10,8 +10,10 @@
 namespace madmax {
 
 std::vector<std::string> knobNames(const System& sys) {
-    std::vector<std::string> k = {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw",
-                                  "scale_up_latency", "scale_out_latency", "scale_up_domain", "gpus"};
+    std::vector<std::string> k = {
+        "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
+        "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
+        "gpus"};
     for (std::size_t i = 0; i < sys.tiers.size(); ++i) {
         k.push_back("tier" + std::to_string(i) + "_bw");
         k.push_back("tier" + std::to_string(i) + "_latency");
@@ -21,7 +23,8 @@ std::vector<std::string> knobNames(const System& sys) {
 
 Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
     if (!(f > 0) || !std::isfinite(f))
-        throw InputError("--knob", knob, "factor " + std::to_string(f) + " must be a positive number");
+        throw InputError("--knob", knob,
+                         "factor " + std::to_string(f) + " must be a positive number");
     Scenario o = s;
     auto& sys = o.system;
     auto eachTier = [&](auto pred, auto fn) {
@@ -34,18 +37,23 @@ Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
         return any;
     };
     const auto isUp = [](std::size_t, const NetworkTier& t) { return t.kind == TierKind::ScaleUp; };
-    const auto isOut = [](std::size_t, const NetworkTier& t) { return t.kind == TierKind::ScaleOut; };
+    const auto isOut = [](std::size_t, const NetworkTier& t) {
+        return t.kind == TierKind::ScaleOut;
+    };
     if (knob == "flops") {
-        for (auto& p : sys.gpu.peakFlops) p *= f;
+        for (auto& p : sys.gpu.peakFlops)
+            p *= f;
     } else if (knob == "hbm_bw") {
         sys.gpu.hbmBytesPerS *= f;
     } else if (knob == "hbm_capacity") {
         sys.gpu.hbmBytes *= f;
     } else if (knob == "scale_up_bw" || knob == "scale_out_bw") {
-        if (!eachTier(knob == "scale_up_bw" ? +isUp : +isOut, [&](NetworkTier& t) { t.bytesPerS *= f; }))
+        if (!eachTier(knob == "scale_up_bw" ? +isUp : +isOut,
+                      [&](NetworkTier& t) { t.bytesPerS *= f; }))
             throw InputError("--knob", knob, "the system has no such tier");
     } else if (knob == "scale_up_latency" || knob == "scale_out_latency") {
-        if (!eachTier(knob == "scale_up_latency" ? +isUp : +isOut, [&](NetworkTier& t) { t.latencyS *= f; }))
+        if (!eachTier(knob == "scale_up_latency" ? +isUp : +isOut,
+                      [&](NetworkTier& t) { t.latencyS *= f; }))
             throw InputError("--knob", knob, "the system has no such tier");
     } else if (knob == "scale_up_domain") {
         if (sys.tiers.empty()) throw InputError("--knob", knob, "the system has no tiers");
@@ -66,17 +74,23 @@ Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
         }
         const std::string what = knob.substr(us + 1);
         if (k >= sys.tiers.size() || (what != "bw" && what != "latency"))
-            throw InputError("--knob", knob, "no such tier knob; the system has tiers 0 to " +
-                                                 std::to_string(int(sys.tiers.size()) - 1));
-        if (what == "bw") sys.tiers[k].bytesPerS *= f;
-        else sys.tiers[k].latencyS *= f;
+            throw InputError("--knob", knob,
+                             "no such tier knob; the system has tiers 0 to " +
+                                 std::to_string(int(sys.tiers.size()) - 1));
+        if (what == "bw")
+            sys.tiers[k].bytesPerS *= f;
+        else
+            sys.tiers[k].latencyS *= f;
     } else {
         const auto names = knobNames(sys);
         auto near = didYouMean(knob, names);
         std::string list;
-        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-        throw InputError("--knob", knob, "unknown knob" + (near ? " (did you mean \"" + *near + "\"?)" : std::string()) +
-                                             "; knobs: " + list);
+        for (const auto& n : names)
+            list += (list.empty() ? "" : ", ") + n;
+        throw InputError("--knob", knob,
+                         "unknown knob" +
+                             (near ? " (did you mean \"" + *near + "\"?)" : std::string()) +
+                             "; knobs: " + list);
     }
     return o;
 }
@@ -117,8 +131,9 @@ std::vector<std::size_t> SweepResult::strategyChanges() const {
         }
         if (!a.feasible) continue;
         const Strategy &x = a.best.strategy, &y = b.best.strategy;
-        if (x.tp != y.tp || x.pp != y.pp || x.vp != y.vp || x.cp != y.cp || x.dp != y.dp || x.microBatch != y.microBatch ||
-            x.zeroStage != y.zeroStage || x.recompute != y.recompute || x.sequenceParallel != y.sequenceParallel ||
+        if (x.tp != y.tp || x.pp != y.pp || x.vp != y.vp || x.cp != y.cp || x.dp != y.dp ||
+            x.microBatch != y.microBatch || x.zeroStage != y.zeroStage ||
+            x.recompute != y.recompute || x.sequenceParallel != y.sequenceParallel ||
             x.tpCommOverlap != y.tpCommOverlap || a.best.gpus != b.best.gpus)
             out.push_back(i);
     }
@@ -126,8 +141,8 @@ std::vector<std::size_t> SweepResult::strategyChanges() const {
 }
 
 namespace {
-Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOptions& options, SearchStats* stats,
-                 bool* feasible) {
+Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOptions& options,
+                 SearchStats* stats, bool* feasible) {
     SearchOptions o = options;
     o.topN = 1;
     o.scatterLimit = 0;
@@ -146,7 +161,8 @@ Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOption
 
 SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const SearchSpace& space,
                   const SearchOptions& options) {
-    if (axes.empty() || axes.size() > 2) throw InputError("--knob", "", "give one knob, or two for a grid");
+    if (axes.empty() || axes.size() > 2)
+        throw InputError("--knob", "", "give one knob, or two for a grid");
     SweepResult r;
     r.axes = axes;
     bool ok = false;
@@ -154,7 +170,8 @@ SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const
     const std::size_t n0 = axes[0].factors.size();
     const std::size_t n1 = axes.size() > 1 ? axes[1].factors.size() : 1;
     // Validate every knob once, up front, so a typo fails before any work.
-    for (const auto& a : axes) scaleKnob(base, a.knob, 1.0);
+    for (const auto& a : axes)
+        scaleKnob(base, a.knob, 1.0);
     for (std::size_t i = 0; i < n0 * n1; ++i) {
         if (int(i % std::size_t(std::max(1, options.shardCount))) != options.shardIndex) continue;
         if (options.cancel && options.cancel->load()) break;
@@ -167,7 +184,9 @@ SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const
             p.factors.push_back(axes[1].factors[i % n1]);
         }
         SearchSpace sp = space;
-        if (std::any_of(axes.begin(), axes.end(), [](const KnobAxis& a) { return a.knob == "gpus"; })) sp.gpus = {s.gpus};
+        if (std::any_of(axes.begin(), axes.end(),
+                        [](const KnobAxis& a) { return a.knob == "gpus"; }))
+            sp.gpus = {s.gpus};
         p.best = bestOf(s, sp, options, &p.stats, &p.feasible);
         p.speedup = p.feasible && ok ? p.best.score / r.unscaled.score : 0.0;
         r.points.push_back(p);
@@ -181,16 +200,18 @@ SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
     if (shards.empty()) return r;
     r.axes = shards.front().axes;
     r.unscaled = shards.front().unscaled;
-    for (const auto& s : shards) r.points.insert(r.points.end(), s.points.begin(), s.points.end());
-    std::sort(r.points.begin(), r.points.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
+    for (const auto& s : shards)
+        r.points.insert(r.points.end(), s.points.begin(), s.points.end());
+    std::sort(r.points.begin(), r.points.end(),
+              [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
     return r;
 }
 
-std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& space, const SearchOptions& options,
-                                     std::vector<std::string> knobs) {
+std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& space,
+                                     const SearchOptions& options, std::vector<std::string> knobs) {
     if (knobs.empty())
-        knobs = {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw", "scale_up_latency",
-                 "scale_out_latency", "scale_up_domain"};
+        knobs = {"flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
+                 "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain"};
     std::vector<Sensitivity> out;
     for (const auto& k : knobs) {
         if (options.cancel && options.cancel->load()) break;

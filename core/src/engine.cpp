@@ -3,10 +3,10 @@
 // the optimizer step and memory.
 #include "madmax/engine.hpp"
 
+#include "inference.hpp"
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
-#include "inference.hpp"
 #include "op_cost.hpp"
 #include "stream_sim.hpp"
 
@@ -382,7 +382,7 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
     for (int i = 0; i < sim.size(); ++i) {
         const SimOp& op = sim.op(i);
         if (op.durationS <= 0) continue;
-        const TimelineKind kind = op.isComm()                      ? TimelineKind::Comm
+        const TimelineKind kind = op.isComm()                    ? TimelineKind::Comm
                                   : op.phase == Phase::Backward  ? TimelineKind::Backward
                                   : op.phase == Phase::Recompute ? TimelineKind::Recompute
                                                                  : TimelineKind::Forward;

@@ -17,10 +17,13 @@ struct Costs {
     double weight = 0, kv = 0, compute = 0, comm = 0, overhead = 0;
     double total() const { return weight + kv + compute + comm + overhead; }
     Costs& operator+=(const Costs& o) {
-        weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm, overhead += o.overhead;
+        weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm,
+            overhead += o.overhead;
         return *this;
     }
-    Costs scaled(double f) const { return {weight * f, kv * f, compute * f, comm * f, overhead * f}; }
+    Costs scaled(double f) const {
+        return {weight * f, kv * f, compute * f, comm * f, overhead * f};
+    }
 };
 
 /// Everything about one replica that does not depend on the batch.
@@ -42,23 +45,28 @@ struct Serving {
         f = double(m.ffnHidden);
         V = double(m.vocab);
         qDim = double(m.heads) * m.headDim / t;
-        kvDim = std::ceil(double(m.kvHeads) / t) * m.headDim; // KV heads are replicated when TP exceeds them
+        kvDim = std::ceil(double(m.kvHeads) / t) *
+                m.headDim; // KV heads are replicated when TP exceeds them
         layers = std::ceil(double(m.layers) / p);
         wB = bytesPerElement(in.weightPrecision);
         aB = 2.0;
         kvB = bytesPerElement(in.kvPrecision);
         peak = gpu.peak(s.workload.precision);
-        peak16 = gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
-        gemmScale = bytesPerElement(s.workload.precision) < 2 ? gpu.calibration.lowPrecisionGemmScale : 1.0;
+        peak16 =
+            gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
+        gemmScale =
+            bytesPerElement(s.workload.precision) < 2 ? gpu.calibration.lowPrecisionGemmScale : 1.0;
         bw = gpu.hbmBytesPerS;
         etaMem = gpu.calibration.decodeMemoryEfficiency;
         tpGroup = layoutGroup(s.system, s.strategy.tp, 1);
         input = in.inputTokens;
         output = in.outputTokens;
 
-        const double perLayer = (h * (qDim + 2 * kvDim) + qDim * h + (m.gatedMlp ? 3.0 : 2.0) * h * f / t) * wB;
+        const double perLayer =
+            (h * (qDim + 2 * kvDim) + qDim * h + (m.gatedMlp ? 3.0 : 2.0) * h * f / t) * wB;
         // The fullest stage: the last holds the LM head (and, without PP, the embedding too).
-        weightsBytes = layers * perLayer + V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
+        weightsBytes =
+            layers * perLayer + V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
         kvPerToken = layers * 2.0 * kvDim * kvB;
         // Admission reserves the prompt and the mean output (paged KV blocks absorb the spread,
         // inside the kv_cache_fraction headroom); the cache holds on average the prompt and
@@ -66,9 +74,14 @@ struct Serving {
         const double reserveOut = output;
         double residentOut = (output + 1) / 2;
         switch (in.outputDistribution) {
-        case LengthDistribution::Fixed: break;
-        case LengthDistribution::Uniform: residentOut = 2.0 / 3.0 * output; break; // o ~ U[0, 2·mean]
-        case LengthDistribution::Exponential: residentOut = output; break;
+        case LengthDistribution::Fixed:
+            break;
+        case LengthDistribution::Uniform:
+            residentOut = 2.0 / 3.0 * output;
+            break; // o ~ U[0, 2·mean]
+        case LengthDistribution::Exponential:
+            residentOut = output;
+            break;
         }
         reservedContext = input + reserveOut;
         residentContext = input + residentOut;
@@ -79,15 +92,18 @@ struct Serving {
         const double flops = 2 * M * N * K;
         const double tc = flops / (peak * gpu.calibration.gemmEfficiency(flops) * gemmScale);
         const double tm = (N * K * wB + (M * K + M * N) * aB) / (bw * etaMem);
-        if (tm >= tc) c.weight += tm;
-        else c.compute += tc;
+        if (tm >= tc)
+            c.weight += tm;
+        else
+            c.compute += tc;
         c.overhead += overheadS;
     }
 
     /// One layer for `rows` tokens, each attending `context` keys on average.
     Costs layer(double rows, double context, bool decode) const {
         Costs c;
-        const double ov = decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
+        const double ov =
+            decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
         gemm(c, rows, qDim + 2 * kvDim, h, ov);
         gemm(c, rows, h, qDim, ov);
         gemm(c, rows, (s.model.gatedMlp ? 2.0 : 1.0) * f / t, h, ov);
@@ -97,8 +113,10 @@ struct Serving {
         const double attnFlops = 4 * rows * context * qDim;
         const double tc = attnFlops / (peak16 * gpu.calibration.attentionEfficiency);
         const double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
-        if (tm >= tc) c.kv += tm;
-        else c.compute += tc;
+        if (tm >= tc)
+            c.kv += tm;
+        else
+            c.compute += tc;
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
         c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
         c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
@@ -108,7 +126,8 @@ struct Serving {
     /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
     Costs stage(double rows, double context, bool decode, double headRows) const {
         Costs c = layer(rows, context, decode).scaled(layers);
-        gemm(c, headRows, V / t, h, decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS);
+        gemm(c, headRows, V / t, h,
+             decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS);
         return c;
     }
 
@@ -134,8 +153,10 @@ struct Serving {
         it.p2pS = p * p2p(rows);
         // Chunked prefill: prompts are batched up to the chunk budget; each round admits
         // batch / output new requests (continuous batching at steady state).
-        const double chunk = std::max(input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
-        const double perRequest = stage(chunk, input / 2, false, chunk / input).total() * (input / chunk);
+        const double chunk = std::max(
+            input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
+        const double perRequest =
+            stage(chunk, input / 2, false, chunk / input).total() * (input / chunk);
         it.prefillPerIterS = batch / output * perRequest;
         return it;
     }
@@ -146,8 +167,10 @@ struct Serving {
     }
 
     double activationBytes(double batch) const {
-        const double chunk = std::max(input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
-        return chunk * (2 * h + qDim + 2 * kvDim + (s.model.gatedMlp ? 3.0 : 2.0) * f / t) * aB + batch * V / t * 4.0;
+        const double chunk = std::max(
+            input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
+        return chunk * (2 * h + qDim + 2 * kvDim + (s.model.gatedMlp ? 3.0 : 2.0) * f / t) * aB +
+               batch * V / t * 4.0;
     }
 };
 
@@ -161,13 +184,15 @@ Result evaluateInference(const Scenario& sc) {
 
     // The largest batch whose KV cache fits in the engine's share of the free memory.
     auto freeForKv = [&](double batch) {
-        return (capacity - sv.weightsBytes - sv.activationBytes(batch) - reserve) * sc.system.gpu.calibration.kvCacheFraction;
+        return (capacity - sv.weightsBytes - sv.activationBytes(batch) - reserve) *
+               sc.system.gpu.calibration.kvCacheFraction;
     };
     const double perSequence = sv.kvPerToken * sv.reservedContext;
     int fit = 0;
     {
         double b = std::max(0.0, std::floor(freeForKv(1) / perSequence));
-        for (int i = 0; i < 4 && b > 0; ++i) b = std::max(0.0, std::floor(freeForKv(b) / perSequence)); // logits grow with b
+        for (int i = 0; i < 4 && b > 0; ++i)
+            b = std::max(0.0, std::floor(freeForKv(b) / perSequence)); // logits grow with b
         fit = int(std::min(b, 1e7));
     }
     int batch = in.batch > 0 ? in.batch : std::max(1, fit);

@@ -33,5 +33,4 @@ struct OpCoster {
     }
 };
 
-
 } // namespace madmax::detail

@@ -41,23 +41,29 @@ std::string formatInference(const Scenario& s, const Result& r) {
     std::string o;
     o += "Scenario   " + (s.name.empty() ? std::string("(unnamed)") : s.name) + "\n";
     o += "Model      " + s.model.name + fmt(" (%.1fB parameters)\n", s.model.totalParams() / 1e9);
-    o += "System     " + s.system.name + ", " + std::to_string(s.gpus) + " x " + s.system.gpu.name + "\n";
-    o += "Serving    TP" + std::to_string(s.strategy.tp) + " PP" + std::to_string(s.strategy.pp) + " x " +
-         std::to_string(s.strategy.dp) + " replicas; weights " + std::string(toString(w.weightPrecision)) +
-         ", activations " + std::string(toString(s.workload.precision)) + ", KV cache " +
+    o += "System     " + s.system.name + ", " + std::to_string(s.gpus) + " x " + s.system.gpu.name +
+         "\n";
+    o += "Serving    TP" + std::to_string(s.strategy.tp) + " PP" + std::to_string(s.strategy.pp) +
+         " x " + std::to_string(s.strategy.dp) + " replicas; weights " +
+         std::string(toString(w.weightPrecision)) + ", activations " +
+         std::string(toString(s.workload.precision)) + ", KV cache " +
          std::string(toString(w.kvPrecision)) + "\n";
-    o += "Requests   " + std::to_string(w.inputTokens) + " in / " + std::to_string(w.outputTokens) + " out (" +
-         std::string(toString(w.outputDistribution)) + "), " +
+    o += "Requests   " + std::to_string(w.inputTokens) + " in / " + std::to_string(w.outputTokens) +
+         " out (" + std::string(toString(w.outputDistribution)) + "), " +
          (w.mode == ServingMode::Server ? "server" : "offline") + "\n\n";
-    o += "Batch per replica    " + std::to_string(ir.batch) + " (" + std::to_string(ir.maxBatchThatFits) +
-         " fit in KV memory)" + (ir.meetsObjectives ? "" : "  OBJECTIVES NOT MET even at batch 1") + "\n";
+    o += "Batch per replica    " + std::to_string(ir.batch) + " (" +
+         std::to_string(ir.maxBatchThatFits) + " fit in KV memory)" +
+         (ir.meetsObjectives ? "" : "  OBJECTIVES NOT MET even at batch 1") + "\n";
     o += "TTFT                 " + formatSeconds(ir.ttftS) + "\n";
     o += "TPOT                 " + formatSeconds(ir.tpotS) + "\n";
     o += "End-to-end latency   " + formatSeconds(ir.e2eLatencyS) + "\n";
-    o += "Output tokens/s      " + fmt("%.0f", ir.outputTokensPerS) + fmt(" (%.1f per GPU), ", ir.outputTokensPerSPerGpu) +
+    o += "Output tokens/s      " + fmt("%.0f", ir.outputTokensPerS) +
+         fmt(" (%.1f per GPU), ", ir.outputTokensPerSPerGpu) +
          fmt("%.2f requests/s\n\n", ir.requestsPerS);
     o += "One iteration (" + formatSeconds(ir.tpotS) + ") spent on\n";
-    auto line = [&](const char* name, double v) { o += "  " + pad(name, 22) + pad(formatSeconds(v), 12) + pct(v, ir.tpotS) + "\n"; };
+    auto line = [&](const char* name, double v) {
+        o += "  " + pad(name, 22) + pad(formatSeconds(v), 12) + pct(v, ir.tpotS) + "\n";
+    };
     line("weight reads", ir.decodeWeightReadS);
     line("KV-cache reads", ir.decodeKvReadS);
     line("compute", ir.decodeComputeS);
@@ -67,14 +73,19 @@ std::string formatInference(const Scenario& s, const Result& r) {
     line("pipeline p2p", r.commTime(ParallelDim::PP, Collective::P2P).serializedS);
     const MemoryBreakdown& m = r.memory;
     o += "\nMemory per GPU\n";
-    auto mem = [&](const char* name, double v) { o += "  " + pad(name, 22) + formatBytes(v) + "\n"; };
+    auto mem = [&](const char* name, double v) {
+        o += "  " + pad(name, 22) + formatBytes(v) + "\n";
+    };
     mem("weights", m.weightsBytes);
     mem("KV cache", m.kvCacheBytes);
-    o += "    per token " + formatBytes(ir.kvBytesPerToken) + ", per sequence " + formatBytes(ir.kvBytesPerSequence) + "\n";
+    o += "    per token " + formatBytes(ir.kvBytesPerToken) + ", per sequence " +
+         formatBytes(ir.kvBytesPerSequence) + "\n";
     mem("activations", m.activationsBytes);
     mem("reserve", m.reserveBytes);
-    o += "  " + pad("total / capacity", 22) + formatBytes(m.totalBytes()) + " / " + formatBytes(m.capacityBytes) +
-         (m.fits() ? "  fits" : "  DOES NOT FIT: " + formatBytes(-m.marginBytes()) + " over") + "\n";
+    o += "  " + pad("total / capacity", 22) + formatBytes(m.totalBytes()) + " / " +
+         formatBytes(m.capacityBytes) +
+         (m.fits() ? "  fits" : "  DOES NOT FIT: " + formatBytes(-m.marginBytes()) + " over") +
+         "\n";
     return o;
 }
 } // namespace

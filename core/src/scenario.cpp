@@ -111,7 +111,8 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                "first_stage_layers / last_stage_layers";
     }
     if (inference) {
-        if (st.cp != 1) return "context parallelism is not modelled for inference: set strategy.cp = 1";
+        if (st.cp != 1)
+            return "context parallelism is not modelled for inference: set strategy.cp = 1";
         if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
         return std::nullopt;
     }

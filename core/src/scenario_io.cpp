@@ -274,8 +274,7 @@ json linkJson(const LinkCalibration& l) {
 }
 
 /// The descriptive fields every preset shares: id, name (defaults to the id), source, notes.
-template <class T>
-void readIdentity(ObjectReader& r, T& out) {
+template <class T> void readIdentity(ObjectReader& r, T& out) {
     out.id = r.string("id", "");
     out.name = r.string("name", out.id);
     out.source = r.string("source", "");
@@ -342,7 +341,8 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         cal.memoryEfficiency = c.number("memory_efficiency", 0, 1, 0.8, true);
         cal.kernelLaunchS = c.number("kernel_launch_us", 0, 1e4, 4.0) * 1e-6;
         cal.lowPrecisionGemmScale = c.number("low_precision_gemm_scale", 0, 1, 1.0, true);
-        cal.decodeMemoryEfficiency = c.number("decode_memory_efficiency", 0, 1, cal.memoryEfficiency, true);
+        cal.decodeMemoryEfficiency =
+            c.number("decode_memory_efficiency", 0, 1, cal.memoryEfficiency, true);
         cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
         cal.kvCacheFraction = c.number("kv_cache_fraction", 0, 1, 0.9, true);
         cal.referenceAttention =
@@ -413,9 +413,7 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     return s;
 }
 
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     ObjectReader r(j, file, "strategy");
@@ -490,14 +488,19 @@ Workload parseWorkload(const json& j, const std::string& file) {
         InferenceWorkload& inf = w.inference;
         inf.inputTokens = int(r.integer("input_tokens", 1, 1 << 24));
         inf.outputTokens = int(r.integer("output_tokens", 1, 1 << 24));
-        const std::string dist = r.choice("output_distribution", {"fixed", "uniform", "exponential"}, "fixed");
+        const std::string dist =
+            r.choice("output_distribution", {"fixed", "uniform", "exponential"}, "fixed");
         inf.outputDistribution = dist == "fixed"     ? LengthDistribution::Fixed
                                  : dist == "uniform" ? LengthDistribution::Uniform
                                                      : LengthDistribution::Exponential;
         inf.batch = int(r.integer("batch", 0, 1 << 20, 0));
-        inf.weightPrecision = *parsePrecision(r.choice("weight_precision", precisions, std::string(toString(w.precision))));
-        inf.kvPrecision = *parsePrecision(r.choice("kv_precision", {"fp16", "bf16", "fp8", "fp4"}, std::string(toString(w.precision))));
-        inf.mode = r.choice("mode", {"offline", "server"}, "offline") == "server" ? ServingMode::Server : ServingMode::Offline;
+        inf.weightPrecision = *parsePrecision(
+            r.choice("weight_precision", precisions, std::string(toString(w.precision))));
+        inf.kvPrecision = *parsePrecision(r.choice("kv_precision", {"fp16", "bf16", "fp8", "fp4"},
+                                                   std::string(toString(w.precision))));
+        inf.mode = r.choice("mode", {"offline", "server"}, "offline") == "server"
+                       ? ServingMode::Server
+                       : ServingMode::Offline;
         inf.ttftObjectiveS = r.number("ttft_objective_s", 0, 1e6, 0.0);
         inf.tpotObjectiveS = r.number("tpot_objective_s", 0, 1e6, 0.0);
         inf.prefillChunkTokens = int(r.integer("prefill_chunk_tokens", 1, 1 << 24, 8192));
@@ -586,25 +589,25 @@ json toJson(const Gpu& g) {
         peaks[std::string(toString(Precision(i)))] =
             g.peakFlops[i] > 0 ? json(g.peakFlops[i] / 1e12) : json(nullptr);
     const auto& c = g.calibration;
-    return {{"id", g.id},
-            {"name", g.name},
-            {"source", g.source},
-            {"peak_tflops", peaks},
-            {"hbm_gb", g.hbmBytes / 1e9},
-            {"hbm_tbps", g.hbmBytesPerS / 1e12},
-            {"calibration",
-             {{"gemm_efficiency", curveJson(c.gemmEfficiency)},
-              {"attention_efficiency", c.attentionEfficiency},
-              {"memory_efficiency", c.memoryEfficiency},
-              {"kernel_launch_us", c.kernelLaunchS * 1e6},
-              {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
-              {"decode_memory_efficiency", c.decodeMemoryEfficiency},
-              {"decode_kernel_overhead_us", c.decodeKernelOverheadS * 1e6},
-              {"kv_cache_fraction", c.kvCacheFraction},
-              {"reference_attention", std::string(toString(c.referenceAttention))}}},
-            {"links",
-             {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},
-            {"power_w", g.powerW}};
+    return {
+        {"id", g.id},
+        {"name", g.name},
+        {"source", g.source},
+        {"peak_tflops", peaks},
+        {"hbm_gb", g.hbmBytes / 1e9},
+        {"hbm_tbps", g.hbmBytesPerS / 1e12},
+        {"calibration",
+         {{"gemm_efficiency", curveJson(c.gemmEfficiency)},
+          {"attention_efficiency", c.attentionEfficiency},
+          {"memory_efficiency", c.memoryEfficiency},
+          {"kernel_launch_us", c.kernelLaunchS * 1e6},
+          {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
+          {"decode_memory_efficiency", c.decodeMemoryEfficiency},
+          {"decode_kernel_overhead_us", c.decodeKernelOverheadS * 1e6},
+          {"kv_cache_fraction", c.kvCacheFraction},
+          {"reference_attention", std::string(toString(c.referenceAttention))}}},
+        {"links", {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},
+        {"power_w", g.powerW}};
 }
 
 json toJson(const System& s) {
@@ -756,15 +759,17 @@ json toJson(const Result& r) {
                             {"meets_objectives", i.meetsObjectives},
                             {"kv_bytes_per_token", i.kvBytesPerToken},
                             {"kv_bytes_per_sequence", i.kvBytesPerSequence},
-                            {"decode", {{"weight_read_s", i.decodeWeightReadS},
-                                        {"kv_read_s", i.decodeKvReadS},
-                                        {"compute_s", i.decodeComputeS},
-                                        {"comm_s", i.decodeCommS},
-                                        {"overhead_s", i.decodeOverheadS},
-                                        {"prefill_per_iteration_s", i.prefillPerIterationS}}},
-                            {"prefill", {{"compute_s", i.prefillComputeS},
-                                         {"comm_s", i.prefillCommS},
-                                         {"overhead_s", i.prefillOverheadS}}}};
+                            {"decode",
+                             {{"weight_read_s", i.decodeWeightReadS},
+                              {"kv_read_s", i.decodeKvReadS},
+                              {"compute_s", i.decodeComputeS},
+                              {"comm_s", i.decodeCommS},
+                              {"overhead_s", i.decodeOverheadS},
+                              {"prefill_per_iteration_s", i.prefillPerIterationS}}},
+                            {"prefill",
+                             {{"compute_s", i.prefillComputeS},
+                              {"comm_s", i.prefillCommS},
+                              {"overhead_s", i.prefillOverheadS}}}};
         out["memory"]["kv_cache_bytes"] = r.memory.kvCacheBytes;
     }
     if (!r.timeline.empty()) {

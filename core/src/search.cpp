@@ -18,9 +18,12 @@ namespace madmax {
 
 std::string_view toString(Objective o) {
     switch (o) {
-    case Objective::Throughput: return "throughput";
-    case Objective::TimeToTrain: return "time";
-    case Objective::Cost: return "cost";
+    case Objective::Throughput:
+        return "throughput";
+    case Objective::TimeToTrain:
+        return "time";
+    case Objective::Cost:
+        return "cost";
     }
     return "?";
 }
@@ -34,8 +37,10 @@ std::optional<Objective> parseObjective(std::string_view s) {
 
 double objectiveScore(Objective o, double tokensPerS, int gpus, double price, double budget) {
     switch (o) {
-    case Objective::Throughput: return tokensPerS;
-    case Objective::TimeToTrain: return tokensPerS / budget; // 1 / seconds to train the budget
+    case Objective::Throughput:
+        return tokensPerS;
+    case Objective::TimeToTrain:
+        return tokensPerS / budget; // 1 / seconds to train the budget
     case Objective::Cost: {
         // 1 / dollars (GPU-hours when no price is known).
         const double hours = budget / tokensPerS / 3600.0 * gpus;
@@ -49,8 +54,9 @@ namespace {
 
 auto keyOf(const Candidate& c) {
     const Strategy& s = c.strategy;
-    return std::make_tuple(c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage, int(s.recompute),
-                           int(s.sequenceParallel), int(s.tpCommOverlap), s.firstStageLayers, s.lastStageLayers);
+    return std::make_tuple(c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage,
+                           int(s.recompute), int(s.sequenceParallel), int(s.tpCommOverlap),
+                           s.firstStageLayers, s.lastStageLayers);
 }
 
 /// A well-mixed 64-bit hash of the configuration: the deterministic scatter sample.
@@ -98,10 +104,12 @@ struct PipelineLayout {
     int pp, first, last, middle;
 };
 
-std::vector<PipelineLayout> pipelineLayouts(const Model& m, const std::vector<int>& restrict, const Strategy& base) {
+std::vector<PipelineLayout> pipelineLayouts(const Model& m, const std::vector<int>& restrict,
+                                            const Strategy& base) {
     std::vector<PipelineLayout> out;
     for (int p = 1; p <= m.layers && p <= 256; ++p) {
-        if (!restrict.empty() && std::find(restrict.begin(), restrict.end(), p) == restrict.end()) continue;
+        if (!restrict.empty() && std::find(restrict.begin(), restrict.end(), p) == restrict.end())
+            continue;
         if (m.layers % p == 0) {
             out.push_back({p, 0, 0, m.layers / p});
         } else if (p >= 3) {
@@ -122,8 +130,7 @@ struct Task {
     int vp;
 };
 
-template <class T>
-bool allowed(const std::vector<T>& restrict, T v) {
+template <class T> bool allowed(const std::vector<T>& restrict, T v) {
     return restrict.empty() || std::find(restrict.begin(), restrict.end(), v) != restrict.end();
 }
 
@@ -188,7 +195,9 @@ struct LocalState {
         for (const auto& p : pareto)
             if (p.score >= c.score && p.marginBytes >= c.marginBytes) return;
         pareto.erase(std::remove_if(pareto.begin(), pareto.end(),
-                                    [&](const Candidate& p) { return c.score >= p.score && c.marginBytes >= p.marginBytes; }),
+                                    [&](const Candidate& p) {
+                                        return c.score >= p.score && c.marginBytes >= p.marginBytes;
+                                    }),
                      pareto.end());
         pareto.push_back(c);
     }
@@ -197,7 +206,8 @@ struct LocalState {
 std::vector<Task> buildTasks(const Scenario& base, const SearchSpace& space) {
     const Model& m = base.model;
     std::vector<int> gpuList = space.gpus.empty() ? std::vector<int>{base.gpus} : space.gpus;
-    const int domain = base.system.tiers.empty() ? base.system.gpusPerNode : base.system.tiers.front().gpus;
+    const int domain =
+        base.system.tiers.empty() ? base.system.gpusPerNode : base.system.tiers.front().gpus;
     std::vector<Task> tasks;
     const auto layouts = pipelineLayouts(m, space.pp, base.strategy);
     for (int g : gpuList) {
@@ -233,13 +243,14 @@ double scoreUpperBound(const Scenario& s, Objective o, double budget, double gem
     const Strategy& st = s.strategy;
     const double peak = s.system.gpu.peak(s.workload.precision);
     const int m = microBatchesPerStep(s);
-    const double lbStep = gemmFlopsPerStep / (double(s.gpus) * peak) * (1.0 + double(st.pp - 1) / (double(st.vp) * m));
+    const double lbStep = gemmFlopsPerStep / (double(s.gpus) * peak) *
+                          (1.0 + double(st.pp - 1) / (double(st.vp) * m));
     const double tokens = double(s.workload.globalBatch) * s.workload.seqLen;
     return objectiveScore(o, tokens / lbStep, s.gpus, s.system.pricePerGpuHour, budget);
 }
 
-void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchOptions& opt, double sampleBelow,
-             double gemmFlopsPerStep, LocalState& L) {
+void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchOptions& opt,
+             double sampleBelow, double gemmFlopsPerStep, LocalState& L) {
     Strategy& st = s.strategy;
     s.gpus = t.gpus;
     st.tp = t.tp;
@@ -252,7 +263,8 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
     st.schedule = t.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
     if (st.shardGroup > 0 && st.dp % st.shardGroup != 0) st.shardGroup = 0;
     const int perReplica = s.workload.globalBatch / t.dp;
-    const std::vector<int> zeros = t.dp * t.cp > 1 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
+    const std::vector<int> zeros =
+        t.dp * t.cp > 1 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
     const std::vector<int> binary = t.tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0};
     auto& cell = L.cells[{t.tp, t.layout.pp}];
     cell.tp = t.tp;
@@ -276,7 +288,8 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                         if (!allowed(space.tpCommOverlap, ov)) continue;
                         if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
                         st.tpCommOverlap = ov;
-                        if (explainInvalid(s)) continue; // not a configuration (cannot happen by construction)
+                        if (explainInvalid(s))
+                            continue; // not a configuration (cannot happen by construction)
                         cell.anyValid = true;
                         ++L.stats.evaluated;
                         const MemoryBreakdown mem = peakMemory(s);
@@ -289,12 +302,14 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                         probe.strategy = st;
                         const bool sampled = double(hashOf(probe)) < sampleBelow;
                         if (opt.prune && !sampled) {
-                            const double ub = scoreUpperBound(s, opt.objective, opt.tokenBudget, gemmFlopsPerStep);
+                            const double ub = scoreUpperBound(s, opt.objective, opt.tokenBudget,
+                                                              gemmFlopsPerStep);
                             auto g = L.bestPerGpus.find(s.gpus);
                             const bool belowTop = L.top.full() && ub < L.top.threshold();
                             const bool belowCell = cell.anyFeasible && ub < cell.best.score;
                             const bool belowGpus = g != L.bestPerGpus.end() && ub < g->second.score;
-                            if (belowTop && belowCell && belowGpus && L.dominatedOnMemory(ub, mem.marginBytes())) {
+                            if (belowTop && belowCell && belowGpus &&
+                                L.dominatedOnMemory(ub, mem.marginBytes())) {
                                 ++L.stats.pruned;
                                 continue;
                             }
@@ -305,7 +320,8 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                         if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
                         cell.anyFeasible = true;
                         auto g = L.bestPerGpus.find(s.gpus);
-                        if (g == L.bestPerGpus.end() || candidateBefore(c, g->second)) L.bestPerGpus[s.gpus] = c;
+                        if (g == L.bestPerGpus.end() || candidateBefore(c, g->second))
+                            L.bestPerGpus[s.gpus] = c;
                         L.addPareto(c);
                         if (sampled) L.scatter.push_back(c);
                     }
@@ -328,22 +344,27 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     std::vector<Task> all = buildTasks(base, space);
     std::vector<Task> tasks;
     for (std::size_t i = 0; i < all.size(); ++i)
-        if (int(i % std::size_t(std::max(1, opt.shardCount))) == opt.shardIndex) tasks.push_back(all[i]);
+        if (int(i % std::size_t(std::max(1, opt.shardCount))) == opt.shardIndex)
+            tasks.push_back(all[i]);
 
     // The scatter sample is drawn over the whole space (not the shard) so shards merge exactly.
     std::size_t estimate = 0;
-    for (const auto& t : all) estimate += innerCount(t, base);
-    const double fraction = estimate == 0 ? 1.0 : std::min(1.0, double(opt.scatterLimit) / double(estimate));
+    for (const auto& t : all)
+        estimate += innerCount(t, base);
+    const double fraction =
+        estimate == 0 ? 1.0 : std::min(1.0, double(opt.scatterLimit) / double(estimate));
     const double sampleBelow = fraction * 18446744073709551615.0;
 
     const double gemmFlops =
         3.0 * double(base.workload.globalBatch) * base.workload.seqLen *
         (base.model.layers * layerGemmFlopsPerToken(base.model) + lmHeadFlopsPerToken(base.model));
 
-    int threads = opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    int threads =
+        opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     threads = std::max(1, std::min<int>(threads, int(tasks.size())));
     std::vector<LocalState> locals(threads);
-    for (auto& l : locals) l.top.n = std::size_t(std::max(0, opt.topN));
+    for (auto& l : locals)
+        l.top.n = std::size_t(std::max(0, opt.topN));
     std::atomic<std::size_t> next{0}, done{0};
     auto worker = [&](int w) {
         Scenario s = base;
@@ -361,8 +382,10 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
         worker(0);
     } else {
         std::vector<std::thread> pool;
-        for (int w = 0; w < threads; ++w) pool.emplace_back(worker, w);
-        for (auto& t : pool) t.join();
+        for (int w = 0; w < threads; ++w)
+            pool.emplace_back(worker, w);
+        for (auto& t : pool)
+            t.join();
     }
 
     // Merge the threads' findings; every step is order-independent, so any thread count agrees.
@@ -372,8 +395,10 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
         SearchResult p;
         p.top = std::move(L.top.items);
         p.paretoMemory = std::move(L.pareto);
-        for (auto& [k, c] : L.cells) p.heatmap.push_back(c);
-        for (auto& [g, c] : L.bestPerGpus) p.paretoGpus.push_back(c);
+        for (auto& [k, c] : L.cells)
+            p.heatmap.push_back(c);
+        for (auto& [g, c] : L.bestPerGpus)
+            p.paretoGpus.push_back(c);
         p.scatter = std::move(L.scatter);
         p.stats = L.stats;
         parts.push_back(std::move(p));
@@ -381,14 +406,16 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     if (opt.baseline) {
         Scenario b = base;
         b.strategy = *opt.baseline;
-        if (auto why = explainInvalid(b)) throw InputError("--baseline", strategySpec(*opt.baseline), *why);
+        if (auto why = explainInvalid(b))
+            throw InputError("--baseline", strategySpec(*opt.baseline), *why);
         parts.front().baseline = evaluateCandidate(b, opt.objective, opt.tokenBudget);
     }
     SearchResult r = mergeResults(parts, opt.topN);
     r.objective = opt.objective;
     r.tokenBudget = opt.tokenBudget;
     r.cancelled = opt.cancel && opt.cancel->load();
-    r.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.stats.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.stats.configsPerS = r.stats.seconds > 0 ? r.stats.evaluated / r.stats.seconds : 0;
     return r;
 }
@@ -407,7 +434,8 @@ SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN) {
             into.tp = c.tp;
             into.pp = c.pp;
             into.anyValid = into.anyValid || c.anyValid;
-            if (c.anyFeasible && (!into.anyFeasible || candidateBefore(c.best, into.best))) into.best = c.best;
+            if (c.anyFeasible && (!into.anyFeasible || candidateBefore(c.best, into.best)))
+                into.best = c.best;
             into.anyFeasible = into.anyFeasible || c.anyFeasible;
         }
         r.stats.evaluated += p.stats.evaluated;
@@ -430,11 +458,14 @@ SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN) {
         if (it == perGpus.end() || candidateBefore(c, it->second)) perGpus[c.gpus] = c;
     }
     std::vector<Candidate> best;
-    for (auto& [g, c] : perGpus) best.push_back(c);
+    for (auto& [g, c] : perGpus)
+        best.push_back(c);
     r.paretoGpus = paretoGpus(std::move(best));
-    for (auto& [k, c] : cells) r.heatmap.push_back(c);
+    for (auto& [k, c] : cells)
+        r.heatmap.push_back(c);
     std::sort(r.scatter.begin(), r.scatter.end(), candidateBefore);
-    if (r.baseline && !r.top.empty()) r.speedupOverBaseline = r.top.front().score / r.baseline->score;
+    if (r.baseline && !r.top.empty())
+        r.speedupOverBaseline = r.top.front().score / r.baseline->score;
     r.stats.configsPerS = r.stats.seconds > 0 ? r.stats.evaluated / r.stats.seconds : 0;
     return r;
 }
@@ -453,7 +484,8 @@ int toInt(const std::string& v, const std::string& key, const std::string& where
     throw InputError(where, key, "\"" + v + "\" is not a non-negative integer");
 }
 
-std::vector<std::pair<std::string, std::string>> splitPairs(const std::string& spec, const std::string& where) {
+std::vector<std::pair<std::string, std::string>> splitPairs(const std::string& spec,
+                                                            const std::string& where) {
     std::vector<std::pair<std::string, std::string>> out;
     std::stringstream ss(spec);
     std::string item;
@@ -475,23 +507,36 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
     Strategy st = s.strategy;
     const std::string where = "--baseline";
     for (const auto& [k, v] : splitPairs(spec, where)) {
-        if (k == "tp") st.tp = toInt(v, k, where);
-        else if (k == "pp") st.pp = toInt(v, k, where);
-        else if (k == "vp") st.vp = toInt(v, k, where);
-        else if (k == "cp") st.cp = toInt(v, k, where);
-        else if (k == "dp") st.dp = toInt(v, k, where);
-        else if (k == "mb" || k == "micro_batch") st.microBatch = toInt(v, k, where);
-        else if (k == "zero" || k == "zero_stage") st.zeroStage = toInt(v, k, where);
-        else if (k == "sp") st.sequenceParallel = toInt(v, k, where) != 0;
-        else if (k == "overlap" || k == "tp_comm_overlap") st.tpCommOverlap = toInt(v, k, where) != 0;
-        else if (k == "first") st.firstStageLayers = toInt(v, k, where);
-        else if (k == "last") st.lastStageLayers = toInt(v, k, where);
+        if (k == "tp")
+            st.tp = toInt(v, k, where);
+        else if (k == "pp")
+            st.pp = toInt(v, k, where);
+        else if (k == "vp")
+            st.vp = toInt(v, k, where);
+        else if (k == "cp")
+            st.cp = toInt(v, k, where);
+        else if (k == "dp")
+            st.dp = toInt(v, k, where);
+        else if (k == "mb" || k == "micro_batch")
+            st.microBatch = toInt(v, k, where);
+        else if (k == "zero" || k == "zero_stage")
+            st.zeroStage = toInt(v, k, where);
+        else if (k == "sp")
+            st.sequenceParallel = toInt(v, k, where) != 0;
+        else if (k == "overlap" || k == "tp_comm_overlap")
+            st.tpCommOverlap = toInt(v, k, where) != 0;
+        else if (k == "first")
+            st.firstStageLayers = toInt(v, k, where);
+        else if (k == "last")
+            st.lastStageLayers = toInt(v, k, where);
         else if (k == "recompute") {
             auto r = parseRecompute(v);
             if (!r) throw InputError(where, k, "\"" + v + "\" is not none, selective or full");
             st.recompute = *r;
         } else {
-            throw InputError(where, k, "unknown field; use tp, pp, vp, cp, dp, mb, zero, recompute, sp, overlap, first, last");
+            throw InputError(where, k,
+                             "unknown field; use tp, pp, vp, cp, dp, mb, zero, recompute, sp, "
+                             "overlap, first, last");
         }
     }
     st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
@@ -508,19 +553,30 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
         std::vector<std::string> items;
         std::stringstream ss(v);
         std::string item;
-        while (std::getline(ss, item, ',')) items.push_back(item);
+        while (std::getline(ss, item, ','))
+            items.push_back(item);
         auto ints = [&](std::vector<int>& into) {
-            for (const auto& i : items) into.push_back(toInt(i, k, where));
+            for (const auto& i : items)
+                into.push_back(toInt(i, k, where));
         };
-        if (k == "tp") ints(space.tp);
-        else if (k == "pp") ints(space.pp);
-        else if (k == "vp") ints(space.vp);
-        else if (k == "cp") ints(space.cp);
-        else if (k == "mb" || k == "micro_batch") ints(space.microBatch);
-        else if (k == "zero" || k == "zero_stage") ints(space.zeroStage);
-        else if (k == "sp") ints(space.sequenceParallel);
-        else if (k == "overlap") ints(space.tpCommOverlap);
-        else if (k == "gpus") ints(space.gpus);
+        if (k == "tp")
+            ints(space.tp);
+        else if (k == "pp")
+            ints(space.pp);
+        else if (k == "vp")
+            ints(space.vp);
+        else if (k == "cp")
+            ints(space.cp);
+        else if (k == "mb" || k == "micro_batch")
+            ints(space.microBatch);
+        else if (k == "zero" || k == "zero_stage")
+            ints(space.zeroStage);
+        else if (k == "sp")
+            ints(space.sequenceParallel);
+        else if (k == "overlap")
+            ints(space.tpCommOverlap);
+        else if (k == "gpus")
+            ints(space.gpus);
         else if (k == "recompute") {
             for (const auto& i : items) {
                 auto r = parseRecompute(i);
@@ -528,7 +584,9 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 space.recompute.push_back(*r);
             }
         } else {
-            throw InputError(where, k, "unknown dimension; use tp, pp, vp, cp, mb, zero, recompute, sp, overlap, gpus");
+            throw InputError(
+                where, k,
+                "unknown dimension; use tp, pp, vp, cp, mb, zero, recompute, sp, overlap, gpus");
         }
     }
 }
@@ -536,9 +594,11 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
 std::string strategySpec(const Strategy& st) {
     std::ostringstream os;
     os << "tp=" << st.tp << ",pp=" << st.pp << ",vp=" << st.vp << ",cp=" << st.cp << ",dp=" << st.dp
-       << ",mb=" << st.microBatch << ",zero=" << st.zeroStage << ",recompute=" << toString(st.recompute)
-       << ",sp=" << int(st.sequenceParallel) << ",overlap=" << int(st.tpCommOverlap);
-    if (st.firstStageLayers || st.lastStageLayers) os << ",first=" << st.firstStageLayers << ",last=" << st.lastStageLayers;
+       << ",mb=" << st.microBatch << ",zero=" << st.zeroStage
+       << ",recompute=" << toString(st.recompute) << ",sp=" << int(st.sequenceParallel)
+       << ",overlap=" << int(st.tpCommOverlap);
+    if (st.firstStageLayers || st.lastStageLayers)
+        os << ",first=" << st.firstStageLayers << ",last=" << st.lastStageLayers;
     return os.str();
 }
 

@@ -46,13 +46,15 @@ Candidate candidateFromJson(const json& j, const std::string& file) {
 namespace {
 json candidates(const std::vector<Candidate>& v) {
     json a = json::array();
-    for (const auto& c : v) a.push_back(toJson(c));
+    for (const auto& c : v)
+        a.push_back(toJson(c));
     return a;
 }
 std::vector<Candidate> candidatesFrom(const json& j, const char* key, const std::string& file) {
     std::vector<Candidate> out;
     if (!j.contains(key)) return out;
-    for (const auto& c : j.at(key)) out.push_back(candidateFromJson(c, file));
+    for (const auto& c : j.at(key))
+        out.push_back(candidateFromJson(c, file));
     return out;
 }
 json statsJson(const SearchStats& s) {
@@ -74,7 +76,8 @@ SearchStats statsFrom(const json& j) {
 json toJson(const SearchResult& r) {
     json heat = json::array();
     for (const auto& c : r.heatmap) {
-        json cell = {{"tp", c.tp}, {"pp", c.pp}, {"any_valid", c.anyValid}, {"any_feasible", c.anyFeasible}};
+        json cell = {
+            {"tp", c.tp}, {"pp", c.pp}, {"any_valid", c.anyValid}, {"any_feasible", c.anyFeasible}};
         if (c.anyFeasible) cell["best"] = toJson(c.best);
         heat.push_back(cell);
     }
@@ -95,9 +98,11 @@ json toJson(const SearchResult& r) {
 
 SearchResult searchFromJson(const json& j, const std::string& file) {
     if (j.value("schema", "") != "madmax-search/1")
-        throw InputError(file, "schema", "expected \"madmax-search/1\" (the output of `madmax search --json`)");
+        throw InputError(file, "schema",
+                         "expected \"madmax-search/1\" (the output of `madmax search --json`)");
     SearchResult r;
-    r.objective = parseObjective(j.value("objective", "throughput")).value_or(Objective::Throughput);
+    r.objective =
+        parseObjective(j.value("objective", "throughput")).value_or(Objective::Throughput);
     r.tokenBudget = j.value("token_budget", 1e12);
     r.top = candidatesFrom(j, "top", file);
     r.paretoMemory = candidatesFrom(j, "pareto_memory", file);
@@ -120,15 +125,20 @@ SearchResult searchFromJson(const json& j, const std::string& file) {
 
 json toJson(const SweepResult& r) {
     json axes = json::array(), points = json::array();
-    for (const auto& a : r.axes) axes.push_back({{"knob", a.knob}, {"factors", a.factors}});
+    for (const auto& a : r.axes)
+        axes.push_back({{"knob", a.knob}, {"factors", a.factors}});
     for (const auto& p : r.points) {
-        json pt = {{"index", p.index}, {"factors", p.factors}, {"feasible", p.feasible},
-                   {"speedup", p.speedup}, {"stats", statsJson(p.stats)}};
+        json pt = {{"index", p.index},
+                   {"factors", p.factors},
+                   {"feasible", p.feasible},
+                   {"speedup", p.speedup},
+                   {"stats", statsJson(p.stats)}};
         if (p.feasible) pt["best"] = toJson(p.best);
         points.push_back(pt);
     }
     json changes = json::array();
-    for (auto i : r.strategyChanges()) changes.push_back(r.points[i].index);
+    for (auto i : r.strategyChanges())
+        changes.push_back(r.points[i].index);
     return {{"schema", "madmax-sweep/1"},
             {"axes", axes},
             {"unscaled", toJson(r.unscaled)},
@@ -138,10 +148,12 @@ json toJson(const SweepResult& r) {
 
 SweepResult sweepFromJson(const json& j, const std::string& file) {
     if (j.value("schema", "") != "madmax-sweep/1")
-        throw InputError(file, "schema", "expected \"madmax-sweep/1\" (the output of `madmax sweep --json`)");
+        throw InputError(file, "schema",
+                         "expected \"madmax-sweep/1\" (the output of `madmax sweep --json`)");
     try {
         SweepResult r;
-        for (const auto& a : j.at("axes")) r.axes.push_back({a.at("knob"), a.at("factors").get<std::vector<double>>()});
+        for (const auto& a : j.at("axes"))
+            r.axes.push_back({a.at("knob"), a.at("factors").get<std::vector<double>>()});
         r.unscaled = candidateFromJson(j.at("unscaled"), file);
         for (const auto& p : j.at("points")) {
             SweepPoint s;
@@ -162,20 +174,24 @@ SweepResult sweepFromJson(const json& j, const std::string& file) {
 json toJson(const std::vector<Sensitivity>& s) {
     json a = json::array();
     for (const auto& x : s)
-        a.push_back({{"knob", x.knob}, {"speedup_at_half", x.speedupHalf}, {"speedup_at_double", x.speedupDouble}});
+        a.push_back({{"knob", x.knob},
+                     {"speedup_at_half", x.speedupHalf},
+                     {"speedup_at_double", x.speedupDouble}});
     return a;
 }
 
 std::string searchCsv(const SearchResult& r) {
     std::ostringstream os;
-    os << "rank,gpus,tp,pp,vp,cp,dp,micro_batch,zero_stage,recompute,sequence_parallel,tp_comm_overlap,"
+    os << "rank,gpus,tp,pp,vp,cp,dp,micro_batch,zero_stage,recompute,sequence_parallel,tp_comm_"
+          "overlap,"
           "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_bytes,margin_bytes,score\n";
     int rank = 1;
     for (const auto& c : r.top) {
         const Strategy& s = c.strategy;
-        os << rank++ << ',' << c.gpus << ',' << s.tp << ',' << s.pp << ',' << s.vp << ',' << s.cp << ',' << s.dp << ','
-           << s.microBatch << ',' << s.zeroStage << ',' << toString(s.recompute) << ',' << int(s.sequenceParallel) << ','
-           << int(s.tpCommOverlap) << ',' << c.stepTimeS << ',' << c.tokensPerS << ',' << c.tokensPerS / c.gpus << ','
+        os << rank++ << ',' << c.gpus << ',' << s.tp << ',' << s.pp << ',' << s.vp << ',' << s.cp
+           << ',' << s.dp << ',' << s.microBatch << ',' << s.zeroStage << ','
+           << toString(s.recompute) << ',' << int(s.sequenceParallel) << ',' << int(s.tpCommOverlap)
+           << ',' << c.stepTimeS << ',' << c.tokensPerS << ',' << c.tokensPerS / c.gpus << ','
            << c.mfu << ',' << c.memoryBytes << ',' << c.marginBytes << ',' << c.score << '\n';
     }
     return os.str();
@@ -183,12 +199,15 @@ std::string searchCsv(const SearchResult& r) {
 
 std::string sweepCsv(const SweepResult& r) {
     std::ostringstream os;
-    for (const auto& a : r.axes) os << a.knob << ',';
+    for (const auto& a : r.axes)
+        os << a.knob << ',';
     os << "feasible,speedup,best_tokens_per_s,best_gpus,best_strategy\n";
     for (const auto& p : r.points) {
-        for (double f : p.factors) os << f << ',';
-        os << int(p.feasible) << ',' << p.speedup << ',' << (p.feasible ? p.best.tokensPerS : 0.0) << ','
-           << (p.feasible ? p.best.gpus : 0) << ",\"" << (p.feasible ? strategySpec(p.best.strategy) : "") << "\"\n";
+        for (double f : p.factors)
+            os << f << ',';
+        os << int(p.feasible) << ',' << p.speedup << ',' << (p.feasible ? p.best.tokensPerS : 0.0)
+           << ',' << (p.feasible ? p.best.gpus : 0) << ",\""
+           << (p.feasible ? strategySpec(p.best.strategy) : "") << "\"\n";
     }
     return os.str();
 }

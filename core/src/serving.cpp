@@ -28,7 +28,8 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
 ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& o) {
     ServingSearchResult res;
     const Model& m = base.model;
-    const int domain = base.system.tiers.empty() ? base.system.gpusPerNode : base.system.tiers.front().gpus;
+    const int domain =
+        base.system.tiers.empty() ? base.system.gpusPerNode : base.system.tiers.front().gpus;
     std::vector<Precision> precisions = o.precisions;
     if (precisions.empty())
         for (Precision p : {Precision::BF16, Precision::FP8, Precision::FP4})
@@ -37,7 +38,8 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     auto& inf = s.workload.inference;
     inf.ttftObjectiveS = o.ttftObjectiveS;
     inf.tpotObjectiveS = o.tpotObjectiveS;
-    inf.mode = (o.ttftObjectiveS > 0 || o.tpotObjectiveS > 0) ? ServingMode::Server : ServingMode::Offline;
+    inf.mode =
+        (o.ttftObjectiveS > 0 || o.tpotObjectiveS > 0) ? ServingMode::Server : ServingMode::Offline;
     inf.batch = 0;
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
@@ -58,7 +60,9 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
                 if (explainInvalid(s)) continue;
                 ++res.evaluated;
                 const Result r = evaluate(s);
-                if (!r.memory.fits() || !r.inference.meetsObjectives || r.inference.maxBatchThatFits < 1) continue;
+                if (!r.memory.fits() || !r.inference.meetsObjectives ||
+                    r.inference.maxBatchThatFits < 1)
+                    continue;
                 ++res.feasible;
                 ServingCandidate c;
                 c.scenario = s;
@@ -67,19 +71,22 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
                 c.outputTokensPerSPerGpu = r.inference.outputTokensPerSPerGpu;
                 c.ttftS = r.inference.ttftS;
                 c.tpotS = r.inference.tpotS;
-                const double price = base.system.pricePerGpuHour > 0 ? base.system.pricePerGpuHour : 1.0;
-                c.score = o.perDollar ? c.outputTokensPerSPerGpu * 3600 / price : c.outputTokensPerSPerGpu;
+                const double price =
+                    base.system.pricePerGpuHour > 0 ? base.system.pricePerGpuHour : 1.0;
+                c.score = o.perDollar ? c.outputTokensPerSPerGpu * 3600 / price
+                                      : c.outputTokensPerSPerGpu;
                 res.top.push_back(std::move(c));
             }
         }
     }
-    std::sort(res.top.begin(), res.top.end(), [](const ServingCandidate& a, const ServingCandidate& b) {
-        if (a.score != b.score) return a.score > b.score;
-        const auto& x = a.scenario.strategy;
-        const auto& y = b.scenario.strategy;
-        return std::make_tuple(x.tp, x.pp, int(a.scenario.workload.precision)) <
-               std::make_tuple(y.tp, y.pp, int(b.scenario.workload.precision));
-    });
+    std::sort(res.top.begin(), res.top.end(),
+              [](const ServingCandidate& a, const ServingCandidate& b) {
+                  if (a.score != b.score) return a.score > b.score;
+                  const auto& x = a.scenario.strategy;
+                  const auto& y = b.scenario.strategy;
+                  return std::make_tuple(x.tp, x.pp, int(a.scenario.workload.precision)) <
+                         std::make_tuple(y.tp, y.pp, int(b.scenario.workload.precision));
+              });
     if (int(res.top.size()) > o.topN) res.top.resize(std::size_t(std::max(0, o.topN)));
     return res;
 }

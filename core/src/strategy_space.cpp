@@ -18,7 +18,9 @@ std::vector<int> tpChoices(const Model& m, int cap) {
     return divisorsOf(g, cap);
 }
 
-std::vector<int> ppChoices(const Model& m) { return divisorsOf(m.layers, m.layers); }
+std::vector<int> ppChoices(const Model& m) {
+    return divisorsOf(m.layers, m.layers);
+}
 
 std::vector<int> vpChoices(const Model& m, int pp) {
     if (pp <= 1 || m.layers % pp != 0) return {1};
@@ -27,13 +29,15 @@ std::vector<int> vpChoices(const Model& m, int pp) {
 
 std::vector<int> cpChoices(int seqLen, int cap) {
     std::vector<int> out;
-    for (int c = 1; c <= cap && seqLen % c == 0; c *= 2) out.push_back(c);
+    for (int c = 1; c <= cap && seqLen % c == 0; c *= 2)
+        out.push_back(c);
     return out;
 }
 
 std::vector<int> powersOfTwo(long long cap) {
     std::vector<int> out;
-    for (long long v = 1; v <= cap; v *= 2) out.push_back(int(v));
+    for (long long v = 1; v <= cap; v *= 2)
+        out.push_back(int(v));
     return out;
 }
 

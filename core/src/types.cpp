@@ -107,9 +107,12 @@ std::optional<Optimizer> parseOptimizer(std::string_view s) {
 
 std::string_view toString(LengthDistribution d) {
     switch (d) {
-    case LengthDistribution::Fixed: return "fixed";
-    case LengthDistribution::Uniform: return "uniform";
-    case LengthDistribution::Exponential: return "exponential";
+    case LengthDistribution::Fixed:
+        return "fixed";
+    case LengthDistribution::Uniform:
+        return "uniform";
+    case LengthDistribution::Exponential:
+        return "exponential";
     }
     return "?";
 }

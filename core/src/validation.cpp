@@ -137,7 +137,8 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
 }
 
-Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
+Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
+                                  const std::string& file) {
     const json& m = c.at("model");
     const json& sys = c.at("system");
     const json& inf = c.at("inference");
@@ -155,7 +156,8 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib, const
     } else {
         double tokens = 0, samples = 0;
         std::vector<json> all = {c.at("measured")};
-        for (const auto& a : c.value("also_measured", json::array())) all.push_back(a);
+        for (const auto& a : c.value("also_measured", json::array()))
+            all.push_back(a);
         for (const auto& a : all) {
             if (a.value("metric", "") == "output_tokens_per_s") tokens = a.value("value", 0.0);
             if (a.value("metric", "") == "samples_per_s") samples = a.value("value", 0.0);
@@ -178,8 +180,12 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib, const
         workload["ttft_objective_s"] = 2.0;
         workload["tpot_objective_s"] = 0.2;
     }
-    json doc = {{"name", c.at("id")}, {"model", model}, {"system", systemFor(sys, lib, gpus)}, {"gpus", gpus},
-                {"strategy", {{"tp", tp}, {"pp", pp}, {"dp", replicas}}}, {"workload", workload}};
+    json doc = {{"name", c.at("id")},
+                {"model", model},
+                {"system", systemFor(sys, lib, gpus)},
+                {"gpus", gpus},
+                {"strategy", {{"tp", tp}, {"pp", pp}, {"dp", replicas}}},
+                {"workload", workload}};
     return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
 }
 
@@ -308,11 +314,16 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                     o.skipped = arch + " inference is not modelled yet";
                 } else {
                     const Result r = evaluate(inferenceScenarioForCase(c, lib, file));
-                    if (o.metric == "output_tokens_per_s") o.predicted = r.inference.outputTokensPerS;
-                    else if (o.metric == "ttft_s") o.predicted = r.inference.ttftS;
-                    else if (o.metric == "tpot_s") o.predicted = r.inference.tpotS;
-                    else if (o.metric == "samples_per_s") o.predicted = r.inference.requestsPerS;
-                    else o.skipped = "metric " + o.metric + " is not predicted for inference";
+                    if (o.metric == "output_tokens_per_s")
+                        o.predicted = r.inference.outputTokensPerS;
+                    else if (o.metric == "ttft_s")
+                        o.predicted = r.inference.ttftS;
+                    else if (o.metric == "tpot_s")
+                        o.predicted = r.inference.tpotS;
+                    else if (o.metric == "samples_per_s")
+                        o.predicted = r.inference.requestsPerS;
+                    else
+                        o.skipped = "metric " + o.metric + " is not predicted for inference";
                 }
             } else {
                 o.skipped = "kind " + o.kind + " is not modelled";

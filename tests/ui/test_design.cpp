@@ -10,10 +10,13 @@
 using namespace madmax;
 
 namespace {
-bool waitFor(QSignalSpy& spy, int ms = 60000) { return spy.count() > 0 || spy.wait(ms); }
+bool waitFor(QSignalSpy& spy, int ms = 60000) {
+    return spy.count() > 0 || spy.wait(ms);
+}
 } // namespace
 
-TEST_CASE("Searching fills the heatmap, the scatter and the ranked table - a row loads into the sliders") {
+TEST_CASE("Searching fills the heatmap, the scatter and the ranked table - a row loads into the "
+          "sliders") {
     test::Explorer e("llama2-7b-8-a100-40gb");
     auto& w = *e.window;
     auto* panel = w.designSpace();
@@ -37,7 +40,8 @@ TEST_CASE("Searching fills the heatmap, the scatter and the ranked table - a row
     panel->loadRow(2);
     REQUIRE(e.settle());
     const int rank = panel->table()->item(2, 0)->data(Qt::UserRole).toInt();
-    CHECK(toJson(w.document()->scenario().strategy) == toJson(direct.top[std::size_t(rank)].strategy));
+    CHECK(toJson(w.document()->scenario().strategy) ==
+          toJson(direct.top[std::size_t(rank)].strategy));
     CHECK(w.shown().result.stepTimeS == Approx(direct.top[std::size_t(rank)].stepTimeS));
 }
 

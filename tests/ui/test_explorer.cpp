@@ -1,8 +1,8 @@
 // The explorer, driven as a user would (offscreen): sliders, edits, pins, undo, files.
 #include "charts/breakdown_chart.hpp"
 #include "export.hpp"
-#include "presets_store.hpp"
 #include "madmax/scenario_io.hpp"
+#include "presets_store.hpp"
 #include "ui_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -27,7 +27,9 @@ double shownStepTime(ui::MainWindow& w) {
     return sum;
 }
 
-int indexOf(const std::vector<int>& v, int x) { return int(std::find(v.begin(), v.end(), x) - v.begin()); }
+int indexOf(const std::vector<int>& v, int x) {
+    return int(std::find(v.begin(), v.end(), x) - v.begin());
+}
 
 } // namespace
 
@@ -64,7 +66,8 @@ TEST_CASE("500 slider changes in a burst end on the final scenario, never showin
     test::Explorer e;
     auto& w = *e.window;
     QList<quint64> shownGenerations;
-    QObject::connect(&w, &ui::MainWindow::resultShown, [&](quint64 g) { shownGenerations.append(g); });
+    QObject::connect(&w, &ui::MainWindow::resultShown,
+                     [&](quint64 g) { shownGenerations.append(g); });
     std::mt19937 rng(7);
     const QStringList keys = {"tp", "pp", "vp", "micro_batch", "global_batch", "dp"};
     for (int i = 0; i < 500; ++i) {
@@ -74,7 +77,8 @@ TEST_CASE("500 slider changes in a burst end on the final scenario, never showin
         if (i % 25 == 0) QCoreApplication::processEvents(); // let some results arrive mid-burst
     }
     REQUIRE(e.settle());
-    for (int i = 1; i < shownGenerations.size(); ++i) CHECK(shownGenerations[i] > shownGenerations[i - 1]);
+    for (int i = 1; i < shownGenerations.size(); ++i)
+        CHECK(shownGenerations[i] > shownGenerations[i - 1]);
     const Result expected = evaluate(w.document()->scenario());
     CHECK(w.shown().result.stepTimeS == Approx(expected.stepTimeS));
     CHECK(toJson(w.shown().scenario) == toJson(w.document()->scenario()));
@@ -86,7 +90,8 @@ TEST_CASE("An invalid strategy value is explained and leaves the scenario unchan
     auto& w = *e.window;
     const auto before = toJson(w.document()->scenario());
     w.strategyPanel()->spinBox("tp")->setValue(16); // Llama 3 70B has 8 KV heads
-    CHECK_THAT(w.strategyPanel()->message().toStdString(), Contains("TP=16 does not divide 8 KV heads"));
+    CHECK_THAT(w.strategyPanel()->message().toStdString(),
+               Contains("TP=16 does not divide 8 KV heads"));
     CHECK(toJson(w.document()->scenario()) == before);
     w.strategyPanel()->spinBox("tp")->setValue(4); // a valid value clears the message
     CHECK(w.strategyPanel()->message().isEmpty());
@@ -140,7 +145,8 @@ TEST_CASE("Pinning a baseline shows it beside the current scenario with deltas")
     REQUIRE(e.settle());
     CHECK(w.headline()->deltaText(0).contains("vs baseline"));
     const auto rows = w.chart("breakdown")->table().rows;
-    CHECK(std::any_of(rows.begin(), rows.end(), [](const QStringList& r) { return r[0] == "Baseline overlapped"; }));
+    CHECK(std::any_of(rows.begin(), rows.end(),
+                      [](const QStringList& r) { return r[0] == "Baseline overlapped"; }));
     CHECK(w.chart("comparison")->table().rows.size() == 2);
     w.pinBaseline("overlap");
     CHECK(w.chart("comparison")->table().rows.size() == 3);
@@ -235,7 +241,8 @@ TEST_CASE("The explorer switches to serving and back without restarting") {
     w.strategyPanel()->spinBox("batch")->setValue(16);
     REQUIRE(e.settle());
     CHECK(w.shown().result.inference.batch == 16);
-    CHECK(w.shown().result.inference.tpotS == Approx(evaluate(w.document()->scenario()).inference.tpotS));
+    CHECK(w.shown().result.inference.tpotS ==
+          Approx(evaluate(w.document()->scenario()).inference.tpotS));
 
     // Back to training in one undo step each.
     w.document()->undoStack()->undo();

@@ -1,10 +1,10 @@
 // Exports: SVG is XML with the chart's text, PDF is a PDF with a page, PNG has the requested
 // pixel size, CSV has one row per bar segment or point; and the headless `madmax figure`.
 #include "charts/chart_factory.hpp"
-#include "presets_store.hpp"
 #include "export.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/search.hpp"
+#include "presets_store.hpp"
 #include "ui_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -48,7 +48,8 @@ TEST_CASE("SVG export parses as XML and keeps the chart's text as text") {
         REQUIRE(ui::exportChart(id, in, path, o).isEmpty());
         const QByteArray svg = readAll(path);
         QXmlStreamReader xml(svg);
-        while (!xml.atEnd()) xml.readNext();
+        while (!xml.atEnd())
+            xml.readNext();
         CHECK_FALSE(xml.hasError());
         CHECK(svg.contains(ui::createChart(id)->title().split(':').first().toUtf8()));
     }
@@ -69,7 +70,7 @@ TEST_CASE("PDF export is a vector PDF with one page at the paper size") {
     CHECK(pdf.startsWith("%PDF"));
     CHECK(pdf.contains("/Type /Page"));
     CHECK(pdf.contains("/MediaBox [0 0 504.000000 216.000000]")); // 7 × 3 in at 72 pt/in
-    CHECK(pdf.contains("/FontFile")); // fonts embedded
+    CHECK(pdf.contains("/FontFile"));                             // fonts embedded
 }
 
 TEST_CASE("PNG export has the requested pixel size at 1×, 2× and 3×") {
@@ -134,7 +135,8 @@ TEST_CASE("Bad export requests are refused with a reason") {
     o.widthIn = -1;
     CHECK(ui::exportChart("memory", in, dir.filePath("x.svg"), o).contains("out of range"));
     o.widthIn = 3.5;
-    CHECK(ui::exportChart("memory", in, dir.filePath("no/such/folder/x.svg"), o).contains("cannot write"));
+    CHECK(ui::exportChart("memory", in, dir.filePath("no/such/folder/x.svg"), o)
+              .contains("cannot write"));
 }
 
 TEST_CASE("madmax figure renders headless, and --list names the charts") {
@@ -150,7 +152,8 @@ TEST_CASE("madmax figure renders headless, and --list names the charts") {
     env.remove("DISPLAY");
     env.remove("QT_QPA_PLATFORM");
     p.setProcessEnvironment(env);
-    p.start(MADMAX_CLI, {"figure", "default", "--chart", "breakdown", "--format", "svg", "--width-in", "7", "-o", out});
+    p.start(MADMAX_CLI, {"figure", "default", "--chart", "breakdown", "--format", "svg",
+                         "--width-in", "7", "-o", out});
     REQUIRE(p.waitForFinished(60000));
     CHECK(p.exitCode() == 0);
     CHECK(readAll(out).contains("<svg"));
@@ -197,7 +200,8 @@ TEST_CASE("Design-space and co-design charts export like the others") {
         CHECK(QString::fromUtf8(readAll(dir.filePath(id + ".csv"))).count('\n') > 2);
     }
     QProcess p;
-    p.start(MADMAX_CLI, {"figure", "default", "--chart", "heatmap", "--format", "png", "-o", dir.filePath("h.png")});
+    p.start(MADMAX_CLI, {"figure", "default", "--chart", "heatmap", "--format", "png", "-o",
+                         dir.filePath("h.png")});
     REQUIRE(p.waitForFinished(120000));
     CHECK(p.exitCode() == 0);
     CHECK(QImage(dir.filePath("h.png")).width() == 336 * 2);
@@ -215,11 +219,14 @@ TEST_CASE("A 2x PNG is the 1x figure at twice the resolution, not a crop of it")
     o.pixelScale = 2;
     REQUIRE(ui::exportChart("breakdown", in, dir.filePath("b.png"), o).isEmpty());
     const QImage one = QImage(dir.filePath("a.png")).convertToFormat(QImage::Format_Grayscale8);
-    const QImage two = QImage(dir.filePath("b.png")).scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation)
+    const QImage two = QImage(dir.filePath("b.png"))
+                           .scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation)
                            .convertToFormat(QImage::Format_Grayscale8);
     double diff = 0;
     for (int y = 0; y < one.height(); ++y)
-        for (int x = 0; x < one.width(); ++x) diff += std::abs(one.pixelColor(x, y).value() - two.pixelColor(x, y).value());
+        for (int x = 0; x < one.width(); ++x)
+            diff += std::abs(one.pixelColor(x, y).value() - two.pixelColor(x, y).value());
     diff /= double(one.width()) * one.height();
-    CHECK(diff < 12.0); // mean grey-level difference out of 255: the same picture, antialiased differently
+    CHECK(diff <
+          12.0); // mean grey-level difference out of 255: the same picture, antialiased differently
 }

@@ -27,7 +27,8 @@ struct Explorer {
     bool settle(int timeoutMs = 20000) {
         QElapsedTimer t;
         t.start();
-        while (window->shown().generation < window->worker()->latestGeneration() || window->shown().generation == 0) {
+        while (window->shown().generation < window->worker()->latestGeneration() ||
+               window->shown().generation == 0) {
             if (t.elapsed() > timeoutMs) return false;
             QTest::qWait(2);
         }

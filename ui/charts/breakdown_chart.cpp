@@ -2,19 +2,19 @@
 
 #include <QChart>
 #include <QCursor>
-#include <QToolTip>
 #include <QLegend>
 #include <QLegendMarker>
+#include <QToolTip>
 
 #include <algorithm>
 
 namespace madmax::ui {
 
 const std::vector<Component>& BreakdownChart::components() {
-    static const std::vector<Component> c = {Component::Forward,  Component::Backward, Component::Recompute,
-                                             Component::Optimizer, Component::CommTP,  Component::CommCP,
-                                             Component::CommEP,   Component::CommDP,   Component::CommPP,
-                                             Component::Bubble};
+    static const std::vector<Component> c = {
+        Component::Forward, Component::Backward, Component::Recompute, Component::Optimizer,
+        Component::CommTP,  Component::CommCP,   Component::CommEP,    Component::CommDP,
+        Component::CommPP,  Component::Bubble};
     return c;
 }
 
@@ -23,9 +23,10 @@ std::vector<double> BreakdownChart::barValues(const Result& r, bool overlapped) 
         const CommTime t = r.dimTotal(d);
         return overlapped ? t.exposedS : t.serializedS;
     };
-    return {r.compute.forwardS,    r.compute.backwardS,     r.compute.recomputeS, r.compute.optimizerS,
-            comm(ParallelDim::TP), comm(ParallelDim::CP),   comm(ParallelDim::EP), comm(ParallelDim::DP),
-            comm(ParallelDim::PP), overlapped ? r.bubbleS : 0.0};
+    return {r.compute.forwardS,          r.compute.backwardS,   r.compute.recomputeS,
+            r.compute.optimizerS,        comm(ParallelDim::TP), comm(ParallelDim::CP),
+            comm(ParallelDim::EP),       comm(ParallelDim::DP), comm(ParallelDim::PP),
+            overlapped ? r.bubbleS : 0.0};
 }
 
 BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
@@ -69,11 +70,13 @@ void BreakdownChart::setInput(const ChartInput& in) {
     if (in.baseline) {
         bars.push_back(barValues(in.baseline->eval.result, false));
         bars.push_back(barValues(in.baseline->eval.result, true));
-        names << "Baseline serialized" << "Baseline overlapped";
+        names << "Baseline serialized"
+              << "Baseline overlapped";
     }
     bars.push_back(barValues(in.current->result, false));
     bars.push_back(barValues(in.current->result, true));
-    names << "Serialized" << "Overlapped";
+    names << "Serialized"
+          << "Overlapped";
     setCategories(categories_, barNames_, names);
     const double maxTotal = fillStackedBars(sets_, bars);
     setNiceRange(values_, maxTotal * 1.02);
@@ -81,7 +84,8 @@ void BreakdownChart::setInput(const ChartInput& in) {
     // are often absent. Sets stay alive either way (QT-NOTES: keep QBarSets, change values).
     std::vector<bool> active(sets_.size());
     for (std::size_t k = 0; k < sets_.size(); ++k)
-        for (const auto& b : bars) active[k] = active[k] || b[k] > 0;
+        for (const auto& b : bars)
+            active[k] = active[k] || b[k] > 0;
     if (active != active_) {
         for (QBarSet* set : sets_)
             if (series_->barSets().contains(set)) {

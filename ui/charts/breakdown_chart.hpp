@@ -34,8 +34,8 @@ class BreakdownChart : public ExplorerChart {
     QHorizontalStackedBarSeries* series_;
     QBarCategoryAxis* categories_;
     QValueAxis* values_;
-    std::vector<QBarSet*> sets_;   ///< one per component, whether or not in the series
-    std::vector<bool> active_;     ///< which sets the series holds now
+    std::vector<QBarSet*> sets_; ///< one per component, whether or not in the series
+    std::vector<bool> active_;   ///< which sets the series holds now
     QStringList barNames_;
 };
 

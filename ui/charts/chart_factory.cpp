@@ -4,21 +4,31 @@
 #include "comm_chart.hpp"
 #include "comparison_chart.hpp"
 #include "curve_chart.hpp"
-#include "serving_chart.hpp"
 #include "heatmap_chart.hpp"
-#include "scatter_chart.hpp"
-#include "sweep_chart.hpp"
-#include "tornado_chart.hpp"
 #include "memory_chart.hpp"
+#include "scatter_chart.hpp"
+#include "serving_chart.hpp"
+#include "sweep_chart.hpp"
 #include "timeline_chart.hpp"
+#include "tornado_chart.hpp"
 
 namespace madmax::ui {
 
-QStringList chartIds() { return explorerChartIds() + designChartIds(); }
-QStringList explorerChartIds() { return trainingChartIds() + QStringList{"serving", "curve"}; }
-QStringList trainingChartIds() { return {"breakdown", "comm", "memory", "timeline", "comparison"}; }
-QStringList servingChartIds() { return {"serving", "memory", "curve", "comparison"}; }
-QStringList designChartIds() { return {"heatmap", "scatter", "tornado", "sweep"}; }
+QStringList chartIds() {
+    return explorerChartIds() + designChartIds();
+}
+QStringList explorerChartIds() {
+    return trainingChartIds() + QStringList{"serving", "curve"};
+}
+QStringList trainingChartIds() {
+    return {"breakdown", "comm", "memory", "timeline", "comparison"};
+}
+QStringList servingChartIds() {
+    return {"serving", "memory", "curve", "comparison"};
+}
+QStringList designChartIds() {
+    return {"heatmap", "scatter", "tornado", "sweep"};
+}
 
 std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
     if (id == "breakdown") return std::make_unique<BreakdownChart>(parent);

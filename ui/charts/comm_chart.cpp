@@ -31,7 +31,8 @@ CommChart::CommChart(QWidget* parent) : ExplorerChart(parent) {
 
 QString CommChart::description() const {
     return "Each collective of each parallel dimension: 'serialized' is the time it occupies its "
-           "stream over the step, 'exposed' the time the compute stream waited for it (MODEL.md §4). "
+           "stream over the step, 'exposed' the time the compute stream waited for it (MODEL.md "
+           "§4). "
            "Collective times are hierarchical α–β rings over the network tiers the group spans.";
 }
 
@@ -41,9 +42,11 @@ void CommChart::restyle() {
     if (baselineExposed_) {
         QColor c = componentColor(Component::CommDP);
         c.setAlpha(110);
-        baselineExposed_->setBrush(style_.hatching ? QBrush(c.darker(150), Qt::BDiagPattern) : QBrush(c));
+        baselineExposed_->setBrush(style_.hatching ? QBrush(c.darker(150), Qt::BDiagPattern)
+                                                   : QBrush(c));
     }
-    for (QBarSet* s : series_->barSets()) s->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
+    for (QBarSet* s : series_->barSets())
+        s->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
 }
 
 void CommChart::setInput(const ChartInput& in) {
@@ -58,8 +61,9 @@ void CommChart::setInput(const ChartInput& in) {
             const CommTime& t = r.comm[d][k];
             const CommTime bt = b ? b->comm[d][k] : CommTime{};
             if (t.serializedS <= 0 && bt.serializedS <= 0) continue;
-            names << QString("%1 %2").arg(QString::fromStdString(std::string(toString(ParallelDim(d)))).toUpper(),
-                                          QString::fromStdString(std::string(toString(Collective(k)))).replace('_', '-'));
+            names << QString("%1 %2").arg(
+                QString::fromStdString(std::string(toString(ParallelDim(d)))).toUpper(),
+                QString::fromStdString(std::string(toString(Collective(k)))).replace('_', '-'));
             ser << t.serializedS;
             exp << t.exposedS;
             bexp << bt.exposedS;
@@ -89,7 +93,8 @@ void CommChart::setInput(const ChartInput& in) {
             set->remove(0, set->count());
             set->append(v);
         } else {
-            for (int i = 0; i < v.size(); ++i) set->replace(i, v[i]);
+            for (int i = 0; i < v.size(); ++i)
+                set->replace(i, v[i]);
         }
     };
     fill(serialized_, ser);
@@ -103,7 +108,8 @@ ChartTable CommChart::table() const {
     t.columns = {"collective", "serialized_s", "exposed_s"};
     if (baselineExposed_) t.columns << "baseline_exposed_s";
     for (int i = 0; i < names_.size(); ++i) {
-        QStringList row = {names_[i], formatNumber(serialized_->at(i), 6), formatNumber(exposed_->at(i), 6)};
+        QStringList row = {names_[i], formatNumber(serialized_->at(i), 6),
+                           formatNumber(exposed_->at(i), 6)};
         if (baselineExposed_) row << formatNumber(baselineExposed_->at(i), 6);
         t.rows.append(row);
     }

@@ -10,9 +10,9 @@ namespace madmax::ui {
 
 namespace {
 const QStringList kMetrics = {"Tokens/s per GPU", "MFU", "Exposed comm"};
-const Component kSeriesColours[] = {Component::Forward, Component::CommTP, Component::Recompute,
-                                    Component::CommPP, Component::Backward, Component::CommDP,
-                                    Component::CommCP, Component::Bubble};
+const Component kSeriesColours[] = {Component::Forward, Component::CommTP,   Component::Recompute,
+                                    Component::CommPP,  Component::Backward, Component::CommDP,
+                                    Component::CommCP,  Component::Bubble};
 } // namespace
 
 ComparisonChart::ComparisonChart(QWidget* parent) : ExplorerChart(parent) {
@@ -55,16 +55,20 @@ void ComparisonChart::setInput(const ChartInput& in) {
         const Result* r;
     };
     QList<Row> rows;
-    for (const auto& p : in.pinned) rows.append({p.name, &p.eval.result});
+    for (const auto& p : in.pinned)
+        rows.append({p.name, &p.eval.result});
     rows.append({"Current", &in.current->result});
     const Result& cur = in.current->result;
-    auto rel = [](double v, double ref) { return ref > 0 ? 100.0 * v / ref : (v > 0 ? 200.0 : 100.0); };
+    auto rel = [](double v, double ref) {
+        return ref > 0 ? 100.0 * v / ref : (v > 0 ? 200.0 : 100.0);
+    };
 
     // Keep sets alive when the list of scenarios is unchanged.
     auto sets = series_->barSets();
     if (sets.size() != rows.size()) {
         series_->clear();
-        for (const auto& row : rows) series_->append(new QBarSet(row.name));
+        for (const auto& row : rows)
+            series_->append(new QBarSet(row.name));
         sets = series_->barSets();
         restyle();
     }
@@ -80,15 +84,18 @@ void ComparisonChart::setInput(const ChartInput& in) {
             sets[i]->remove(0, sets[i]->count());
             sets[i]->append({v[0], v[1], v[2]});
         } else {
-            for (int k = 0; k < 3; ++k) sets[i]->replace(k, v[k]);
+            for (int k = 0; k < 3; ++k)
+                sets[i]->replace(k, v[k]);
         }
         maxV = std::max({maxV, v[0], v[1], v[2]});
-        table_.rows.append({rows[i].name, formatNumber(r.tokensPerSPerGpu, 6), formatNumber(r.mfu, 6),
-                            formatNumber(r.exposedCommS, 6)});
+        table_.rows.append({rows[i].name, formatNumber(r.tokensPerSPerGpu, 6),
+                            formatNumber(r.mfu, 6), formatNumber(r.exposedCommS, 6)});
     }
     setNiceRange(values_, maxV * 1.02);
 }
 
-ChartTable ComparisonChart::table() const { return table_; }
+ChartTable ComparisonChart::table() const {
+    return table_;
+}
 
 } // namespace madmax::ui

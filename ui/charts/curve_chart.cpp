@@ -8,8 +8,8 @@
 namespace madmax::ui {
 
 namespace {
-const Component kLines[] = {Component::Forward, Component::CommTP, Component::Recompute, Component::CommPP,
-                            Component::CommDP, Component::Backward};
+const Component kLines[] = {Component::Forward, Component::CommTP, Component::Recompute,
+                            Component::CommPP,  Component::CommDP, Component::Backward};
 }
 
 CurveChart::CurveChart(QWidget* parent) : ExplorerChart(parent) {
@@ -33,7 +33,8 @@ CurveChart::CurveChart(QWidget* parent) : ExplorerChart(parent) {
     point_->setName("operating point");
     point_->setMarkerShape(QScatterSeries::MarkerShapeStar);
     point_->setMarkerSize(16);
-    for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(sla_), static_cast<QAbstractSeries*>(point_)}) {
+    for (QAbstractSeries* s :
+         {static_cast<QAbstractSeries*>(sla_), static_cast<QAbstractSeries*>(point_)}) {
         c->addSeries(s);
         s->attachAxis(x_);
         s->attachAxis(y_);
@@ -44,8 +45,10 @@ CurveChart::CurveChart(QWidget* parent) : ExplorerChart(parent) {
 }
 
 QString CurveChart::description() const {
-    return "Each point doubles the batch per replica: throughput rises while TPOT grows, until the KV "
-           "cache no longer fits (hollow points). The shaded box is the TPOT objective; the star is the "
+    return "Each point doubles the batch per replica: throughput rises while TPOT grows, until the "
+           "KV "
+           "cache no longer fits (hollow points). The shaded box is the TPOT objective; the star "
+           "is the "
            "scenario's operating point. Pinned configurations are drawn beside it.";
 }
 
@@ -66,9 +69,11 @@ void CurveChart::restyle() {
 
 void CurveChart::setInput(const ChartInput& in) {
     table_ = {};
-    table_.columns = {"configuration", "batch", "tpot_ms", "ttft_ms", "tokens_per_s_per_gpu", "fits"};
+    table_.columns = {"configuration",        "batch", "tpot_ms", "ttft_ms",
+                      "tokens_per_s_per_gpu", "fits"};
     if (!in.current || !in.current->result.isInference) return;
-    for (auto* l : lines_) chart()->removeSeries(l);
+    for (auto* l : lines_)
+        chart()->removeSeries(l);
     qDeleteAll(lines_);
     lines_.clear();
     double maxX = 1, maxY = 1;
@@ -84,7 +89,8 @@ void CurveChart::setInput(const ChartInput& in) {
             maxY = std::max(maxY, p.outputTokensPerSPerGpu);
         }
         for (const auto& p : pts)
-            table_.rows.append({name, QString::number(p.batch), formatNumber(p.tpotS * 1e3, 6), formatNumber(p.ttftS * 1e3, 6),
+            table_.rows.append({name, QString::number(p.batch), formatNumber(p.tpotS * 1e3, 6),
+                                formatNumber(p.ttftS * 1e3, 6),
                                 formatNumber(p.outputTokensPerSPerGpu, 6), p.fits ? "1" : "0"});
         line->replace(xy);
         chart()->addSeries(line);
@@ -115,6 +121,8 @@ void CurveChart::setInput(const ChartInput& in) {
     restyle();
 }
 
-ChartTable CurveChart::table() const { return table_; }
+ChartTable CurveChart::table() const {
+    return table_;
+}
 
 } // namespace madmax::ui

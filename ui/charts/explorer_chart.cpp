@@ -23,22 +23,28 @@ void ExplorerChart::setChartStyle(const ChartStyle& s) {
     restyle();
 }
 
-QString formatNumber(double v, int precision) { return QString::number(v, 'g', precision); }
+QString formatNumber(double v, int precision) {
+    return QString::number(v, 'g', precision);
+}
 
-double fillStackedBars(const std::vector<QBarSet*>& sets, const std::vector<std::vector<double>>& bars) {
+double fillStackedBars(const std::vector<QBarSet*>& sets,
+                       const std::vector<std::vector<double>>& bars) {
     double tallest = 0;
     for (const auto& b : bars) {
         double sum = 0;
-        for (double v : b) sum += v;
+        for (double v : b)
+            sum += v;
         tallest = std::max(tallest, sum);
     }
     for (std::size_t k = 0; k < sets.size(); ++k) {
         QBarSet* set = sets[k];
         if (set->count() != int(bars.size())) {
             set->remove(0, set->count());
-            for (const auto& b : bars) set->append(b[k]);
+            for (const auto& b : bars)
+                set->append(b[k]);
         } else {
-            for (std::size_t i = 0; i < bars.size(); ++i) set->replace(int(i), bars[i][k]);
+            for (std::size_t i = 0; i < bars.size(); ++i)
+                set->replace(int(i), bars[i][k]);
         }
     }
     return tallest;
@@ -66,20 +72,21 @@ void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Com
 
 void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
                            std::vector<Component> components, const QString& unit) {
-    QObject::connect(series, &QAbstractBarSeries::hovered, series,
-                     [sets, components = std::move(components), unit](bool on, int index, QBarSet* set) {
-                         if (!on) {
-                             QToolTip::hideText();
-                             return;
-                         }
-                         const auto it = std::find(sets.begin(), sets.end(), set);
-                         if (it == sets.end()) return;
-                         const Component c = components[std::size_t(it - sets.begin())];
-                         QToolTip::showText(QCursor::pos(), QString("<b>%1</b>: %2 %3<br>%4")
-                                                                .arg(componentName(c))
-                                                                .arg(set->at(index), 0, 'g', 4)
-                                                                .arg(unit, componentTooltip(c)));
-                     });
+    QObject::connect(
+        series, &QAbstractBarSeries::hovered, series,
+        [sets, components = std::move(components), unit](bool on, int index, QBarSet* set) {
+            if (!on) {
+                QToolTip::hideText();
+                return;
+            }
+            const auto it = std::find(sets.begin(), sets.end(), set);
+            if (it == sets.end()) return;
+            const Component c = components[std::size_t(it - sets.begin())];
+            QToolTip::showText(QCursor::pos(), QString("<b>%1</b>: %2 %3<br>%4")
+                                                   .arg(componentName(c))
+                                                   .arg(set->at(index), 0, 'g', 4)
+                                                   .arg(unit, componentTooltip(c)));
+        });
 }
 
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names) {

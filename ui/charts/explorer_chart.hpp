@@ -11,10 +11,10 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChartView>
-#include <QValueAxis>
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <QValueAxis>
 
 namespace madmax::ui {
 
@@ -60,13 +60,15 @@ QString formatNumber(double v, int precision = 4);
 
 /// Set bar k of every set to bars[k][set]: values replaced in place when the bar count is
 /// unchanged (QT-NOTES: keep QBarSets alive). Returns the tallest bar's total.
-double fillStackedBars(const std::vector<QBarSet*>& sets, const std::vector<std::vector<double>>& bars);
+double fillStackedBars(const std::vector<QBarSet*>& sets,
+                       const std::vector<std::vector<double>>& bars);
 /// Set a value axis to [0, the next "nice" number above `max`] (1, 2, 2.5, 5 × 10^k), and only
 /// when that changes: slider drags then rarely re-lay out the axes.
 void setNiceRange(QValueAxis* axis, double max);
 
 /// Component colours (or hatching) on bar sets, with thin black outlines on paper.
-void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Component>& components, const ChartStyle& style);
+void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Component>& components,
+                        const ChartStyle& style);
 /// Hovering a bar segment shows its component, its value in `unit` and what it counts.
 void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
                            std::vector<Component> components, const QString& unit);

@@ -22,7 +22,8 @@ HeatmapChart::HeatmapChart(QWidget* parent) : ExplorerChart(parent) {
     best_ = new QScatterSeries;
     best_->setName("best");
     best_->setMarkerShape(QScatterSeries::MarkerShapeStar);
-    for (auto* s : {cells_, infeasible_, best_}) c->addSeries(s);
+    for (auto* s : {cells_, infeasible_, best_})
+        c->addSeries(s);
     x_ = new QCategoryAxis;
     y_ = new QCategoryAxis;
     x_->setTitleText("TP");
@@ -49,7 +50,8 @@ HeatmapChart::HeatmapChart(QWidget* parent) : ExplorerChart(parent) {
 
 QString HeatmapChart::description() const {
     return "Each cell is the best configuration with that TP and PP degree over every other "
-           "dimension the search spans (VP, CP, DP, micro-batch, ZeRO, recompute, SP, overlap); grey "
+           "dimension the search spans (VP, CP, DP, micro-batch, ZeRO, recompute, SP, overlap); "
+           "grey "
            "cells have valid configurations but none fits in memory.";
 }
 
@@ -82,10 +84,13 @@ void HeatmapChart::setInput(const ChartInput& in) {
     tps_ = QList<int>(tps.begin(), tps.end());
     pps_ = QList<int>(pps.begin(), pps.end());
     for (auto* a : {x_, y_})
-        for (const QString& l : a->categoriesLabels()) a->remove(l);
+        for (const QString& l : a->categoriesLabels())
+            a->remove(l);
     // Category i spans [i, i+1]; its cell is drawn at i + 0.5.
-    for (int i = 0; i < tps_.size(); ++i) x_->append(QString::number(tps_[i]), i + 1);
-    for (int i = 0; i < pps_.size(); ++i) y_->append(QString::number(pps_[i]), i + 1);
+    for (int i = 0; i < tps_.size(); ++i)
+        x_->append(QString::number(tps_[i]), i + 1);
+    for (int i = 0; i < pps_.size(); ++i)
+        y_->append(QString::number(pps_[i]), i + 1);
     x_->setRange(0, std::max<qsizetype>(1, tps_.size()));
     y_->setRange(0, std::max<qsizetype>(1, pps_.size()));
 
@@ -101,8 +106,11 @@ void HeatmapChart::setInput(const ChartInput& in) {
             values << v;
             lo = std::min(lo, v);
             hi = std::max(hi, v);
-            if (top && c.best.strategy.tp == top->strategy.tp && c.best.strategy.pp == top->strategy.pp) best << p;
-            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "1", formatNumber(v, 6),
+            if (top && c.best.strategy.tp == top->strategy.tp &&
+                c.best.strategy.pp == top->strategy.pp)
+                best << p;
+            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "1",
+                                formatNumber(v, 6),
                                 QString::fromStdString(strategySpec(c.best.strategy))});
         } else if (c.anyValid) {
             none << p;
@@ -124,7 +132,8 @@ void HeatmapChart::setInput(const ChartInput& in) {
 void HeatmapChart::resizeMarkers() {
     const QRectF area = chart()->plotArea();
     if (tps_.isEmpty() || pps_.isEmpty() || area.isEmpty()) return;
-    const double size = std::max(4.0, std::min(area.width() / tps_.size(), area.height() / pps_.size()) * 0.95);
+    const double size =
+        std::max(4.0, std::min(area.width() / tps_.size(), area.height() / pps_.size()) * 0.95);
     cells_->setMarkerSize(size);
     infeasible_->setMarkerSize(size);
 }
@@ -134,6 +143,8 @@ void HeatmapChart::resizeEvent(QResizeEvent* e) {
     resizeMarkers();
 }
 
-ChartTable HeatmapChart::table() const { return table_; }
+ChartTable HeatmapChart::table() const {
+    return table_;
+}
 
 } // namespace madmax::ui

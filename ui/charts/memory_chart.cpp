@@ -2,19 +2,19 @@
 
 #include <QChart>
 #include <QCursor>
-#include <QToolTip>
 #include <QLegend>
+#include <QToolTip>
 
 #include <algorithm>
 
 namespace madmax::ui {
 
 namespace {
-const Component kParts[] = {Component::Weights, Component::Grads, Component::OptimizerState,
+const Component kParts[] = {Component::Weights,     Component::Grads,   Component::OptimizerState,
                             Component::Activations, Component::KvCache, Component::Reserve};
 std::vector<double> parts(const MemoryBreakdown& m) {
-    return {m.weightsBytes / 1e9, m.gradsBytes / 1e9, m.optimizerBytes / 1e9, m.activationsBytes / 1e9,
-            m.kvCacheBytes / 1e9, m.reserveBytes / 1e9};
+    return {m.weightsBytes / 1e9,     m.gradsBytes / 1e9,   m.optimizerBytes / 1e9,
+            m.activationsBytes / 1e9, m.kvCacheBytes / 1e9, m.reserveBytes / 1e9};
 }
 } // namespace
 
@@ -47,12 +47,14 @@ MemoryChart::MemoryChart(QWidget* parent) : ExplorerChart(parent) {
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();
-    showComponentTooltips(series_, sets_, std::vector<Component>(std::begin(kParts), std::end(kParts)), "GB");
+    showComponentTooltips(series_, sets_,
+                          std::vector<Component>(std::begin(kParts), std::end(kParts)), "GB");
 }
 
 QString MemoryChart::description() const {
     return "Memory of the fullest pipeline stage: 16-bit weights, gradients and Adam state sharded "
-           "per ZeRO stage (Rajbhandari et al. SC20), activations per Korthikanti et al. 2022 times "
+           "per ZeRO stage (Rajbhandari et al. SC20), activations per Korthikanti et al. 2022 "
+           "times "
            "the micro-batches in flight, and a reserve; the line is the HBM capacity.";
 }
 

@@ -19,7 +19,8 @@ ScatterChart::ScatterChart(QWidget* parent) : ExplorerChart(parent) {
     best_->setName("best");
     best_->setMarkerShape(QScatterSeries::MarkerShapeStar);
     best_->setMarkerSize(16);
-    for (auto* s : {static_cast<QXYSeries*>(points_), static_cast<QXYSeries*>(front_), static_cast<QXYSeries*>(best_)})
+    for (auto* s : {static_cast<QXYSeries*>(points_), static_cast<QXYSeries*>(front_),
+                    static_cast<QXYSeries*>(best_)})
         c->addSeries(s);
     x_ = new QValueAxis;
     y_ = new QValueAxis;
@@ -40,7 +41,8 @@ ScatterChart::ScatterChart(QWidget* parent) : ExplorerChart(parent) {
 
 QString ScatterChart::description() const {
     return "A deterministic sample of the configurations that fit (the same for any thread count), "
-           "with the front of configurations no other beats in both throughput and memory headroom.";
+           "with the front of configurations no other beats in both throughput and memory "
+           "headroom.";
 }
 
 void ScatterChart::restyle() {
@@ -62,18 +64,23 @@ void ScatterChart::setInput(const ChartInput& in) {
     const auto& r = *in.search;
     QList<QPointF> pts, front, best;
     double maxX = 1, maxY = 1;
-    auto point = [](const Candidate& c) { return QPointF(c.memoryBytes / 1e9, c.tokensPerS / c.gpus); };
+    auto point = [](const Candidate& c) {
+        return QPointF(c.memoryBytes / 1e9, c.tokensPerS / c.gpus);
+    };
     for (const auto& c : r.scatter) {
         pts << point(c);
-        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6), formatNumber(c.tokensPerS / c.gpus, 6), "0",
+        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6),
+                            formatNumber(c.tokensPerS / c.gpus, 6), "0",
                             QString::fromStdString(strategySpec(c.strategy))});
     }
     for (const auto& c : r.paretoMemory) {
         front << point(c);
-        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6), formatNumber(c.tokensPerS / c.gpus, 6), "1",
+        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6),
+                            formatNumber(c.tokensPerS / c.gpus, 6), "1",
                             QString::fromStdString(strategySpec(c.strategy))});
     }
-    std::sort(front.begin(), front.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+    std::sort(front.begin(), front.end(),
+              [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
     if (!r.top.empty()) best << point(r.top.front());
     for (const auto& p : pts + front) {
         maxX = std::max(maxX, p.x());
@@ -86,6 +93,8 @@ void ScatterChart::setInput(const ChartInput& in) {
     y_->setRange(0, maxY * 1.08);
 }
 
-ChartTable ScatterChart::table() const { return table_; }
+ChartTable ScatterChart::table() const {
+    return table_;
+}
 
 } // namespace madmax::ui

@@ -8,20 +8,27 @@
 namespace madmax::ui {
 
 namespace {
-const char* kParts[] = {"Weight reads", "KV-cache reads", "Compute", "TP comm", "Kernel overheads",
-                        "Prefills / waiting", "Pipeline p2p"};
-const Component kColours[] = {Component::Weights,   Component::KvCache,   Component::Backward, Component::CommTP,
-                              Component::Optimizer, Component::Recompute, Component::Bubble};
+const char* kParts[] = {"Weight reads",     "KV-cache reads",     "Compute",     "TP comm",
+                        "Kernel overheads", "Prefills / waiting", "Pipeline p2p"};
+const Component kColours[] = {Component::Weights, Component::KvCache,   Component::Backward,
+                              Component::CommTP,  Component::Optimizer, Component::Recompute,
+                              Component::Bubble};
 
 /// TPOT = one iteration; TTFT = the prompt's prefill + half an iteration of waiting.
 std::vector<double> tpotParts(const Result& r) {
     const auto& i = r.inference;
-    return {i.decodeWeightReadS, i.decodeKvReadS, i.decodeComputeS, i.decodeCommS, i.decodeOverheadS,
-            i.prefillPerIterationS, r.commTime(ParallelDim::PP, Collective::P2P).serializedS};
+    return {i.decodeWeightReadS,
+            i.decodeKvReadS,
+            i.decodeComputeS,
+            i.decodeCommS,
+            i.decodeOverheadS,
+            i.prefillPerIterationS,
+            r.commTime(ParallelDim::PP, Collective::P2P).serializedS};
 }
 std::vector<double> ttftParts(const Result& r) {
     const auto& i = r.inference;
-    const double wait = std::max(0.0, i.ttftS - i.prefillComputeS - i.prefillCommS - i.prefillOverheadS);
+    const double wait =
+        std::max(0.0, i.ttftS - i.prefillComputeS - i.prefillCommS - i.prefillOverheadS);
     return {0.0, 0.0, i.prefillComputeS, i.prefillCommS, i.prefillOverheadS, wait, 0.0};
 }
 } // namespace
@@ -47,18 +54,23 @@ ServingChart::ServingChart(QWidget* parent) : ExplorerChart(parent) {
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();
-    showComponentTooltips(series_, sets_, std::vector<Component>(std::begin(kColours), std::end(kColours)), "ms");
+    showComponentTooltips(series_, sets_,
+                          std::vector<Component>(std::begin(kColours), std::end(kColours)), "ms");
 }
 
 QString ServingChart::description() const {
-    return "TPOT is one continuous-batching iteration: a decode step (every weight read once, every "
-           "sequence's KV cache read, two TP all-reduces per layer, kernel overheads; Pope et al. 2022) "
-           "plus the prefills of the requests admitted meanwhile. TTFT is the prompt's prefill plus, on "
+    return "TPOT is one continuous-batching iteration: a decode step (every weight read once, "
+           "every "
+           "sequence's KV cache read, two TP all-reduces per layer, kernel overheads; Pope et al. "
+           "2022) "
+           "plus the prefills of the requests admitted meanwhile. TTFT is the prompt's prefill "
+           "plus, on "
            "average, half an iteration of waiting.";
 }
 
 void ServingChart::restyle() {
-    styleComponentSets(sets_, std::vector<Component>(std::begin(kColours), std::end(kColours)), style_);
+    styleComponentSets(sets_, std::vector<Component>(std::begin(kColours), std::end(kColours)),
+                       style_);
 }
 
 void ServingChart::setInput(const ChartInput& in) {
@@ -68,13 +80,16 @@ void ServingChart::setInput(const ChartInput& in) {
     if (in.baseline && in.baseline->eval.result.isInference) {
         bars.push_back(ttftParts(in.baseline->eval.result));
         bars.push_back(tpotParts(in.baseline->eval.result));
-        names << "Baseline TTFT" << "Baseline TPOT";
+        names << "Baseline TTFT"
+              << "Baseline TPOT";
     }
     bars.push_back(ttftParts(in.current->result));
     bars.push_back(tpotParts(in.current->result));
-    names << "TTFT" << "TPOT";
+    names << "TTFT"
+          << "TPOT";
     for (auto& b : bars)
-        for (double& v : b) v *= 1e3; // milliseconds
+        for (double& v : b)
+            v *= 1e3; // milliseconds
     setCategories(bars_, names_, names);
     const double maxTotal = fillStackedBars(sets_, bars);
     setNiceRange(ms_, std::max(maxTotal, 1e-6) * 1.02);

@@ -1,86 +1,151 @@
 #include "style.hpp"
 
+#include <QAbstractAxis>
 #include <QChart>
 #include <QLegend>
-#include <QAbstractAxis>
 
 namespace madmax::ui {
 
 QColor componentColor(Component c) {
     // Okabe–Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple.
     switch (c) {
-    case Component::Forward: return QColor(0x00, 0x72, 0xB2);     // blue
-    case Component::Backward: return QColor(0x56, 0xB4, 0xE9);    // sky blue
-    case Component::Recompute: return QColor(0x00, 0x9E, 0x73);   // bluish green
-    case Component::Optimizer: return QColor(0x99, 0x99, 0x99);   // grey
-    case Component::CommTP: return QColor(0xE6, 0x9F, 0x00);      // orange
-    case Component::CommCP: return QColor(0xF0, 0xE4, 0x42);      // yellow
-    case Component::CommEP: return QColor(0x88, 0x66, 0x00);      // dark yellow
-    case Component::CommDP: return QColor(0xD5, 0x5E, 0x00);      // vermillion
-    case Component::CommPP: return QColor(0xCC, 0x79, 0xA7);      // reddish purple
-    case Component::Bubble: return QColor(0x33, 0x33, 0x33);      // near black
-    case Component::Weights: return QColor(0x00, 0x72, 0xB2);
-    case Component::Grads: return QColor(0x56, 0xB4, 0xE9);
-    case Component::OptimizerState: return QColor(0x00, 0x9E, 0x73);
-    case Component::Activations: return QColor(0xE6, 0x9F, 0x00);
-    case Component::KvCache: return QColor(0xCC, 0x79, 0xA7);
-    case Component::Reserve: return QColor(0x99, 0x99, 0x99);
-    case Component::Baseline: return QColor(0xBB, 0xBB, 0xBB);
+    case Component::Forward:
+        return QColor(0x00, 0x72, 0xB2); // blue
+    case Component::Backward:
+        return QColor(0x56, 0xB4, 0xE9); // sky blue
+    case Component::Recompute:
+        return QColor(0x00, 0x9E, 0x73); // bluish green
+    case Component::Optimizer:
+        return QColor(0x99, 0x99, 0x99); // grey
+    case Component::CommTP:
+        return QColor(0xE6, 0x9F, 0x00); // orange
+    case Component::CommCP:
+        return QColor(0xF0, 0xE4, 0x42); // yellow
+    case Component::CommEP:
+        return QColor(0x88, 0x66, 0x00); // dark yellow
+    case Component::CommDP:
+        return QColor(0xD5, 0x5E, 0x00); // vermillion
+    case Component::CommPP:
+        return QColor(0xCC, 0x79, 0xA7); // reddish purple
+    case Component::Bubble:
+        return QColor(0x33, 0x33, 0x33); // near black
+    case Component::Weights:
+        return QColor(0x00, 0x72, 0xB2);
+    case Component::Grads:
+        return QColor(0x56, 0xB4, 0xE9);
+    case Component::OptimizerState:
+        return QColor(0x00, 0x9E, 0x73);
+    case Component::Activations:
+        return QColor(0xE6, 0x9F, 0x00);
+    case Component::KvCache:
+        return QColor(0xCC, 0x79, 0xA7);
+    case Component::Reserve:
+        return QColor(0x99, 0x99, 0x99);
+    case Component::Baseline:
+        return QColor(0xBB, 0xBB, 0xBB);
     }
     return Qt::gray;
 }
 
 QString componentName(Component c) {
     switch (c) {
-    case Component::Forward: return "Forward";
-    case Component::Backward: return "Backward";
-    case Component::Recompute: return "Recompute";
-    case Component::Optimizer: return "Optimizer";
-    case Component::CommTP: return "TP comm";
-    case Component::CommCP: return "CP comm";
-    case Component::CommEP: return "EP comm";
-    case Component::CommDP: return "DP comm";
-    case Component::CommPP: return "PP comm";
-    case Component::Bubble: return "Bubble";
-    case Component::Weights: return "Weights";
-    case Component::Grads: return "Gradients";
-    case Component::OptimizerState: return "Optimizer state";
-    case Component::Activations: return "Activations";
-    case Component::KvCache: return "KV cache";
-    case Component::Reserve: return "Reserve";
-    case Component::Baseline: return "Baseline";
+    case Component::Forward:
+        return "Forward";
+    case Component::Backward:
+        return "Backward";
+    case Component::Recompute:
+        return "Recompute";
+    case Component::Optimizer:
+        return "Optimizer";
+    case Component::CommTP:
+        return "TP comm";
+    case Component::CommCP:
+        return "CP comm";
+    case Component::CommEP:
+        return "EP comm";
+    case Component::CommDP:
+        return "DP comm";
+    case Component::CommPP:
+        return "PP comm";
+    case Component::Bubble:
+        return "Bubble";
+    case Component::Weights:
+        return "Weights";
+    case Component::Grads:
+        return "Gradients";
+    case Component::OptimizerState:
+        return "Optimizer state";
+    case Component::Activations:
+        return "Activations";
+    case Component::KvCache:
+        return "KV cache";
+    case Component::Reserve:
+        return "Reserve";
+    case Component::Baseline:
+        return "Baseline";
     }
     return {};
 }
 
 QString componentTooltip(Component c) {
     switch (c) {
-    case Component::Forward: return "Forward compute of the critical pipeline stage over all micro-batches: per op max(FLOPs/(peak·η), bytes/(HBM·η)) + launch (MODEL.md §2).";
-    case Component::Backward: return "Backward compute: 2× the forward GEMMs (data and weight gradients), 2.5× for flash attention (Dao 2023).";
-    case Component::Recompute: return "Recomputed forward work: the whole layer (full) or the attention core (selective), Korthikanti et al. 2022.";
-    case Component::Optimizer: return "Optimizer step: HBM-bound over parameters, gradients and Adam state held by the GPU (ZeRO-sharded).";
-    case Component::CommTP: return "Tensor-parallel all-reduce (or reduce-scatter + all-gather with sequence parallelism), 2 per layer each way; exposed unless TP-comm overlap hides it.";
-    case Component::CommCP: return "Context-parallel exchange of K and V blocks, overlapped with attention (ring attention).";
-    case Component::CommEP: return "Expert-parallel all-to-all (MoE).";
-    case Component::CommDP: return "Data-parallel gradient reduction (bucketed, overlapping the last backward), ZeRO parameter all-gathers and FSDP per-layer traffic.";
-    case Component::CommPP: return "Pipeline point-to-point activations and gradients, v times per micro-batch with interleaving (Narayanan et al. SC21).";
-    case Component::Bubble: return "Pipeline fill and drain: (p−1)/v micro-batch passes of the slowest stage (Narayanan et al. SC21 §2.2).";
-    case Component::Weights: return "16-bit weights of the stage, ÷TP (÷DP shard with ZeRO-3, plus two gathered layers).";
-    case Component::Grads: return "Gradients in the reduction precision (÷DP shard from ZeRO-2), Rajbhandari et al. SC20.";
-    case Component::OptimizerState: return "Adam fp32 master weights, m and v: 12 B/parameter (÷DP shard from ZeRO-1).";
-    case Component::Activations: return "Activations kept for backward: Korthikanti et al. 2022 per layer × layers × in-flight micro-batches of the schedule.";
-    case Component::KvCache: return "Serving: the keys and values of every admitted sequence, 2·layers·(KV heads/TP)·head dim·bytes per token (Pope et al. 2022), prompt + output reserved per sequence.";
-    case Component::Reserve: return "CUDA context, NCCL buffers, workspace and fragmentation (system preset).";
-    case Component::Baseline: return "The pinned baseline scenario.";
+    case Component::Forward:
+        return "Forward compute of the critical pipeline stage over all micro-batches: per op "
+               "max(FLOPs/(peak·η), bytes/(HBM·η)) + launch (MODEL.md §2).";
+    case Component::Backward:
+        return "Backward compute: 2× the forward GEMMs (data and weight gradients), 2.5× for flash "
+               "attention (Dao 2023).";
+    case Component::Recompute:
+        return "Recomputed forward work: the whole layer (full) or the attention core (selective), "
+               "Korthikanti et al. 2022.";
+    case Component::Optimizer:
+        return "Optimizer step: HBM-bound over parameters, gradients and Adam state held by the "
+               "GPU (ZeRO-sharded).";
+    case Component::CommTP:
+        return "Tensor-parallel all-reduce (or reduce-scatter + all-gather with sequence "
+               "parallelism), 2 per layer each way; exposed unless TP-comm overlap hides it.";
+    case Component::CommCP:
+        return "Context-parallel exchange of K and V blocks, overlapped with attention (ring "
+               "attention).";
+    case Component::CommEP:
+        return "Expert-parallel all-to-all (MoE).";
+    case Component::CommDP:
+        return "Data-parallel gradient reduction (bucketed, overlapping the last backward), ZeRO "
+               "parameter all-gathers and FSDP per-layer traffic.";
+    case Component::CommPP:
+        return "Pipeline point-to-point activations and gradients, v times per micro-batch with "
+               "interleaving (Narayanan et al. SC21).";
+    case Component::Bubble:
+        return "Pipeline fill and drain: (p−1)/v micro-batch passes of the slowest stage "
+               "(Narayanan et al. SC21 §2.2).";
+    case Component::Weights:
+        return "16-bit weights of the stage, ÷TP (÷DP shard with ZeRO-3, plus two gathered "
+               "layers).";
+    case Component::Grads:
+        return "Gradients in the reduction precision (÷DP shard from ZeRO-2), Rajbhandari et al. "
+               "SC20.";
+    case Component::OptimizerState:
+        return "Adam fp32 master weights, m and v: 12 B/parameter (÷DP shard from ZeRO-1).";
+    case Component::Activations:
+        return "Activations kept for backward: Korthikanti et al. 2022 per layer × layers × "
+               "in-flight micro-batches of the schedule.";
+    case Component::KvCache:
+        return "Serving: the keys and values of every admitted sequence, 2·layers·(KV "
+               "heads/TP)·head dim·bytes per token (Pope et al. 2022), prompt + output reserved "
+               "per sequence.";
+    case Component::Reserve:
+        return "CUDA context, NCCL buffers, workspace and fragmentation (system preset).";
+    case Component::Baseline:
+        return "The pinned baseline scenario.";
     }
     return {};
 }
 
 Qt::BrushStyle componentPattern(Component c) {
-    static const Qt::BrushStyle patterns[] = {Qt::SolidPattern, Qt::BDiagPattern, Qt::FDiagPattern,
-                                              Qt::Dense4Pattern, Qt::CrossPattern, Qt::HorPattern,
-                                              Qt::VerPattern, Qt::DiagCrossPattern, Qt::Dense6Pattern,
-                                              Qt::Dense2Pattern};
+    static const Qt::BrushStyle patterns[] = {
+        Qt::SolidPattern,  Qt::BDiagPattern, Qt::FDiagPattern, Qt::Dense4Pattern,
+        Qt::CrossPattern,  Qt::HorPattern,   Qt::VerPattern,   Qt::DiagCrossPattern,
+        Qt::Dense6Pattern, Qt::Dense2Pattern};
     return patterns[static_cast<int>(c) % 10];
 }
 

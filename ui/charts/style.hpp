@@ -12,10 +12,22 @@ class QChart;
 namespace madmax::ui {
 
 enum class Component {
-    Forward, Backward, Recompute, Optimizer,
-    CommTP, CommCP, CommEP, CommDP, CommPP,
+    Forward,
+    Backward,
+    Recompute,
+    Optimizer,
+    CommTP,
+    CommCP,
+    CommEP,
+    CommDP,
+    CommPP,
     Bubble,
-    Weights, Grads, OptimizerState, Activations, KvCache, Reserve,
+    Weights,
+    Grads,
+    OptimizerState,
+    Activations,
+    KvCache,
+    Reserve,
     Baseline,
 };
 
@@ -31,8 +43,8 @@ struct ChartStyle {
     bool hatching = false;    ///< greyscale-safe patterns on filled areas
     QString fontFamily = "DejaVu Sans";
     double fontPointSize = 8;
-    bool dark = false;        ///< follow a dark system palette on screen
-    double fontScale = 1.0;   ///< presentation mode enlarges text
+    bool dark = false;      ///< follow a dark system palette on screen
+    double fontScale = 1.0; ///< presentation mode enlarges text
 
     static ChartStyle screen(bool dark, double fontScale = 1.0);
     static ChartStyle paper(bool hatching = false);

@@ -10,8 +10,9 @@
 namespace madmax::ui {
 
 namespace {
-const Component kLineColours[] = {Component::Forward, Component::CommTP, Component::Recompute, Component::CommDP,
-                                  Component::CommPP,  Component::Backward, Component::Bubble,  Component::CommCP};
+const Component kLineColours[] = {Component::Forward, Component::CommTP, Component::Recompute,
+                                  Component::CommDP,  Component::CommPP, Component::Backward,
+                                  Component::Bubble,  Component::CommCP};
 }
 
 SweepChart::SweepChart(QWidget* parent) : ExplorerChart(parent) {
@@ -57,7 +58,8 @@ void SweepChart::setInput(const ChartInput& in) {
     table_ = {};
     table_.columns = {"knob", "factor", "speedup", "best_strategy", "strategy_changed"};
     if (!in.sweeps) return;
-    for (auto* l : lines_) chart()->removeSeries(l);
+    for (auto* l : lines_)
+        chart()->removeSeries(l);
     qDeleteAll(lines_);
     lines_.clear();
     QList<QPointF> changes;
@@ -79,8 +81,10 @@ void SweepChart::setInput(const ChartInput& in) {
             yhi = std::max(yhi, pt.y());
             const bool isChange = std::find(changed.begin(), changed.end(), i) != changed.end();
             if (isChange) changes << pt;
-            table_.rows.append({line->name(), formatNumber(p.factors[0], 6), formatNumber(pt.y(), 6),
-                                p.feasible ? QString::fromStdString(strategySpec(p.best.strategy)) : "(nothing fits)",
+            table_.rows.append({line->name(), formatNumber(p.factors[0], 6),
+                                formatNumber(pt.y(), 6),
+                                p.feasible ? QString::fromStdString(strategySpec(p.best.strategy))
+                                           : "(nothing fits)",
                                 isChange ? "1" : "0"});
         }
         line->replace(pts);
@@ -96,6 +100,8 @@ void SweepChart::setInput(const ChartInput& in) {
     restyle();
 }
 
-ChartTable SweepChart::table() const { return table_; }
+ChartTable SweepChart::table() const {
+    return table_;
+}
 
 } // namespace madmax::ui

@@ -15,9 +15,12 @@ namespace {
 
 int laneIndex(Lane l) {
     switch (l) {
-    case Lane::Compute: return 2;
-    case Lane::Comm: return 1;
-    case Lane::DataParallelComm: return 0;
+    case Lane::Compute:
+        return 2;
+    case Lane::Comm:
+        return 1;
+    case Lane::DataParallelComm:
+        return 0;
     }
     return 0;
 }
@@ -25,19 +28,29 @@ int laneIndex(Lane l) {
 Component componentOf(const TimelineEvent& e) {
     if (e.isComm) {
         switch (e.dim) {
-        case ParallelDim::TP: return Component::CommTP;
-        case ParallelDim::CP: return Component::CommCP;
-        case ParallelDim::EP: return Component::CommEP;
-        case ParallelDim::DP: return Component::CommDP;
-        case ParallelDim::PP: return Component::CommPP;
+        case ParallelDim::TP:
+            return Component::CommTP;
+        case ParallelDim::CP:
+            return Component::CommCP;
+        case ParallelDim::EP:
+            return Component::CommEP;
+        case ParallelDim::DP:
+            return Component::CommDP;
+        case ParallelDim::PP:
+            return Component::CommPP;
         }
     }
     switch (e.kind) {
-    case TimelineKind::Backward: return Component::Backward;
-    case TimelineKind::Recompute: return Component::Recompute;
-    case TimelineKind::Optimizer: return Component::Optimizer;
-    case TimelineKind::Bubble: return Component::Bubble;
-    default: return Component::Forward;
+    case TimelineKind::Backward:
+        return Component::Backward;
+    case TimelineKind::Recompute:
+        return Component::Recompute;
+    case TimelineKind::Optimizer:
+        return Component::Optimizer;
+    case TimelineKind::Bubble:
+        return Component::Bubble;
+    default:
+        return Component::Forward;
     }
 }
 
@@ -48,7 +61,9 @@ bool inMicroBatch(const TimelineEvent& e) {
 
 } // namespace
 
-QRectF TimelineBoxes::boundingRect() const { return owner_->chart()->plotArea(); }
+QRectF TimelineBoxes::boundingRect() const {
+    return owner_->chart()->plotArea();
+}
 
 void TimelineBoxes::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
     QChart* c = owner_->chart();
@@ -135,7 +150,8 @@ void TimelineChart::setInput(const ChartInput& in) {
         }
     for (std::size_t c = 0; c < present.size(); ++c)
         if (present[c]) legendEntry(Component(c));
-    for (auto& [c, s] : legend_) s->setVisible(present[std::size_t(c)]);
+    for (auto& [c, s] : legend_)
+        s->setVisible(present[std::size_t(c)]);
     setNiceRange(time_, std::max(end * 1e3, 1e-6));
     boxes_->update();
 }
@@ -146,11 +162,13 @@ void TimelineChart::mouseMoveEvent(QMouseEvent* e) {
     const double t = v.x() / 1e3;
     const int lane = int(v.y());
     for (const auto& ev : events_)
-        if (laneIndex(ev.lane) == lane && ev.startS <= t && t <= ev.endS && v.y() - lane > 0.15 && v.y() - lane < 0.85) {
-            QToolTip::showText(e->globalPosition().toPoint(), QString("%1\n%2 – %3 ms")
-                                                                  .arg(QString::fromStdString(ev.label))
-                                                                  .arg(ev.startS * 1e3, 0, 'f', 3)
-                                                                  .arg(ev.endS * 1e3, 0, 'f', 3));
+        if (laneIndex(ev.lane) == lane && ev.startS <= t && t <= ev.endS && v.y() - lane > 0.15 &&
+            v.y() - lane < 0.85) {
+            QToolTip::showText(e->globalPosition().toPoint(),
+                               QString("%1\n%2 – %3 ms")
+                                   .arg(QString::fromStdString(ev.label))
+                                   .arg(ev.startS * 1e3, 0, 'f', 3)
+                                   .arg(ev.endS * 1e3, 0, 'f', 3));
             return;
         }
 }
@@ -159,8 +177,11 @@ ChartTable TimelineChart::table() const {
     ChartTable t;
     t.columns = {"lane", "op", "start_s", "end_s"};
     for (const auto& e : events_) {
-        const QString lane = e.lane == Lane::Compute ? "compute" : e.lane == Lane::Comm ? "comm" : "dp_comm";
-        t.rows.append({lane, QString::fromStdString(e.label), formatNumber(e.startS, 8), formatNumber(e.endS, 8)});
+        const QString lane = e.lane == Lane::Compute ? "compute"
+                             : e.lane == Lane::Comm  ? "comm"
+                                                     : "dp_comm";
+        t.rows.append({lane, QString::fromStdString(e.label), formatNumber(e.startS, 8),
+                       formatNumber(e.endS, 8)});
     }
     return t;
 }

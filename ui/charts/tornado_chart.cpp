@@ -40,7 +40,8 @@ QString TornadoChart::description() const {
 void TornadoChart::restyle() {
     half_->setBrush(componentBrush(Component::CommDP, style_));
     twice_->setBrush(componentBrush(Component::Forward, style_));
-    for (auto* s : {half_, twice_}) s->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
+    for (auto* s : {half_, twice_})
+        s->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
 }
 
 void TornadoChart::setInput(const ChartInput& in) {
@@ -60,7 +61,8 @@ void TornadoChart::setInput(const ChartInput& in) {
         span = std::max({span, std::fabs(h.back()), std::fabs(t.back())});
     }
     for (const auto& x : *in.sensitivity)
-        table_.rows.append({QString::fromStdString(x.knob), formatNumber(x.speedupHalf, 6), formatNumber(x.speedupDouble, 6)});
+        table_.rows.append({QString::fromStdString(x.knob), formatNumber(x.speedupHalf, 6),
+                            formatNumber(x.speedupDouble, 6)});
     knobs_->clear();
     knobs_->append(names);
     half_->remove(0, half_->count());
@@ -70,6 +72,8 @@ void TornadoChart::setInput(const ChartInput& in) {
     values_->setRange(-span * 1.1, span * 1.1);
 }
 
-ChartTable TornadoChart::table() const { return table_; }
+ChartTable TornadoChart::table() const {
+    return table_;
+}
 
 } // namespace madmax::ui

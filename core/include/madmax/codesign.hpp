@@ -29,7 +29,7 @@ struct SweepPoint {
     std::vector<double> factors; ///< one per axis
     bool feasible = false;       ///< some configuration fits
     Candidate best;
-    double speedup = 0;          ///< best score / the unscaled system's best score
+    double speedup = 0; ///< best score / the unscaled system's best score
     SearchStats stats;
 };
 
@@ -52,7 +52,8 @@ struct Sensitivity {
     double speedupDouble = 0; ///< best at ×2 over best at ×1
 };
 /// The tornado chart's data: ×0.5 and ×2 of every knob (or of `knobs`), sorted by impact.
-std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& space, const SearchOptions& options,
+std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& space,
+                                     const SearchOptions& options,
                                      std::vector<std::string> knobs = {});
 
 struct TrainingCost {

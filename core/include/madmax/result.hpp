@@ -31,7 +31,8 @@ struct MemoryBreakdown {
     double reserveBytes = 0;
     double capacityBytes = 0;
     double totalBytes() const {
-        return weightsBytes + gradsBytes + optimizerBytes + activationsBytes + kvCacheBytes + reserveBytes;
+        return weightsBytes + gradsBytes + optimizerBytes + activationsBytes + kvCacheBytes +
+               reserveBytes;
     }
     double marginBytes() const { return capacityBytes - totalBytes(); }
     bool fits() const { return totalBytes() <= capacityBytes; }
@@ -64,24 +65,28 @@ struct TimelineEvent {
 
 /// Serving metrics (inference workloads), per replica unless said otherwise.
 struct InferenceResult {
-    double ttftS = 0;           ///< time to first token: prefill of the prompt + wait for the running iteration
-    double tpotS = 0;           ///< time per output token: one iteration of continuous batching
-    double e2eLatencyS = 0;     ///< TTFT + (output - 1) × TPOT
-    double outputTokensPerS = 0;       ///< whole system (every replica)
+    double ttftS =
+        0; ///< time to first token: prefill of the prompt + wait for the running iteration
+    double tpotS = 0;            ///< time per output token: one iteration of continuous batching
+    double e2eLatencyS = 0;      ///< TTFT + (output - 1) × TPOT
+    double outputTokensPerS = 0; ///< whole system (every replica)
     double outputTokensPerSPerGpu = 0;
-    double requestsPerS = 0;           ///< whole system
-    int batch = 0;              ///< concurrent sequences per replica in steady state
-    int maxBatchThatFits = 0;   ///< by KV-cache memory
+    double requestsPerS = 0;  ///< whole system
+    int batch = 0;            ///< concurrent sequences per replica in steady state
+    int maxBatchThatFits = 0; ///< by KV-cache memory
     bool meetsObjectives = true;
     // KV cache (per GPU).
     double kvBytesPerToken = 0;    ///< all layers this GPU holds
     double kvBytesPerSequence = 0; ///< reserved per admitted sequence (prompt + output)
     // One decode iteration split by cause (seconds): what a token costs and why.
-    double decodeWeightReadS = 0, decodeKvReadS = 0, decodeComputeS = 0, decodeCommS = 0, decodeOverheadS = 0;
+    double decodeWeightReadS = 0, decodeKvReadS = 0, decodeComputeS = 0, decodeCommS = 0,
+           decodeOverheadS = 0;
     double prefillPerIterationS = 0; ///< prefills of new requests interleaved into each iteration
     // Prefill of one prompt (the service part of TTFT).
     double prefillComputeS = 0, prefillCommS = 0, prefillOverheadS = 0;
-    double decodeS() const { return decodeWeightReadS + decodeKvReadS + decodeComputeS + decodeCommS + decodeOverheadS; }
+    double decodeS() const {
+        return decodeWeightReadS + decodeKvReadS + decodeComputeS + decodeCommS + decodeOverheadS;
+    }
 };
 
 struct Result {

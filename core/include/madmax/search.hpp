@@ -30,11 +30,12 @@ struct SearchSpace {
 struct SearchOptions {
     Objective objective = Objective::Throughput;
     int topN = 10;
-    int threads = 0;              ///< 0: every hardware thread
-    double tokenBudget = 1e12;    ///< tokens to train, for time and cost
-    bool prune = true;            ///< skip configurations a lower bound proves cannot rank
+    int threads = 0;           ///< 0: every hardware thread
+    double tokenBudget = 1e12; ///< tokens to train, for time and cost
+    bool prune = true;         ///< skip configurations a lower bound proves cannot rank
     int shardIndex = 0, shardCount = 1;
-    std::size_t scatterLimit = 20000; ///< configurations kept for a scatter plot (deterministic sample)
+    std::size_t scatterLimit =
+        20000; ///< configurations kept for a scatter plot (deterministic sample)
     const std::atomic<bool>* cancel = nullptr;
     /// "What I run today": the best is compared with it (speedupOverBaseline).
     std::optional<Strategy> baseline;
@@ -78,13 +79,15 @@ struct SearchResult {
     std::vector<HeatCell> heatmap;       ///< best per (TP, PP), sorted by tp then pp
     std::vector<Candidate> scatter;      ///< a deterministic sample of feasible configurations
     std::optional<Candidate> baseline;
-    std::optional<double> speedupOverBaseline; ///< best / baseline score ratio (time, cost inverted)
+    std::optional<double>
+        speedupOverBaseline; ///< best / baseline score ratio (time, cost inverted)
     SearchStats stats;
     bool cancelled = false;
 };
 
 /// Score of a result under an objective (higher is better).
-double objectiveScore(Objective o, double tokensPerS, int gpus, double pricePerGpuHour, double tokenBudget);
+double objectiveScore(Objective o, double tokensPerS, int gpus, double pricePerGpuHour,
+                      double tokenBudget);
 
 /// Canonical ordering key for deterministic ties.
 bool candidateBefore(const Candidate& a, const Candidate& b);

@@ -47,7 +47,8 @@ Scenario scenarioForCase(const nlohmann::json& c, const PresetLibrary& lib,
                          const std::string& file);
 
 /// The serving scenario an inference case describes (same rules; request lengths as published).
-Scenario inferenceScenarioForCase(const nlohmann::json& c, const PresetLibrary& lib, const std::string& file);
+Scenario inferenceScenarioForCase(const nlohmann::json& c, const PresetLibrary& lib,
+                                  const std::string& file);
 
 ValidationReport runValidation(const nlohmann::json& dataset, const PresetLibrary& lib,
                                const std::string& file);

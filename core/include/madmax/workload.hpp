@@ -24,8 +24,8 @@ struct InferenceWorkload {
     Precision weightPrecision = Precision::BF16;
     Precision kvPrecision = Precision::BF16;
     ServingMode mode = ServingMode::Offline;
-    double ttftObjectiveS = 0; ///< 0 = none
-    double tpotObjectiveS = 0; ///< 0 = none
+    double ttftObjectiveS = 0;     ///< 0 = none
+    double tpotObjectiveS = 0;     ///< 0 = none
     int prefillChunkTokens = 8192; ///< tokens batched into one prefill pass (chunked prefill)
 };
 
