@@ -552,14 +552,12 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
             const int passes = st.zeroStage == 2 ? mbs : 1;
             const double exposedOne =
                 st.dpOverlap ? bucketedExposed(perPass, buckets, lastBackward) : perPass;
-            const double total = passes * perPass;
             const double exposed = passes * exposedOne;
             addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * buckets * rsOne,
                     exposed * (rsOne / (rsOne + arOne)));
             addComm(comm, ParallelDim::DP, Collective::AllReduce, passes * buckets * arOne,
                     exposed * (arOne / (rsOne + arOne)));
             dpExposed += exposed;
-            (void)total;
             // Updated 16-bit weights are all-gathered back, overlapping the next forward.
             const double agOne = collectiveTime(s.system, groups.dpShard, Collective::AllGather,
                                                 stageParams * 2.0 / buckets);
@@ -621,16 +619,13 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
             appendTimeline(tl, fwd, t0, "");
             t0 += fwd.makespanS();
         }
-        const double fwdEnd = t0;
         for (int layer = 0; layer < crit.layers; ++layer) {
             appendTimeline(tl, bwd, t0, " (bwd)");
             t0 += bwd.makespanS();
         }
-        (void)fwdEnd;
-        const double mbEnd = mbWall;
         tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
-                      TimelineKind::Steady, mbEnd, mbEnd + (mbs - 1) * mbWall, false,
-                      ParallelDim::TP, Collective::AllReduce});
+                      TimelineKind::Steady, mbWall, mbs * mbWall, false, ParallelDim::TP,
+                      Collective::AllReduce});
         double t = mbs * mbWall;
         if (bubble > 0) {
             tl.push_back({"pipeline bubble", Lane::Compute, TimelineKind::Bubble, t, t + bubble,

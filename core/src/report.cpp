@@ -35,6 +35,30 @@ std::string formatBytes(double b) {
 }
 
 namespace {
+/// The memory section shared by training and serving reports; serving adds the KV cache.
+void appendMemory(std::string& o, const MemoryBreakdown& m, const InferenceResult* serving) {
+    o += "\nMemory per GPU\n";
+    auto mem = [&](const char* name, double v) {
+        o += "  " + pad(name, 22) + formatBytes(v) + "\n";
+    };
+    mem("weights", m.weightsBytes);
+    if (serving) {
+        mem("KV cache", m.kvCacheBytes);
+        o += "    per token " + formatBytes(serving->kvBytesPerToken) + ", per sequence " +
+             formatBytes(serving->kvBytesPerSequence) + "\n";
+    } else {
+        mem("gradients", m.gradsBytes);
+        mem("optimizer state", m.optimizerBytes);
+    }
+    mem("activations", m.activationsBytes);
+    mem("reserve", m.reserveBytes);
+    o += "  " + pad("total / capacity", 22) + formatBytes(m.totalBytes()) + " / " +
+         formatBytes(m.capacityBytes) +
+         (m.fits() ? "  fits, " + formatBytes(m.marginBytes()) + " spare"
+                   : "  DOES NOT FIT: " + formatBytes(-m.marginBytes()) + " over") +
+         "\n";
+}
+
 std::string formatInference(const Scenario& s, const Result& r) {
     const InferenceResult& ir = r.inference;
     const InferenceWorkload& w = s.workload.inference;
@@ -71,21 +95,7 @@ std::string formatInference(const Scenario& s, const Result& r) {
     line("kernel overheads", ir.decodeOverheadS);
     line("prefills (new requests)", ir.prefillPerIterationS);
     line("pipeline p2p", r.commTime(ParallelDim::PP, Collective::P2P).serializedS);
-    const MemoryBreakdown& m = r.memory;
-    o += "\nMemory per GPU\n";
-    auto mem = [&](const char* name, double v) {
-        o += "  " + pad(name, 22) + formatBytes(v) + "\n";
-    };
-    mem("weights", m.weightsBytes);
-    mem("KV cache", m.kvCacheBytes);
-    o += "    per token " + formatBytes(ir.kvBytesPerToken) + ", per sequence " +
-         formatBytes(ir.kvBytesPerSequence) + "\n";
-    mem("activations", m.activationsBytes);
-    mem("reserve", m.reserveBytes);
-    o += "  " + pad("total / capacity", 22) + formatBytes(m.totalBytes()) + " / " +
-         formatBytes(m.capacityBytes) +
-         (m.fits() ? "  fits" : "  DOES NOT FIT: " + formatBytes(-m.marginBytes()) + " over") +
-         "\n";
+    appendMemory(o, r.memory, &ir);
     return o;
 }
 } // namespace
@@ -138,21 +148,7 @@ std::string formatReport(const Scenario& s, const Result& r) {
                  formatSeconds(t.exposedS) + "\n";
         }
 
-    const MemoryBreakdown& m = r.memory;
-    o += "\nMemory per GPU\n";
-    auto mem = [&](const char* name, double v) {
-        o += "  " + pad(name, 22) + formatBytes(v) + "\n";
-    };
-    mem("weights", m.weightsBytes);
-    mem("gradients", m.gradsBytes);
-    mem("optimizer state", m.optimizerBytes);
-    mem("activations", m.activationsBytes);
-    mem("reserve", m.reserveBytes);
-    o += "  " + pad("total / capacity", 22) + formatBytes(m.totalBytes()) + " / " +
-         formatBytes(m.capacityBytes) +
-         (m.fits() ? "  fits, " + formatBytes(m.marginBytes()) + " spare"
-                   : "  DOES NOT FIT: " + formatBytes(-m.marginBytes()) + " over") +
-         "\n";
+    appendMemory(o, r.memory, nullptr);
     return o;
 }
 

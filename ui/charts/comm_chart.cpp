@@ -20,10 +20,7 @@ CommChart::CommChart(QWidget* parent) : ExplorerChart(parent) {
     values_ = new QValueAxis;
     values_->setTitleText("seconds per step");
     values_->setLabelFormat("%.3g");
-    c->addAxis(categories_, Qt::AlignLeft);
-    c->addAxis(values_, Qt::AlignBottom);
-    series_->attachAxis(categories_);
-    series_->attachAxis(values_);
+    attachAxes(c, series_, categories_, Qt::AlignLeft, values_, Qt::AlignBottom);
     c->legend()->setAlignment(Qt::AlignBottom);
     setToolTip(description());
     restyle();

@@ -25,10 +25,7 @@ ComparisonChart::ComparisonChart(QWidget* parent) : ExplorerChart(parent) {
     values_ = new QValueAxis;
     values_->setTitleText("% of the current scenario");
     values_->setLabelFormat("%.0f");
-    c->addAxis(categories_, Qt::AlignBottom);
-    c->addAxis(values_, Qt::AlignLeft);
-    series_->attachAxis(categories_);
-    series_->attachAxis(values_);
+    attachAxes(c, series_, categories_, Qt::AlignBottom, values_, Qt::AlignLeft);
     c->legend()->setAlignment(Qt::AlignBottom);
     setToolTip(description());
 }

@@ -89,6 +89,14 @@ void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet
         });
 }
 
+void attachAxes(QChart* chart, QAbstractSeries* series, QAbstractAxis* categories,
+                Qt::Alignment categorySide, QAbstractAxis* values, Qt::Alignment valueSide) {
+    chart->addAxis(categories, categorySide);
+    chart->addAxis(values, valueSide);
+    series->attachAxis(categories);
+    series->attachAxis(values);
+}
+
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names) {
     if (names == shown) return;
     axis->clear();

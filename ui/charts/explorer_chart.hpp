@@ -73,6 +73,10 @@ void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Com
 void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
                            std::vector<Component> components, const QString& unit);
 
+/// Add a category axis and a value axis to the chart and attach the series to both.
+void attachAxes(QChart* chart, QAbstractSeries* series, QAbstractAxis* categories,
+                Qt::Alignment categorySide, QAbstractAxis* values, Qt::Alignment valueSide);
+
 /// Replace the axis categories only when they changed.
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names);
 

@@ -47,10 +47,7 @@ ServingChart::ServingChart(QWidget* parent) : ExplorerChart(parent) {
     ms_ = new QValueAxis;
     ms_->setTitleText("milliseconds");
     ms_->setLabelFormat("%.3g");
-    c->addAxis(bars_, Qt::AlignLeft);
-    c->addAxis(ms_, Qt::AlignBottom);
-    series_->attachAxis(bars_);
-    series_->attachAxis(ms_);
+    attachAxes(c, series_, bars_, Qt::AlignLeft, ms_, Qt::AlignBottom);
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();

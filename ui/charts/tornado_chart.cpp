@@ -22,10 +22,7 @@ TornadoChart::TornadoChart(QWidget* parent) : ExplorerChart(parent) {
     values_ = new QValueAxis;
     values_->setTitleText("change in best throughput (%)");
     values_->setLabelFormat("%+.0f");
-    c->addAxis(knobs_, Qt::AlignLeft);
-    c->addAxis(values_, Qt::AlignBottom);
-    series_->attachAxis(knobs_);
-    series_->attachAxis(values_);
+    attachAxes(c, series_, knobs_, Qt::AlignLeft, values_, Qt::AlignBottom);
     c->legend()->setAlignment(Qt::AlignBottom);
     setToolTip(description());
     restyle();
