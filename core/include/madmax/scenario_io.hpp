@@ -2,6 +2,7 @@
 // strict parsing; and JSON for results.
 #pragma once
 
+#include "madmax/file_io.hpp"
 #include "madmax/presets.hpp"
 #include "madmax/result.hpp"
 #include "madmax/scenario.hpp"
@@ -57,11 +58,5 @@ nlohmann::json toJson(const Workload& w);
 /// Fully inline scenario; parseScenario(toJson(s)) reproduces s exactly.
 nlohmann::json toJson(const Scenario& s);
 nlohmann::json toJson(const Result& r);
-
-/// Parse JSON text, turning syntax errors into InputError with line and column.
-nlohmann::json parseJsonText(const std::string& text, const std::string& file);
-nlohmann::json readJsonFile(const std::string& path);
-/// Write atomically: a temporary file in the same folder, then rename over the target.
-void writeFileAtomically(const std::string& path, const std::string& contents);
 
 } // namespace madmax

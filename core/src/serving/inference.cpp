@@ -2,7 +2,7 @@
 // reads every weight once and the KV cache of every sequence, plus two latency-bound TP
 // all-reduces per layer and per-kernel overheads. Continuous batching interleaves the prefills
 // of new requests into the decode iterations; the batch is capped by KV-cache memory.
-#include "inference.hpp"
+#include "serving/inference.hpp"
 
 #include "madmax/collectives.hpp"
 

@@ -3,12 +3,12 @@
 // the optimizer step and memory.
 #include "madmax/engine.hpp"
 
-#include "inference.hpp"
+#include "serving/inference.hpp"
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
-#include "op_cost.hpp"
-#include "stream_sim.hpp"
+#include "engine/op_cost.hpp"
+#include "engine/stream_sim.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "stream_sim.hpp"
+#include "engine/stream_sim.hpp"
 
 #include <algorithm>
 

@@ -1,0 +1,16 @@
+// JSON text and files: strict parsing with line and column, and writes that never lose data.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace madmax {
+
+/// Parse JSON text, turning syntax errors into InputError with line and column.
+nlohmann::json parseJsonText(const std::string& text, const std::string& file);
+nlohmann::json readJsonFile(const std::string& path);
+/// Write atomically: a temporary file in the same folder, then rename over the target.
+void writeFileAtomically(const std::string& path, const std::string& contents);
+
+} // namespace madmax

@@ -1,0 +1,114 @@
+// Results as JSON: the stable keys of `madmax evaluate --json` (README).
+#include "madmax/scenario_io.hpp"
+
+namespace madmax {
+
+using nlohmann::json;
+
+json toJson(const Result& r) {
+    json byDim = json::object(), byColl = json::object(), detail = json::array();
+    for (int d = 0; d < kParallelDimCount; ++d) {
+        const CommTime t = r.dimTotal(ParallelDim(d));
+        byDim[std::string(toString(ParallelDim(d)))] = {{"serialized_s", t.serializedS},
+                                                        {"exposed_s", t.exposedS}};
+        for (int c = 0; c < kCollectiveCount; ++c) {
+            const CommTime& ct = r.comm[d][c];
+            if (ct.serializedS <= 0 && ct.exposedS <= 0) continue;
+            detail.push_back({{"dimension", std::string(toString(ParallelDim(d)))},
+                              {"collective", std::string(toString(Collective(c)))},
+                              {"serialized_s", ct.serializedS},
+                              {"exposed_s", ct.exposedS}});
+        }
+    }
+    for (int c = 0; c < kCollectiveCount; ++c) {
+        const CommTime t = r.collectiveTotal(Collective(c));
+        byColl[std::string(toString(Collective(c)))] = {{"serialized_s", t.serializedS},
+                                                        {"exposed_s", t.exposedS}};
+    }
+    const auto& m = r.memory;
+    json out = {{"step_time_s", r.stepTimeS},
+                {"samples_per_s", r.samplesPerS},
+                {"tokens_per_s", r.tokensPerS},
+                {"tokens_per_s_per_gpu", r.tokensPerSPerGpu},
+                {"model_tflops_per_gpu", r.modelTflopsPerGpu},
+                {"hardware_tflops_per_gpu", r.hardwareTflopsPerGpu},
+                {"mfu", r.mfu},
+                {"hfu", r.hfu},
+                {"compute_s", r.computeS},
+                {"exposed_comm_s", r.exposedCommS},
+                {"serialized_comm_s", r.serializedCommS()},
+                {"bubble_s", r.bubbleS},
+                {"compute",
+                 {{"forward_s", r.compute.forwardS},
+                  {"backward_s", r.compute.backwardS},
+                  {"recompute_s", r.compute.recomputeS},
+                  {"optimizer_s", r.compute.optimizerS}}},
+                {"comm", {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}}},
+                {"memory",
+                 {{"weights_bytes", m.weightsBytes},
+                  {"grads_bytes", m.gradsBytes},
+                  {"optimizer_bytes", m.optimizerBytes},
+                  {"activations_bytes", m.activationsBytes},
+                  {"reserve_bytes", m.reserveBytes},
+                  {"total_bytes", m.totalBytes()},
+                  {"capacity_bytes", m.capacityBytes},
+                  {"margin_bytes", m.marginBytes()},
+                  {"fits", m.fits()}}},
+                {"critical_stage", r.criticalStage},
+                {"micro_batches", r.microBatches},
+                {"forward_per_micro_batch_s", r.forwardPerMicroBatchS},
+                {"backward_per_micro_batch_s", r.backwardPerMicroBatchS},
+                {"model_flops_per_step", r.modelFlopsPerStep},
+                {"hardware_flops_per_step", r.hardwareFlopsPerStep},
+                {"conventions", "model FLOPs = 3 x forward GEMM FLOPs + full (non-causal) "
+                                "attention 4·s·h per token per layer "
+                                "+ LM head (Megatron/PaLM); hardware FLOPs add recomputed forward "
+                                "work; MFU/HFU against the "
+                                "dense peak of the workload precision"}};
+    if (r.isInference) {
+        const InferenceResult& i = r.inference;
+        out["inference"] = {{"ttft_s", i.ttftS},
+                            {"tpot_s", i.tpotS},
+                            {"e2e_latency_s", i.e2eLatencyS},
+                            {"output_tokens_per_s", i.outputTokensPerS},
+                            {"output_tokens_per_s_per_gpu", i.outputTokensPerSPerGpu},
+                            {"requests_per_s", i.requestsPerS},
+                            {"batch", i.batch},
+                            {"max_batch_that_fits", i.maxBatchThatFits},
+                            {"meets_objectives", i.meetsObjectives},
+                            {"kv_bytes_per_token", i.kvBytesPerToken},
+                            {"kv_bytes_per_sequence", i.kvBytesPerSequence},
+                            {"decode",
+                             {{"weight_read_s", i.decodeWeightReadS},
+                              {"kv_read_s", i.decodeKvReadS},
+                              {"compute_s", i.decodeComputeS},
+                              {"comm_s", i.decodeCommS},
+                              {"overhead_s", i.decodeOverheadS},
+                              {"prefill_per_iteration_s", i.prefillPerIterationS}}},
+                            {"prefill",
+                             {{"compute_s", i.prefillComputeS},
+                              {"comm_s", i.prefillCommS},
+                              {"overhead_s", i.prefillOverheadS}}}};
+        out["memory"]["kv_cache_bytes"] = r.memory.kvCacheBytes;
+    }
+    if (!r.timeline.empty()) {
+        json tl = json::array();
+        for (const auto& e : r.timeline) {
+            json ev = {{"label", e.label},
+                       {"lane", e.lane == Lane::Compute ? "compute"
+                                : e.lane == Lane::Comm  ? "comm"
+                                                        : "dp_comm"},
+                       {"start_s", e.startS},
+                       {"end_s", e.endS}};
+            if (e.isComm) {
+                ev["dimension"] = std::string(toString(e.dim));
+                ev["collective"] = std::string(toString(e.collective));
+            }
+            tl.push_back(ev);
+        }
+        out["timeline"] = tl;
+    }
+    return out;
+}
+
+} // namespace madmax

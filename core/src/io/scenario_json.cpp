@@ -1,0 +1,146 @@
+// Scenarios and their parts written back as JSON; parseScenario(toJson(s)) reproduces s.
+#include "madmax/scenario_io.hpp"
+
+namespace madmax {
+
+using nlohmann::json;
+
+namespace {
+
+json curveJson(const LogCurve& c) {
+    json a = json::array();
+    for (const auto& [x, y] : c.points())
+        a.push_back({x, y});
+    return a;
+}
+
+json linkJson(const LinkCalibration& l) {
+    return {{"latency_us", l.latencyS * 1e6},
+            {"efficiency", curveJson(l.efficiency)},
+            {"all_reduce_speedup", l.allReduceSpeedup}};
+}
+
+} // namespace
+
+json toJson(const Model& m) {
+    return {{"id", m.id},
+            {"name", m.name},
+            {"source", m.source},
+            {"arch", "dense"},
+            {"layers", m.layers},
+            {"hidden", m.hidden},
+            {"heads", m.heads},
+            {"kv_heads", m.kvHeads},
+            {"head_dim", m.headDim},
+            {"ffn_hidden", m.ffnHidden},
+            {"gated_mlp", m.gatedMlp},
+            {"vocab", m.vocab},
+            {"tied_embeddings", m.tiedEmbeddings},
+            {"causal", m.causal},
+            {"max_seq_len", m.maxSeqLen}};
+}
+
+json toJson(const Gpu& g) {
+    json peaks = json::object();
+    for (int i = 0; i < kPrecisionCount; ++i)
+        peaks[std::string(toString(Precision(i)))] =
+            g.peakFlops[i] > 0 ? json(g.peakFlops[i] / 1e12) : json(nullptr);
+    const auto& c = g.calibration;
+    return {
+        {"id", g.id},
+        {"name", g.name},
+        {"source", g.source},
+        {"peak_tflops", peaks},
+        {"hbm_gb", g.hbmBytes / 1e9},
+        {"hbm_tbps", g.hbmBytesPerS / 1e12},
+        {"calibration",
+         {{"gemm_efficiency", curveJson(c.gemmEfficiency)},
+          {"attention_efficiency", c.attentionEfficiency},
+          {"memory_efficiency", c.memoryEfficiency},
+          {"kernel_launch_us", c.kernelLaunchS * 1e6},
+          {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
+          {"decode_memory_efficiency", c.decodeMemoryEfficiency},
+          {"decode_kernel_overhead_us", c.decodeKernelOverheadS * 1e6},
+          {"kv_cache_fraction", c.kvCacheFraction},
+          {"reference_attention", std::string(toString(c.referenceAttention))}}},
+        {"links", {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},
+        {"power_w", g.powerW}};
+}
+
+json toJson(const System& s) {
+    json tiers = json::array();
+    for (const auto& t : s.tiers)
+        tiers.push_back({{"name", t.name},
+                         {"kind", t.kind == TierKind::ScaleUp ? "scale_up" : "scale_out"},
+                         {"gpus", t.gpus},
+                         {"gbps", t.bytesPerS / 1e9},
+                         {"latency_us", t.latencyS * 1e6},
+                         {"efficiency", curveJson(t.efficiency)},
+                         {"oversubscription", t.oversubscription},
+                         {"all_reduce_speedup", t.allReduceSpeedup}});
+    return {{"id", s.id},
+            {"name", s.name},
+            {"source", s.source},
+            {"gpu", toJson(s.gpu)},
+            {"gpus_per_node", s.gpusPerNode},
+            {"reserve_gb", s.reserveBytes / 1e9},
+            {"price_per_gpu_hour", s.pricePerGpuHour},
+            {"tiers", tiers}};
+}
+
+json toJson(const Strategy& st) {
+    json placement = json::array();
+    for (ParallelDim d : st.placement)
+        placement.push_back(std::string(toString(d)));
+    return {{"tp", st.tp},
+            {"pp", st.pp},
+            {"vp", st.vp},
+            {"cp", st.cp},
+            {"dp", st.dp},
+            {"micro_batch", st.microBatch},
+            {"zero_stage", st.zeroStage},
+            {"shard_group", st.shardGroup},
+            {"sequence_parallel", st.sequenceParallel},
+            {"tp_comm_overlap", st.tpCommOverlap},
+            {"dp_overlap", st.dpOverlap},
+            {"bucket_mb", st.bucketBytes / 1e6},
+            {"recompute", std::string(toString(st.recompute))},
+            {"schedule", std::string(toString(st.schedule))},
+            {"first_stage_layers", st.firstStageLayers},
+            {"last_stage_layers", st.lastStageLayers},
+            {"placement", placement}};
+}
+
+json toJson(const Workload& w) {
+    if (w.kind == WorkloadKind::Inference) {
+        const InferenceWorkload& i = w.inference;
+        return {{"kind", "inference"},
+                {"input_tokens", i.inputTokens},
+                {"output_tokens", i.outputTokens},
+                {"output_distribution", std::string(toString(i.outputDistribution))},
+                {"batch", i.batch},
+                {"precision", std::string(toString(w.precision))},
+                {"weight_precision", std::string(toString(i.weightPrecision))},
+                {"kv_precision", std::string(toString(i.kvPrecision))},
+                {"mode", i.mode == ServingMode::Server ? "server" : "offline"},
+                {"ttft_objective_s", i.ttftObjectiveS},
+                {"tpot_objective_s", i.tpotObjectiveS},
+                {"prefill_chunk_tokens", i.prefillChunkTokens},
+                {"attention", std::string(toString(w.attention))}};
+    }
+    return {{"kind", "training"},
+            {"global_batch", w.globalBatch},
+            {"seq_len", w.seqLen},
+            {"precision", std::string(toString(w.precision))},
+            {"grad_reduce_precision", std::string(toString(w.gradReducePrecision))},
+            {"optimizer", std::string(toString(w.optimizer))},
+            {"attention", std::string(toString(w.attention))}};
+}
+
+json toJson(const Scenario& s) {
+    return {{"schema", kScenarioSchema},     {"name", s.name}, {"model", toJson(s.model)},
+            {"system", toJson(s.system)},    {"gpus", s.gpus}, {"strategy", toJson(s.strategy)},
+            {"workload", toJson(s.workload)}};
+}
+
+} // namespace madmax

@@ -1,0 +1,320 @@
+// Strict parsing of scenario documents and their parts (model, GPU, system, strategy, workload).
+#include "madmax/error.hpp"
+#include "madmax/json_reader.hpp"
+#include "madmax/scenario_io.hpp"
+
+namespace madmax {
+
+using nlohmann::json;
+
+namespace {
+
+LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string& key, double maxY) {
+    const std::string path = owner.pathOf(key);
+    if (j.is_number()) {
+        const double y = j.get<double>();
+        if (!(y > 0 && y <= maxY))
+            throw InputError(owner.file(), path,
+                             "a constant efficiency must be in (0, " + std::to_string(maxY) + "]");
+        return LogCurve::constant(y);
+    }
+    if (!j.is_array() || j.empty())
+        throw InputError(owner.file(), path,
+                         "expected a number or a non-empty array of [x, efficiency] pairs");
+    std::vector<std::pair<double, double>> pts;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const json& p = j[i];
+        const std::string at = path + "[" + std::to_string(i) + "]";
+        if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+            throw InputError(owner.file(), at,
+                             "expected a pair [x, efficiency] of numbers, got " + p.dump());
+        const double x = p[0].get<double>(), y = p[1].get<double>();
+        if (!(x > 0))
+            throw InputError(owner.file(), at, "x must be positive (a size in bytes or FLOPs)");
+        if (!(y > 0 && y <= maxY))
+            throw InputError(owner.file(), at, "efficiency " + p[1].dump() + " must be in (0, 1]");
+        pts.emplace_back(x, y);
+    }
+    return LogCurve(std::move(pts));
+}
+
+LinkCalibration parseLink(const json& j, const std::string& file, const std::string& path,
+                          const LinkCalibration& fallback) {
+    ObjectReader r(j, file, path);
+    LinkCalibration l = fallback;
+    l.latencyS = r.number("latency_us", 0, 1e6, fallback.latencyS * 1e6) * 1e-6;
+    if (r.has("efficiency"))
+        l.efficiency = parseCurve(r.raw("efficiency"), r, "efficiency", 1.0);
+    else
+        r.ignore("efficiency");
+    l.allReduceSpeedup = r.number("all_reduce_speedup", 0, 10, fallback.allReduceSpeedup, true);
+    r.ignore("notes");
+    r.finish();
+    return l;
+}
+
+/// The descriptive fields every preset shares: id, name (defaults to the id), source, notes.
+template <class T> void readIdentity(ObjectReader& r, T& out) {
+    out.id = r.string("id", "");
+    out.name = r.string("name", out.id);
+    out.source = r.string("source", "");
+    r.ignore("notes");
+    r.ignore("schema");
+}
+
+} // namespace
+
+Model parseModel(const json& j, const std::string& file, const std::string& path) {
+    ObjectReader r(j, file, path);
+    Model m;
+    readIdentity(r, m);
+    r.ignore("params_billion");
+    r.choice("arch", {"dense"}, "dense");
+    m.layers = int(r.integer("layers", 1, 100000));
+    m.hidden = r.integer("hidden", 1, 1LL << 30);
+    m.heads = int(r.integer("heads", 1, 1 << 20));
+    m.kvHeads = int(r.integer("kv_heads", 1, 1 << 20, m.heads));
+    if (!r.has("head_dim") && m.hidden % m.heads != 0)
+        r.fail("head_dim", "hidden (" + std::to_string(m.hidden) + ") is not divisible by heads (" +
+                               std::to_string(m.heads) + "); give head_dim explicitly");
+    m.headDim = r.integer("head_dim", 1, 1 << 20, m.hidden / m.heads);
+    m.ffnHidden = r.integer("ffn_hidden", 1, 1LL << 32);
+    m.gatedMlp = r.boolean("gated_mlp", false);
+    m.vocab = r.integer("vocab", 1, 1LL << 32);
+    m.tiedEmbeddings = r.boolean("tied_embeddings", false);
+    m.causal = r.boolean("causal", true);
+    m.maxSeqLen = r.integer("max_seq_len", 0, 1LL << 32, 0);
+    if (m.kvHeads > m.heads)
+        r.fail("kv_heads", "cannot exceed heads (" + std::to_string(m.heads) + ")");
+    r.finish();
+    return m;
+}
+
+Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
+    ObjectReader r(j, file, path);
+    Gpu g;
+    readIdentity(r, g);
+    r.ignore("generation");
+    r.ignore("skus");
+    g.powerW = r.number("power_w", 0, 1e5, 0.0);
+    {
+        ObjectReader pk(r.raw("peak_tflops"), file, r.pathOf("peak_tflops"));
+        for (int i = 0; i < kPrecisionCount; ++i) {
+            const std::string key(toString(Precision(i)));
+            g.peakFlops[i] = pk.number(key, 0, 1e6, 0.0) * 1e12;
+        }
+        pk.finish();
+        if (g.peak(Precision::BF16) <= 0 && g.peak(Precision::FP16) <= 0)
+            r.fail("peak_tflops", "needs a 16-bit peak (bf16 or fp16)");
+    }
+    g.hbmBytes = r.number("hbm_gb", 0, 1e6, true) * 1e9;
+    g.hbmBytesPerS = r.number("hbm_tbps", 0, 1e4, true) * 1e12;
+    if (r.has("calibration")) {
+        ObjectReader c(r.raw("calibration"), file, r.pathOf("calibration"));
+        auto& cal = g.calibration;
+        if (c.has("gemm_efficiency"))
+            cal.gemmEfficiency = parseCurve(c.raw("gemm_efficiency"), c, "gemm_efficiency", 1.0);
+        else
+            c.fail("gemm_efficiency",
+                   "required field is missing: [[GEMM FLOPs, fraction of peak], ...]");
+        cal.attentionEfficiency = c.number("attention_efficiency", 0, 1, 0.5, true);
+        cal.memoryEfficiency = c.number("memory_efficiency", 0, 1, 0.8, true);
+        cal.kernelLaunchS = c.number("kernel_launch_us", 0, 1e4, 4.0) * 1e-6;
+        cal.lowPrecisionGemmScale = c.number("low_precision_gemm_scale", 0, 1, 1.0, true);
+        cal.decodeMemoryEfficiency =
+            c.number("decode_memory_efficiency", 0, 1, cal.memoryEfficiency, true);
+        cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
+        cal.kvCacheFraction = c.number("kv_cache_fraction", 0, 1, 0.9, true);
+        cal.referenceAttention =
+            *parseAttentionKernel(c.choice("reference_attention", {"flash", "unfused"}, "flash"));
+        c.ignore("notes");
+        c.finish();
+    } else {
+        r.ignore("calibration");
+        g.calibration.gemmEfficiency = LogCurve({{1e8, 0.3}, {1e10, 0.65}, {1e12, 0.75}});
+    }
+    if (r.has("links")) {
+        ObjectReader l(r.raw("links"), file, r.pathOf("links"));
+        if (l.has("scale_up"))
+            g.scaleUpLink = parseLink(l.raw("scale_up"), file, l.pathOf("scale_up"), g.scaleUpLink);
+        else
+            l.ignore("scale_up");
+        if (l.has("scale_out"))
+            g.scaleOutLink =
+                parseLink(l.raw("scale_out"), file, l.pathOf("scale_out"), g.scaleOutLink);
+        else
+            l.ignore("scale_out");
+        l.finish();
+    } else {
+        r.ignore("links");
+    }
+    r.finish();
+    return g;
+}
+
+System parseSystem(const json& j, const std::string& file, const std::string& path) {
+    ObjectReader r(j, file, path);
+    System s;
+    readIdentity(r, s);
+    s.pricePerGpuHour = r.number("price_per_gpu_hour", 0, 1e4, 0.0);
+    s.gpu = parseGpu(r.raw("gpu"), file, r.pathOf("gpu"));
+    s.gpusPerNode = int(r.integer("gpus_per_node", 1, 4096, 8));
+    s.reserveBytes = r.number("reserve_gb", 0, 1e6, 0.0) * 1e9;
+    const json& tiers = r.raw("tiers");
+    const std::string tiersPath = r.pathOf("tiers");
+    if (!tiers.is_array() || tiers.empty())
+        throw InputError(file, tiersPath,
+                         "expected a non-empty array of network tiers, innermost first");
+    for (std::size_t i = 0; i < tiers.size(); ++i) {
+        ObjectReader t(tiers[i], file, tiersPath + "[" + std::to_string(i) + "]");
+        NetworkTier tier;
+        tier.name = t.string("name", "tier " + std::to_string(i));
+        const std::string kind =
+            t.choice("kind", {"scale_up", "scale_out"}, i == 0 ? "scale_up" : "scale_out");
+        tier.kind = kind == "scale_up" ? TierKind::ScaleUp : TierKind::ScaleOut;
+        const LinkCalibration& link =
+            tier.kind == TierKind::ScaleUp ? s.gpu.scaleUpLink : s.gpu.scaleOutLink;
+        tier.gpus = int(t.integer("gpus", 1, 1 << 30));
+        tier.bytesPerS = t.number("gbps", 0, 1e6, true) * 1e9;
+        tier.latencyS = t.number("latency_us", 0, 1e6, link.latencyS * 1e6) * 1e-6;
+        tier.efficiency = t.has("efficiency")
+                              ? parseCurve(t.raw("efficiency"), t, "efficiency", 1.0)
+                              : link.efficiency;
+        if (!t.has("efficiency")) t.ignore("efficiency");
+        tier.oversubscription = t.number("oversubscription", 1, 1e4, 1.0);
+        tier.allReduceSpeedup =
+            t.number("all_reduce_speedup", 0, 10,
+                     tier.kind == TierKind::ScaleUp ? link.allReduceSpeedup : 1.0, true);
+        t.ignore("notes");
+        t.finish();
+        s.tiers.push_back(std::move(tier));
+    }
+    r.finish();
+    return s;
+}
+
+Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
+    ObjectReader r(j, file, "strategy");
+    Strategy st;
+    st.tp = int(r.integer("tp", 1, 1 << 20, 1));
+    st.pp = int(r.integer("pp", 1, 1 << 20, 1));
+    st.vp = int(r.integer("vp", 1, 1 << 20, 1));
+    st.cp = int(r.integer("cp", 1, 1 << 20, 1));
+    const long long inner = 1LL * st.tp * st.pp * st.cp;
+    if (!r.has("dp") && gpus % inner != 0)
+        r.fail("dp", "cannot derive dp: gpus (" + std::to_string(gpus) +
+                         ") is not divisible by tp × pp × cp = " + std::to_string(inner));
+    st.dp = int(r.integer("dp", 1, 1 << 30, gpus / inner));
+    st.microBatch = int(r.integer("micro_batch", 1, 1 << 20, 1));
+    st.zeroStage = int(r.integer("zero_stage", 0, 3, 0));
+    st.shardGroup = int(r.integer("shard_group", 0, 1 << 30, 0));
+    st.sequenceParallel = r.boolean("sequence_parallel", false);
+    st.tpCommOverlap = r.boolean("tp_comm_overlap", false);
+    st.dpOverlap = r.boolean("dp_overlap", true);
+    st.bucketBytes = r.number("bucket_mb", 0, 1e6, 40.0, true) * 1e6;
+    st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
+    st.schedule = *parsePipelineSchedule(
+        r.choice("schedule", {"1f1b", "interleaved"}, st.vp > 1 ? "interleaved" : "1f1b"));
+    st.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000, 0));
+    st.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000, 0));
+    if (r.has("placement")) {
+        const json& p = r.raw("placement");
+        const std::string at = r.pathOf("placement");
+        const std::string help =
+            "list tp, cp, dp, pp (and optionally ep) once each, innermost first, "
+            "e.g. [\"tp\", \"cp\", \"dp\", \"pp\"]";
+        if (!p.is_array()) throw InputError(file, at, "expected an array; " + help);
+        std::vector<ParallelDim> dims;
+        for (const auto& e : p) {
+            auto d = e.is_string() ? parseParallelDim(e.get<std::string>()) : std::nullopt;
+            if (!d) throw InputError(file, at, e.dump() + " is not a parallel dimension; " + help);
+            if (std::find(dims.begin(), dims.end(), *d) != dims.end())
+                throw InputError(file, at, e.dump() + " appears twice; " + help);
+            dims.push_back(*d);
+        }
+        if (std::find(dims.begin(), dims.end(), ParallelDim::EP) == dims.end()) {
+            auto cp = std::find(dims.begin(), dims.end(), ParallelDim::CP);
+            dims.insert(cp == dims.end() ? dims.begin() : cp + 1, ParallelDim::EP);
+        }
+        if (dims.size() != std::size_t(kParallelDimCount))
+            throw InputError(file, at, "incomplete; " + help);
+        std::copy(dims.begin(), dims.end(), st.placement.begin());
+    } else {
+        r.ignore("placement");
+    }
+    r.finish();
+    return st;
+}
+
+namespace {
+
+Workload parseWorkload(const json& j, const std::string& file) {
+    ObjectReader r(j, file, "workload");
+    Workload w;
+    const std::vector<std::string> precisions = {"fp32", "fp16", "bf16", "fp8", "fp4"};
+    const std::string kind = r.choice("kind", {"training", "inference"}, "training");
+    w.attention = *parseAttentionKernel(r.choice("attention", {"flash", "unfused"}, "flash"));
+    w.precision = *parsePrecision(r.choice("precision", precisions, "bf16"));
+    if (kind == "training") {
+        w.globalBatch = int(r.integer("global_batch", 1, 1 << 30));
+        w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
+        w.gradReducePrecision =
+            *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
+        w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
+    } else {
+        w.kind = WorkloadKind::Inference;
+        InferenceWorkload& inf = w.inference;
+        inf.inputTokens = int(r.integer("input_tokens", 1, 1 << 24));
+        inf.outputTokens = int(r.integer("output_tokens", 1, 1 << 24));
+        const std::string dist =
+            r.choice("output_distribution", {"fixed", "uniform", "exponential"}, "fixed");
+        inf.outputDistribution = dist == "fixed"     ? LengthDistribution::Fixed
+                                 : dist == "uniform" ? LengthDistribution::Uniform
+                                                     : LengthDistribution::Exponential;
+        inf.batch = int(r.integer("batch", 0, 1 << 20, 0));
+        inf.weightPrecision = *parsePrecision(
+            r.choice("weight_precision", precisions, std::string(toString(w.precision))));
+        inf.kvPrecision = *parsePrecision(r.choice("kv_precision", {"fp16", "bf16", "fp8", "fp4"},
+                                                   std::string(toString(w.precision))));
+        inf.mode = r.choice("mode", {"offline", "server"}, "offline") == "server"
+                       ? ServingMode::Server
+                       : ServingMode::Offline;
+        inf.ttftObjectiveS = r.number("ttft_objective_s", 0, 1e6, 0.0);
+        inf.tpotObjectiveS = r.number("tpot_objective_s", 0, 1e6, 0.0);
+        inf.prefillChunkTokens = int(r.integer("prefill_chunk_tokens", 1, 1 << 24, 8192));
+        // The generic checks see one request of the full context.
+        w.seqLen = inf.inputTokens + inf.outputTokens;
+        w.globalBatch = 1;
+    }
+    r.finish();
+    return w;
+}
+
+} // namespace
+
+Scenario parseScenario(const json& resolved, const std::string& file) {
+    ObjectReader r(resolved, file, "");
+    Scenario s;
+    if (r.has("schema")) {
+        const std::string schema = r.string("schema");
+        if (schema != kScenarioSchema)
+            r.fail("schema",
+                   "\"" + schema + "\" is not a scenario; expected \"" + kScenarioSchema + "\"");
+    } else {
+        r.ignore("schema");
+    }
+    s.name = r.string("name", "");
+    r.ignore("description");
+    r.ignore("id");
+    s.model = parseModel(r.raw("model"), file, "model");
+    s.system = parseSystem(r.raw("system"), file, "system");
+    s.gpus = int(r.integer("gpus", 1, 1 << 30));
+    s.workload = parseWorkload(r.raw("workload"), file);
+    s.strategy = parseStrategy(r.raw("strategy"), file, s.gpus);
+    r.finish();
+    if (auto why = explainInvalid(s)) throw InputError(file, "", *why);
+    return s;
+}
+
+
+} // namespace madmax
