@@ -2,6 +2,7 @@
 // (Korthikanti et al. 2022), with the in-flight micro-batches of the pipeline schedule.
 #pragma once
 
+#include "madmax/pipeline.hpp"
 #include "madmax/result.hpp"
 #include "madmax/scenario.hpp"
 
@@ -17,6 +18,8 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
 double inFlightMicroBatches(const Strategy& st, int microBatches, int stage);
 
 /// Memory of pipeline stage `stage` (0-based), given the layers it holds.
+MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage);
+/// The same for stage number `stage` holding `layersOnStage` layers.
 MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage);
 
 } // namespace madmax

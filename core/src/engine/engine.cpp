@@ -7,6 +7,7 @@
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
+#include "madmax/pipeline.hpp"
 #include "engine/op_cost.hpp"
 #include "engine/stream_sim.hpp"
 
@@ -356,27 +357,6 @@ void addComm(CommTable& t, ParallelDim d, Collective c, double serialized, doubl
     t[int(d)][int(c)].exposedS += exposed;
 }
 
-/// Layers held by each kind of stage: first, middle, last.
-struct StageLayers {
-    int first, middle, last;
-};
-
-StageLayers stageLayers(const Scenario& s) {
-    const Strategy& st = s.strategy;
-    const int l = s.model.layers;
-    if (st.pp == 1) return {l, l, l};
-    if (st.firstStageLayers == 0 && st.lastStageLayers == 0) {
-        const int even = l / st.pp;
-        return {even, even, even};
-    }
-    const int first = st.firstStageLayers > 0 ? st.firstStageLayers : -1;
-    const int last = st.lastStageLayers > 0 ? st.lastStageLayers : -1;
-    const int known = (first > 0 ? first : 0) + (last > 0 ? last : 0);
-    const int unknownStages = st.pp - (first > 0) - (last > 0);
-    const int middle = unknownStages > 0 ? (l - known) / unknownStages : 0;
-    return {first > 0 ? first : middle, middle, last > 0 ? last : middle};
-}
-
 void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, double offset,
                     const char* suffix) {
     for (int i = 0; i < sim.size(); ++i) {
@@ -398,44 +378,28 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
     }
 }
 
-} // namespace
+// ---------------------------------------------------------------------------------------------
+// The steps of one evaluation, in order. None allocates unless a timeline is asked for.
 
-MemoryBreakdown peakMemory(const Scenario& s) {
-    if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s).memory;
-    // The first stage holds the most micro-batches in flight, the last the logits; with an
-    // uneven split the second stage (p-1 in flight, a middle stage's layers) can top both.
-    const StageLayers layers = stageLayers(s);
-    const int pp = s.strategy.pp;
-    MemoryBreakdown worst = stageMemory(s, 0, layers.first);
-    if (pp > 2) {
-        const MemoryBreakdown second = stageMemory(s, 1, layers.middle);
-        if (second.totalBytes() > worst.totalBytes()) worst = second;
-    }
-    if (pp > 1) {
-        const MemoryBreakdown last = stageMemory(s, pp - 1, layers.last);
-        if (last.totalBytes() > worst.totalBytes()) worst = last;
-    }
-    return worst;
-}
+/// What every step needs and no step changes: the op coster, the communication groups, the
+/// shape of one micro-batch on one GPU.
+struct StepContext {
+    OpCoster oc;
+    Groups groups;
+    Shape shape;
+    int microBatches;
+};
 
-Result evaluate(const Scenario& s, const EvaluateOptions& options) {
-    if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s);
+StepContext makeContext(const Scenario& s) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
     const Gpu& gpu = s.system.gpu;
-
-    Result r;
-    const int mbs = microBatchesPerStep(s);
-    r.microBatches = mbs;
-
     const OpCoster oc{
         gpu, gpu.peak(w.precision),
         gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16),
         bytesPerElement(w.precision),
         bytesPerElement(w.precision) < 2.0 ? gpu.calibration.lowPrecisionGemmScale : 1.0};
-    const Groups groups = makeGroups(s);
-
     Shape sh{};
     sh.t = st.tp;
     sh.T = double(st.microBatch) * w.seqLen / st.cp;
@@ -445,149 +409,170 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     sh.kvDim = double(m.kvHeads) * m.headDim / st.tp;
     sh.context = w.seqLen;
     sh.hSp = sh.T * sh.h / (st.sequenceParallel ? st.tp : 1);
+    return {oc, makeGroups(s), sh, microBatchesPerStep(s)};
+}
 
-    const LayerCosts lc = layerCosts(s, sh, oc, groups);
+/// One transformer layer's forward and backward, scheduled on the streams, and the stage edges.
+struct LayerSchedule {
     StreamSim fwd, bwd;
-    buildForward(fwd, s, lc);
-    buildBackward(bwd, s, lc);
-    fwd.run();
-    bwd.run();
-    const EdgeCosts edge = edgeCosts(s, sh, oc, groups);
+    EdgeCosts edge;
+};
 
-    // Per micro-batch wall time of each kind of stage; the slowest sets the pipeline's pace.
-    const StageLayers layers = stageLayers(s);
-    const double p2pBytes = sh.T * sh.h * 2.0 / (st.sequenceParallel ? st.tp : 1);
-    const double p2p = st.pp > 1 ? p2pTime(s.system, groups.ppStride, p2pBytes) : 0.0;
-    const double p2pPerMb = 2.0 * st.vp * p2p; // activations forward, gradients backward
+void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out) {
+    const LayerCosts lc = layerCosts(s, ctx.shape, ctx.oc, ctx.groups);
+    buildForward(out.fwd, s, lc);
+    buildBackward(out.bwd, s, lc);
+    out.fwd.run();
+    out.bwd.run();
+    out.edge = edgeCosts(s, ctx.shape, ctx.oc, ctx.groups);
+}
 
-    struct StageTime {
-        double fwd, bwd;
-        int layers;
-        bool first, last;
-    };
-    auto stageTime = [&](int nLayers, bool first, bool last) {
-        StageTime t{nLayers * fwd.makespanS(), nLayers * bwd.makespanS(), nLayers, first, last};
-        if (first) {
-            t.fwd += edge.embedFwd + edge.embedComm;
-            t.bwd += edge.embedBwd;
-        }
-        if (last) {
-            t.fwd += edge.headFwd;
-            t.bwd += edge.headBwd + edge.headComm;
-        }
-        return t;
-    };
-    StageTime crit = stageTime(layers.first, true, st.pp == 1);
-    int critStage = 0;
-    if (st.pp > 1) {
-        const StageTime last = stageTime(layers.last, false, true);
-        if (last.fwd + last.bwd > crit.fwd + crit.bwd) {
-            crit = last;
-            critStage = st.pp - 1;
-        }
-        if (st.pp > 2) {
-            const StageTime mid = stageTime(layers.middle, false, false);
-            if (mid.fwd + mid.bwd > crit.fwd + crit.bwd) {
-                crit = mid;
-                critStage = 1;
-            }
-        }
+/// One micro-batch's forward and backward wall time on one kind of stage.
+struct StagePass {
+    PipelineStage stage;
+    double fwd = 0, bwd = 0;
+};
+
+StagePass stagePass(const LayerSchedule& l, const PipelineStage& stage) {
+    StagePass t{stage, stage.layers * l.fwd.makespanS(), stage.layers * l.bwd.makespanS()};
+    if (stage.first) {
+        t.fwd += l.edge.embedFwd + l.edge.embedComm;
+        t.bwd += l.edge.embedBwd;
     }
-    r.criticalStage = critStage;
+    if (stage.last) {
+        t.fwd += l.edge.headFwd;
+        t.bwd += l.edge.headBwd + l.edge.headComm;
+    }
+    return t;
+}
+
+/// The slowest stage sets the pipeline's pace (ties go to the earlier of first, last, middle).
+StagePass criticalStage(const Scenario& s, const StepContext&, const LayerSchedule& l) {
+    StagePass crit{};
+    bool any = false;
+    for (const PipelineStage& stage : distinctStages(s)) {
+        const StagePass t = stagePass(l, stage);
+        if (!any || t.fwd + t.bwd > crit.fwd + crit.bwd) crit = t;
+        any = true;
+    }
+    return crit;
+}
+
+struct PipelineTimes {
+    double microBatchWallS; ///< one micro-batch's forward + backward + p2p on the critical stage
+    double bubbleS;
+};
+
+/// The critical stage's micro-batches, the fill/drain bubble and p2p, and the compute and
+/// communication of its layers and edges.
+PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const LayerSchedule& l,
+                           const StagePass& crit, Result& r, CommTable& comm) {
+    const Strategy& st = s.strategy;
+    const Shape& sh = ctx.shape;
+    const int mbs = ctx.microBatches;
+    const double p2pBytes = sh.T * sh.h * 2.0 / (st.sequenceParallel ? st.tp : 1);
+    const double p2p = st.pp > 1 ? p2pTime(s.system, ctx.groups.ppStride, p2pBytes) : 0.0;
+    const double p2pPerMb = 2.0 * st.vp * p2p; // activations forward, gradients backward
     r.forwardPerMicroBatchS = crit.fwd + (st.pp > 1 ? st.vp * p2p : 0.0);
     r.backwardPerMicroBatchS = crit.bwd + (st.pp > 1 ? st.vp * p2p : 0.0);
-    const double mbWall = crit.fwd + crit.bwd + p2pPerMb;
 
-    // Pipeline: m micro-batches plus the fill/drain bubble, (p−1)/v of a micro-batch's forward
-    // and backward (Narayanan et al. SC21 §2.2).
-    const double bubble = st.pp > 1 ? double(st.pp - 1) / st.vp * mbWall : 0.0;
+    PipelineTimes out;
+    out.microBatchWallS = crit.fwd + crit.bwd + p2pPerMb;
+    // m micro-batches plus the fill/drain bubble, (p−1)/v of a micro-batch's forward and
+    // backward (Narayanan et al. SC21 §2.2).
+    out.bubbleS = st.pp > 1 ? double(st.pp - 1) / st.vp * out.microBatchWallS : 0.0;
 
-    // Compute and communication of the layers and edges.
-    CommTable comm{};
-    addTable(comm, fwd.comm(), double(mbs) * crit.layers);
-    addTable(comm, bwd.comm(), double(mbs) * crit.layers);
-    const double edgeComm = (crit.first ? edge.embedComm : 0.0) + (crit.last ? edge.headComm : 0.0);
-    addComm(comm, ParallelDim::TP, edge.commKind, mbs * edgeComm, mbs * edgeComm);
+    const int layers = crit.stage.layers;
+    const bool first = crit.stage.first, last = crit.stage.last;
+    const EdgeCosts& e = l.edge;
+    addTable(comm, l.fwd.comm(), double(mbs) * layers);
+    addTable(comm, l.bwd.comm(), double(mbs) * layers);
+    const double edgeComm = (first ? e.embedComm : 0.0) + (last ? e.headComm : 0.0);
+    addComm(comm, ParallelDim::TP, e.commKind, mbs * edgeComm, mbs * edgeComm);
     addComm(comm, ParallelDim::PP, Collective::P2P, mbs * p2pPerMb, mbs * p2pPerMb);
 
-    r.compute.forwardS =
-        mbs * (crit.layers * fwd.busyS(Phase::Forward) + (crit.first ? edge.embedFwd : 0.0) +
-               (crit.last ? edge.headFwd : 0.0));
-    r.compute.backwardS =
-        mbs * (crit.layers * bwd.busyS(Phase::Backward) + (crit.first ? edge.embedBwd : 0.0) +
-               (crit.last ? edge.headBwd : 0.0));
-    r.compute.recomputeS = mbs * crit.layers * bwd.busyS(Phase::Recompute);
+    r.compute.forwardS = mbs * (layers * l.fwd.busyS(Phase::Forward) +
+                                (first ? e.embedFwd : 0.0) + (last ? e.headFwd : 0.0));
+    r.compute.backwardS = mbs * (layers * l.bwd.busyS(Phase::Backward) +
+                                 (first ? e.embedBwd : 0.0) + (last ? e.headBwd : 0.0));
+    r.compute.recomputeS = mbs * layers * l.bwd.busyS(Phase::Recompute);
+    return out;
+}
 
-    // Data-parallel gradient reduction and (ZeRO-1/2) parameter gathering, once per step.
-    const bool first = critStage == 0, last = critStage == st.pp - 1;
-    double stageParams = crit.layers * m.paramsPerLayer();
-    if (first) stageParams += m.embeddingParams();
-    if (last)
-        stageParams +=
-            m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams();
-    stageParams /= st.tp;
-    const double gradBytes = stageParams * bytesPerElement(w.gradReducePrecision);
+/// Data-parallel gradient reduction and (ZeRO-1/2) parameter gathering, once per step; returns
+/// the exposed seconds.
+double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePass& crit,
+                        CommTable& comm) {
+    const Strategy& st = s.strategy;
+    if (st.dp * st.cp <= 1) return 0.0;
+    const Groups& groups = ctx.groups;
+    const double stageParams = stageParamsPerGpu(s.model, st, crit.stage);
+    const double gradBytes = stageParams * bytesPerElement(s.workload.gradReducePrecision);
     const int shard = st.effectiveShardGroup() * st.cp;
-    double dpExposed = 0;
-    if (st.dp * st.cp > 1) {
-        const int buckets = std::max(1, int(std::ceil(gradBytes / st.bucketBytes)));
-        const double bucket = gradBytes / buckets;
-        const double lastBackward = crit.bwd;
-        if (st.zeroStage == 0) {
-            const double one =
-                collectiveTime(s.system, groups.gradReduce, Collective::AllReduce, bucket);
-            const double total = buckets * one;
-            const double exposed =
-                st.dpOverlap ? bucketedExposed(total, buckets, lastBackward) : total;
-            addComm(comm, ParallelDim::DP, Collective::AllReduce, total, exposed);
-            dpExposed += exposed;
-        } else if (st.zeroStage <= 2) {
-            // Reduce-scatter gradients (ZeRO-2: after every micro-batch, hidden behind its
-            // backward except the tail); then all-reduce across hybrid replicas.
-            const double rsOne =
-                collectiveTime(s.system, groups.dpShard, Collective::ReduceScatter, bucket);
-            const double arOne =
-                collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce, bucket / shard);
-            const double perPass = buckets * (rsOne + arOne);
-            const int passes = st.zeroStage == 2 ? mbs : 1;
-            const double exposedOne =
-                st.dpOverlap ? bucketedExposed(perPass, buckets, lastBackward) : perPass;
-            const double exposed = passes * exposedOne;
-            addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * buckets * rsOne,
-                    exposed * (rsOne / (rsOne + arOne)));
-            addComm(comm, ParallelDim::DP, Collective::AllReduce, passes * buckets * arOne,
-                    exposed * (arOne / (rsOne + arOne)));
-            dpExposed += exposed;
-            // Updated 16-bit weights are all-gathered back, overlapping the next forward.
-            const double agOne = collectiveTime(s.system, groups.dpShard, Collective::AllGather,
-                                                stageParams * 2.0 / buckets);
-            const double agTotal = buckets * agOne;
-            const double agExposed =
-                st.dpOverlap ? bucketedExposed(agTotal, buckets, crit.fwd) : agTotal;
-            addComm(comm, ParallelDim::DP, Collective::AllGather, agTotal, agExposed);
-            dpExposed += agExposed;
-        } else if (groups.dpReplicas.size > 1) {
-            // FSDP's per-layer traffic is in the layer simulation; hybrid sharding adds an
-            // all-reduce of the gradient shards across replicas at the end.
-            const double ar = collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce,
-                                             gradBytes / shard);
-            const double exposed = st.dpOverlap ? bucketedExposed(ar, buckets, lastBackward) : ar;
-            addComm(comm, ParallelDim::DP, Collective::AllReduce, ar, exposed);
-            dpExposed += exposed;
-        }
-    }
+    const int buckets = std::max(1, int(std::ceil(gradBytes / st.bucketBytes)));
+    const double bucket = gradBytes / buckets;
+    const double lastBackward = crit.bwd;
+    auto exposedOf = [&](double total, double overlapS) {
+        return st.dpOverlap ? bucketedExposed(total, buckets, overlapS) : total;
+    };
 
-    // Optimizer: streams params, gradients and state through HBM (Adam: read and write fp32
-    // master, m and v: 24 B; read the gradient; write 16-bit weights: 2 B).
-    const double optimizerShard = st.zeroStage >= 1 ? shard : 1;
+    if (st.zeroStage == 0) {
+        const double total =
+            buckets * collectiveTime(s.system, groups.gradReduce, Collective::AllReduce, bucket);
+        const double exposed = exposedOf(total, lastBackward);
+        addComm(comm, ParallelDim::DP, Collective::AllReduce, total, exposed);
+        return exposed;
+    }
+    if (st.zeroStage <= 2) {
+        // Reduce-scatter gradients (ZeRO-2: after every micro-batch, hidden behind its
+        // backward except the tail); then all-reduce across hybrid replicas.
+        const double rsOne =
+            collectiveTime(s.system, groups.dpShard, Collective::ReduceScatter, bucket);
+        const double arOne =
+            collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce, bucket / shard);
+        const int passes = st.zeroStage == 2 ? ctx.microBatches : 1;
+        const double exposed = passes * exposedOf(buckets * (rsOne + arOne), lastBackward);
+        addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * buckets * rsOne,
+                exposed * (rsOne / (rsOne + arOne)));
+        addComm(comm, ParallelDim::DP, Collective::AllReduce, passes * buckets * arOne,
+                exposed * (arOne / (rsOne + arOne)));
+        // Updated 16-bit weights are all-gathered back, overlapping the next forward.
+        const double agTotal =
+            buckets * collectiveTime(s.system, groups.dpShard, Collective::AllGather,
+                                     stageParams * 2.0 / buckets);
+        const double agExposed = exposedOf(agTotal, crit.fwd);
+        addComm(comm, ParallelDim::DP, Collective::AllGather, agTotal, agExposed);
+        return exposed + agExposed;
+    }
+    if (groups.dpReplicas.size <= 1) return 0.0;
+    // FSDP's per-layer traffic is in the layer simulation; hybrid sharding adds an all-reduce
+    // of the gradient shards across replicas at the end.
+    const double ar =
+        collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce, gradBytes / shard);
+    const double exposed = exposedOf(ar, lastBackward);
+    addComm(comm, ParallelDim::DP, Collective::AllReduce, ar, exposed);
+    return exposed;
+}
+
+/// The optimizer streams params, gradients and state through HBM (Adam: read and write fp32
+/// master, m and v: 24 B; read the gradient; write 16-bit weights: 2 B).
+double optimizerStep(const Scenario& s, const StepContext& ctx, const StagePass& crit) {
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const double optimizerShard = st.zeroStage >= 1 ? double(st.effectiveShardGroup()) * st.cp : 1;
     const double stateBytes = w.optimizer == Optimizer::Adam ? 24.0 : 16.0;
     const double perParam = stateBytes + bytesPerElement(w.gradReducePrecision) + 2.0;
-    r.compute.optimizerS = oc.elementwise(stageParams / optimizerShard * perParam);
+    return ctx.oc.elementwise(stageParamsPerGpu(s.model, st, crit.stage) / optimizerShard *
+                              perParam);
+}
 
-    // Assemble the step.
+/// Totals, throughput and FLOP utilisation: step = compute + exposed communication + bubble.
+void finishStep(const Scenario& s, const CommTable& comm, double bubbleS, Result& r) {
+    const Model& m = s.model;
+    const Workload& w = s.workload;
     r.comm = comm;
     r.computeS = r.compute.totalS();
-    r.bubbleS = bubble;
+    r.bubbleS = bubbleS;
     double exposed = 0;
     for (const auto& dim : comm)
         for (const auto& c : dim)
@@ -600,46 +585,67 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     r.tokensPerS = tokens / r.stepTimeS;
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
     r.modelFlopsPerStep = modelFlopsPerStep(m, w.globalBatch, w.seqLen);
-    r.hardwareFlopsPerStep = hardwareFlopsPerStep(m, w.globalBatch, w.seqLen, st.recompute);
+    r.hardwareFlopsPerStep = hardwareFlopsPerStep(m, w.globalBatch, w.seqLen, s.strategy.recompute);
     r.modelTflopsPerGpu = r.modelFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
     r.hardwareTflopsPerGpu = r.hardwareFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
-    const double peak = gpu.peak(w.precision);
+    const double peak = s.system.gpu.peak(w.precision);
     r.mfu = r.modelTflopsPerGpu * 1e12 / peak;
     r.hfu = r.hardwareTflopsPerGpu * 1e12 / peak;
+}
 
-    // Memory: the fullest stage (the first holds the most micro-batches; the last the logits).
-    r.memory = peakMemory(s);
-
-    if (options.timeline) {
-        // One micro-batch on the critical stage, op by op: its first layer forward and backward
-        // shown in full, the rest of its layers as one span each; then the step-level phases.
-        auto& tl = r.timeline;
-        double t0 = 0;
-        for (int layer = 0; layer < crit.layers; ++layer) {
-            appendTimeline(tl, fwd, t0, "");
-            t0 += fwd.makespanS();
-        }
-        for (int layer = 0; layer < crit.layers; ++layer) {
-            appendTimeline(tl, bwd, t0, " (bwd)");
-            t0 += bwd.makespanS();
-        }
-        tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
-                      TimelineKind::Steady, mbWall, mbs * mbWall, false, ParallelDim::TP,
-                      Collective::AllReduce});
-        double t = mbs * mbWall;
-        if (bubble > 0) {
-            tl.push_back({"pipeline bubble", Lane::Compute, TimelineKind::Bubble, t, t + bubble,
-                          false, ParallelDim::PP, Collective::P2P});
-            t += bubble;
-        }
-        if (dpExposed > 0) {
-            tl.push_back({"DP gradient sync (exposed)", Lane::DataParallelComm, TimelineKind::Comm,
-                          t, t + dpExposed, true, ParallelDim::DP, Collective::AllReduce});
-            t += dpExposed;
-        }
-        tl.push_back({"optimizer step", Lane::Compute, TimelineKind::Optimizer, t,
-                      t + r.compute.optimizerS, false, ParallelDim::TP, Collective::AllReduce});
+/// One micro-batch on the critical stage, op by op: its layers' forward and backward in full;
+/// then the step-level phases as one span each. Allocates: only when asked for.
+void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& l,
+                        const StagePass& crit, const PipelineTimes& pipe, double dpExposed) {
+    auto& tl = r.timeline;
+    const int mbs = ctx.microBatches;
+    double t0 = 0;
+    for (int layer = 0; layer < crit.stage.layers; ++layer) {
+        appendTimeline(tl, l.fwd, t0, "");
+        t0 += l.fwd.makespanS();
     }
+    for (int layer = 0; layer < crit.stage.layers; ++layer) {
+        appendTimeline(tl, l.bwd, t0, " (bwd)");
+        t0 += l.bwd.makespanS();
+    }
+    const double mbWall = pipe.microBatchWallS;
+    tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
+                  TimelineKind::Steady, mbWall, mbs * mbWall, false, ParallelDim::TP,
+                  Collective::AllReduce});
+    double t = mbs * mbWall;
+    if (pipe.bubbleS > 0) {
+        tl.push_back({"pipeline bubble", Lane::Compute, TimelineKind::Bubble, t, t + pipe.bubbleS,
+                      false, ParallelDim::PP, Collective::P2P});
+        t += pipe.bubbleS;
+    }
+    if (dpExposed > 0) {
+        tl.push_back({"DP gradient sync (exposed)", Lane::DataParallelComm, TimelineKind::Comm, t,
+                      t + dpExposed, true, ParallelDim::DP, Collective::AllReduce});
+        t += dpExposed;
+    }
+    tl.push_back({"optimizer step", Lane::Compute, TimelineKind::Optimizer, t,
+                  t + r.compute.optimizerS, false, ParallelDim::TP, Collective::AllReduce});
+}
+
+} // namespace
+
+Result evaluate(const Scenario& s, const EvaluateOptions& options) {
+    if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s);
+    const StepContext ctx = makeContext(s);
+    LayerSchedule layer;
+    simulateLayer(s, ctx, layer);
+    const StagePass crit = criticalStage(s, ctx, layer);
+
+    Result r;
+    r.microBatches = ctx.microBatches;
+    r.criticalStage = crit.stage.index;
+    CommTable comm{};
+    const PipelineTimes pipe = pipelineStep(s, ctx, layer, crit, r, comm);
+    const double dpExposed = dataParallelSync(s, ctx, crit, comm);
+    r.compute.optimizerS = optimizerStep(s, ctx, crit);
+    finishStep(s, comm, pipe.bubbleS, r);
+    r.memory = peakMemory(s);
+    if (options.timeline) appendStepTimeline(r, ctx, layer, crit, pipe, dpExposed);
     return r;
 }
 

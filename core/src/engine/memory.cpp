@@ -1,5 +1,8 @@
 #include "madmax/memory.hpp"
 
+#include "madmax/engine.hpp"
+#include "serving/inference.hpp"
+
 #include <algorithm>
 
 namespace madmax {
@@ -38,19 +41,17 @@ double inFlightMicroBatches(const Strategy& st, int microBatches, int stage) {
 }
 
 MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
+    return stageMemory(s, PipelineStage{stage, layersOnStage, stage == 0,
+                                        stage == s.strategy.pp - 1});
+}
+
+MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
     const double t = st.tp;
-    const bool first = stage == 0, last = stage == st.pp - 1;
-
-    double params = layersOnStage * m.paramsPerLayer();
-    if (first) params += m.embeddingParams();
-    if (last) {
-        params += double(m.hidden); // final norm
-        params += m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams();
-    }
-    params /= t;
+    const int layersOnStage = stage.layers;
+    const double params = stageParamsPerGpu(m, st, stage);
 
     // Mixed-precision training state (Rajbhandari et al. SC20 §3): 16-bit weights, gradients in
     // the reduction precision, and fp32 master weights + moments (Adam 12 B, SGD-momentum 8 B).
@@ -67,20 +68,34 @@ MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
     mem.optimizerBytes = params * optB / (st.zeroStage >= 1 ? shard : 1.0);
 
     const int mbs = microBatchesPerStep(s);
-    double act =
-        layerActivationBytes(m, st, w) * layersOnStage * inFlightMicroBatches(st, mbs, stage);
+    double act = layerActivationBytes(m, st, w) * layersOnStage *
+                 inFlightMicroBatches(st, mbs, stage.index);
     if (st.recompute == Recompute::Full && layersOnStage > 0) {
         // Backward recomputes one layer at a time: its full activations exist transiently.
         Strategy none = st;
         none.recompute = Recompute::None;
         act += layerActivationBytes(m, none, w);
     }
-    if (last) // fp32 logits of the micro-batch being processed, for the loss
+    if (stage.last) // fp32 logits of the micro-batch being processed, for the loss
         act += 4.0 * st.microBatch * double(w.seqLen) / st.cp * double(m.vocab) / t;
     mem.activationsBytes = act;
     mem.reserveBytes = s.system.reserveBytes;
     mem.capacityBytes = s.system.gpu.hbmBytes;
     return mem;
+}
+
+MemoryBreakdown peakMemory(const Scenario& s) {
+    if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s).memory;
+    // The first stage holds the most micro-batches in flight, the last the logits; with an
+    // uneven split a middle stage (p-1 in flight, a middle stage's layers) can top both.
+    MemoryBreakdown worst;
+    bool any = false;
+    for (const PipelineStage& stage : distinctStages(s)) {
+        const MemoryBreakdown m = stageMemory(s, stage);
+        if (!any || m.totalBytes() > worst.totalBytes()) worst = m;
+        any = true;
+    }
+    return worst;
 }
 
 } // namespace madmax

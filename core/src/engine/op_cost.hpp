@@ -7,6 +7,30 @@
 
 namespace madmax::detail {
 
+/// The two roofline bounds of one GEMM C[M×N] = A[M×K]·W[K×N] on one GPU (MODEL.md §2): FLOPs at
+/// the calibrated shape-dependent efficiency, and HBM traffic for W, A and C. The one GEMM cost
+/// function of the training and serving engines.
+struct GemmBounds {
+    double computeS = 0;
+    double memoryS = 0;
+    double timeS() const { return std::max(computeS, memoryS); }
+};
+struct GemmPrecision {
+    double peakFlops;      ///< of the GEMM's math precision
+    double scale;          ///< calibration's low-precision scale (1 for 16-bit)
+    double weightBytes;    ///< per element of W
+    double inputBytes;     ///< per element of A
+    double outputBytes;    ///< per element of C
+    double hbmEfficiency;  ///< achievable share of HBM bandwidth for this access pattern
+};
+inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, double N,
+                             double K) {
+    const double flops = 2.0 * M * N * K;
+    const double bytes = K * N * p.weightBytes + M * K * p.inputBytes + M * N * p.outputBytes;
+    return {flops / (p.peakFlops * gpu.calibration.gemmEfficiency(flops) * p.scale),
+            bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
+}
+
 /// Per-op time on one GPU (MODEL.md §2): max(FLOPs / (peak·η_c), bytes / (BW·η_m)) + launch.
 struct OpCoster {
     const Gpu& gpu;
@@ -19,10 +43,9 @@ struct OpCoster {
         return bytes / (gpu.hbmBytesPerS * gpu.calibration.memoryEfficiency);
     }
     double gemm(double M, double N, double K) const {
-        const double flops = 2.0 * M * N * K;
-        const double bytes = (M * K + K * N) * elemBytes + M * N * 2.0;
-        const double eta = gpu.calibration.gemmEfficiency(flops) * gemmScale;
-        return std::max(flops / (peak * eta), memoryTime(bytes)) + gpu.calibration.kernelLaunchS;
+        const GemmPrecision p{peak, gemmScale, elemBytes, elemBytes, 2.0,
+                              gpu.calibration.memoryEfficiency};
+        return gemmBounds(gpu, p, M, N, K).timeS() + gpu.calibration.kernelLaunchS;
     }
     double elementwise(double bytes) const {
         return memoryTime(bytes) + gpu.calibration.kernelLaunchS;

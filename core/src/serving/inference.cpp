@@ -4,6 +4,7 @@
 // of new requests into the decode iterations; the batch is capped by KV-cache memory.
 #include "serving/inference.hpp"
 
+#include "engine/op_cost.hpp"
 #include "madmax/collectives.hpp"
 
 #include <algorithm>
@@ -89,13 +90,11 @@ struct Serving {
 
     /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
     void gemm(Costs& c, double M, double N, double K, double overheadS) const {
-        const double flops = 2 * M * N * K;
-        const double tc = flops / (peak * gpu.calibration.gemmEfficiency(flops) * gemmScale);
-        const double tm = (N * K * wB + (M * K + M * N) * aB) / (bw * etaMem);
-        if (tm >= tc)
-            c.weight += tm;
+        const GemmBounds g = gemmBounds(gpu, {peak, gemmScale, wB, aB, aB, etaMem}, M, N, K);
+        if (g.memoryS >= g.computeS)
+            c.weight += g.memoryS;
         else
-            c.compute += tc;
+            c.compute += g.computeS;
         c.overhead += overheadS;
     }
 

@@ -1,0 +1,37 @@
+// The pipeline's stages as the engine and the memory model see them: which stages differ, how
+// many layers each holds and which parameters a GPU of each keeps. One owner for these facts.
+#pragma once
+
+#include "madmax/scenario.hpp"
+
+#include <array>
+
+namespace madmax {
+
+/// One kind of pipeline stage. The first holds the embedding, the last the final norm, LM head
+/// and loss; stages in between hold only layers. With pp = 1 a single stage is both.
+struct PipelineStage {
+    int index = 0;  ///< 0-based stage number (a middle stage is represented by stage 1)
+    int layers = 0; ///< transformer layers it holds
+    bool first = false;
+    bool last = false;
+};
+
+/// The stages whose work differs, in the order ties are resolved: first, last, then a middle one.
+struct PipelineStages {
+    std::array<PipelineStage, 3> stage{};
+    int count = 0;
+    const PipelineStage* begin() const { return stage.data(); }
+    const PipelineStage* end() const { return stage.data() + count; }
+};
+
+/// Layers per stage: an even split of l / pp, or Llama-3-style first/last stage counts with the
+/// rest split evenly over the other stages. The scenario must be valid.
+PipelineStages distinctStages(const Scenario& s);
+
+/// Parameters one GPU of `stage` holds (÷ TP): its layers, the embedding on the first stage, the
+/// final norm and the LM head (or, with tied embeddings and pp > 1, a copy of the embedding) on
+/// the last.
+double stageParamsPerGpu(const Model& m, const Strategy& st, const PipelineStage& stage);
+
+} // namespace madmax
