@@ -90,3 +90,25 @@ TEST_CASE("Atomic save replaces the file, and a failed save leaves the old one i
     ss2 << again.rdbuf();
     CHECK(ss2.str() == "new contents");
 }
+
+TEST_CASE("The core publishes each field's unit and what its parser accepts") {
+    const PresetLibrary& lib = PresetLibrary::builtin();
+    const nlohmann::json doc = loadScenarioJson("default", lib);
+    const FieldCatalog fields = describeScenarioFields(doc);
+    // Ranges are those the strict parser enforces (scenario_parse.cpp), cross-field rules those
+    // of explainInvalid(); a change to either shows here.
+    REQUIRE(fields.count("strategy.tp"));
+    CHECK(fields.at("strategy.tp").allowed == "integer, 1 to 1048576");
+    CHECK(fields.at("workload.seq_len").allowed ==
+          "integer, 1 to 1073741824; divisible by CP");
+    CHECK(fields.at("workload.seq_len").unit == "tokens");
+    CHECK(fields.at("system.tiers.0.oversubscription").allowed == "1 to 10000");
+    CHECK(fields.at("system.tiers.1.gpus").allowed.find("≥ the tier inside") != std::string::npos);
+    CHECK(fields.at("system.gpu.hbm_gb").unit == "GB");
+    CHECK(fields.at("workload.attention").allowed == "flash / unfused");
+    CHECK(fields.at("strategy.sequence_parallel").allowed == "true / false");
+    // Outside a describe call nothing is recorded.
+    FieldCatalog none;
+    parseScenario(doc, "x");
+    CHECK(none.empty());
+}

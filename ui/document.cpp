@@ -11,15 +11,18 @@ namespace {
 
 class EditCommand : public QUndoCommand {
   public:
-    EditCommand(ScenarioDocument* doc, nlohmann::json before, nlohmann::json after,
-                const QString& text)
-        : QUndoCommand(text), doc_(doc), before_(std::move(before)), after_(std::move(after)) {}
-    void undo() override { doc_->applyRecorded(before_); }
-    void redo() override { doc_->applyRecorded(after_); }
+    /// Both states are kept parsed: undo and redo never parse again.
+    EditCommand(ScenarioDocument* doc, nlohmann::json before, Scenario beforeScenario,
+                nlohmann::json after, Scenario afterScenario, const QString& text)
+        : QUndoCommand(text), doc_(doc), before_(std::move(before)), after_(std::move(after)),
+          beforeScenario_(std::move(beforeScenario)), afterScenario_(std::move(afterScenario)) {}
+    void undo() override { doc_->applyRecorded(before_, beforeScenario_); }
+    void redo() override { doc_->applyRecorded(after_, afterScenario_); }
 
   private:
     ScenarioDocument* doc_;
     nlohmann::json before_, after_;
+    Scenario beforeScenario_, afterScenario_;
 };
 
 } // namespace
@@ -42,9 +45,9 @@ void ScenarioDocument::reset(const nlohmann::json& doc, const QString& filePath)
     emit changed(scenario_);
 }
 
-void ScenarioDocument::applyRecorded(const nlohmann::json& doc) {
+void ScenarioDocument::applyRecorded(const nlohmann::json& doc, const Scenario& parsed) {
     doc_ = doc;
-    scenario_ = parseScenario(doc_, "scenario");
+    scenario_ = parsed;
     emit changed(scenario_);
 }
 
@@ -52,12 +55,13 @@ QString
 ScenarioDocument::setFields(const std::vector<std::pair<std::string, nlohmann::json>>& edits,
                             const QString& description) {
     nlohmann::json next = doc_;
+    Scenario parsed;
     try {
         for (const auto& [path, value] : edits) {
             applyOverride(next, path, value, "edit");
             resolvePresetRefs(next, *library_, "edit");
         }
-        parseScenario(next, "edit"); // validates; throws with the core's message
+        parsed = parseScenario(next, "edit"); // validates; throws with the core's message
     } catch (const InputError& e) {
         // Drop the "edit: " prefix: the field is named in the message itself.
         QString msg = QString::fromStdString(e.what());
@@ -65,7 +69,8 @@ ScenarioDocument::setFields(const std::vector<std::pair<std::string, nlohmann::j
         return msg;
     }
     if (next == doc_) return {};
-    undo_.push(new EditCommand(this, doc_, next, description));
+    undo_.push(new EditCommand(this, doc_, scenario_, std::move(next), std::move(parsed),
+                               description));
     return {};
 }
 

@@ -44,7 +44,7 @@ class ScenarioDocument : public QObject {
     QString saveAs(const QString& path);
 
     /// Set from an undo command: no validation, the document was valid when recorded.
-    void applyRecorded(const nlohmann::json& doc);
+    void applyRecorded(const nlohmann::json& doc, const Scenario& parsed);
 
   signals:
     void changed(const madmax::Scenario& s);

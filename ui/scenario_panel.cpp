@@ -1,5 +1,7 @@
 #include "scenario_panel.hpp"
 
+#include "madmax/scenario_io.hpp"
+
 #include <QCompleter>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -9,6 +11,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalBlocker>
+#include <QTreeWidgetItemIterator>
 #include <QVBoxLayout>
 
 namespace madmax::ui {
@@ -30,77 +33,22 @@ void makeSearchable(QComboBox* c) {
 }
 } // namespace
 
-QString ScenarioPanel::allowedFor(const QString& path) {
-    const QString key = path.section('.', -1);
-    static const QMap<QString, QString> allowed = {
-        {"layers", "≥ 1"},
-        {"hidden", "≥ 1"},
-        {"heads", "≥ 1"},
-        {"kv_heads", "divides heads"},
-        {"head_dim", "≥ 1"},
-        {"ffn_hidden", "≥ 1"},
-        {"vocab", "≥ 1"},
-        {"gated_mlp", "true / false"},
-        {"tied_embeddings", "true / false"},
-        {"causal", "true / false"},
-        {"arch", "dense"},
-        {"hbm_gb", "> 0"},
-        {"hbm_tbps", "> 0"},
-        {"gbps", "> 0"},
-        {"latency_us", "≥ 0"},
-        {"gpus", "≥ 1, ≥ the tier inside"},
-        {"oversubscription", "≥ 1"},
-        {"all_reduce_speedup", "> 0"},
-        {"gpus_per_node", "1–4096"},
-        {"reserve_gb", "≥ 0"},
-        {"kind", "scale_up / scale_out (tiers), training"},
-        {"attention_efficiency", "(0, 1]"},
-        {"memory_efficiency", "(0, 1]"},
-        {"kernel_launch_us", "≥ 0"},
-        {"low_precision_gemm_scale", "(0, 1]"},
-        {"reference_attention", "flash / unfused"},
-        {"gemm_efficiency", "[[GEMM FLOPs, (0, 1]], …]"},
-        {"efficiency", "[[bytes, (0, 1]], …]"},
-        {"global_batch", "divisible by DP × micro-batch"},
-        {"seq_len", "divisible by CP"},
-        {"precision", "bf16 / fp16 / fp8 / fp4 (with a peak)"},
-        {"grad_reduce_precision", "fp32 / bf16 / fp16"},
-        {"optimizer", "adam / sgd"},
-        {"attention", "flash / unfused"}};
-    if (path.contains("peak_tflops")) return "≥ 0, null = unsupported";
-    return allowed.value(key);
-}
-
 QString ScenarioPanel::loadScenarioPreset(const QString& id) {
     const Preset* p = store_->library().find(PresetKind::Scenario, id.toStdString());
     if (!p) return QString("no scenario preset \"%1\"").arg(id);
     std::vector<std::pair<std::string, nlohmann::json>> edits;
     for (const char* key : {"model", "system", "gpus", "strategy", "workload", "name"})
         if (p->json.contains(key)) edits.push_back({key, p->json[key]});
-    if (p->json.contains("strategy") && !p->json["strategy"].contains("dp"))
-        edits.push_back(
-            {"strategy.dp", p->json["gpus"].get<int>() / (p->json["strategy"].value("tp", 1) *
-                                                          p->json["strategy"].value("pp", 1) *
-                                                          p->json["strategy"].value("cp", 1))});
+    if (p->json.contains("strategy") && !p->json["strategy"].contains("dp")) {
+        // The preset leaves dp to be derived; the current document's dp must not linger.
+        const auto& st = p->json["strategy"];
+        edits.push_back({"strategy.dp",
+                         dataParallelDegree(p->json.value("gpus", 0LL), st.value("tp", 1LL),
+                                            st.value("pp", 1LL), st.value("cp", 1LL))});
+    }
     const QString err = doc_->setFields(edits, "scenario preset " + id);
     message_->setText(err);
     return err;
-}
-
-QString ScenarioPanel::unitFor(const QString& path) {
-    const QString key = path.section('.', -1);
-    if (path.contains("peak_tflops")) return "TFLOP/s (dense)";
-    if (key.endsWith("_gb")) return "GB";
-    if (key.endsWith("_tbps")) return "TB/s";
-    if (key == "gbps") return "GB/s per GPU per direction";
-    if (key.endsWith("_us")) return "µs";
-    if (key.endsWith("_mb")) return "MB";
-    if (key == "gpus") return "GPUs";
-    if (key.contains("efficiency")) return "fraction (0–1]";
-    if (key == "seq_len" || key == "max_seq_len") return "tokens";
-    if (key == "global_batch") return "sequences";
-    if (key == "power_w") return "W";
-    return {};
 }
 
 ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget* parent)
@@ -214,6 +162,8 @@ void ScenarioPanel::refresh(const Scenario& s) {
 void ScenarioPanel::rebuildTree() {
     filling_ = true;
     tree_->clear();
+    // Units and allowed values as the core's parser checks them (one owner for each rule).
+    const FieldCatalog catalog = describeScenarioFields(doc_->json());
     std::function<void(QTreeWidgetItem*, const nlohmann::json&, const QString&)> add =
         [&](QTreeWidgetItem* parent, const nlohmann::json& j, const QString& path) {
             auto child = [&](const QString& key, const nlohmann::json& v) {
@@ -224,8 +174,11 @@ void ScenarioPanel::rebuildTree() {
                     add(item, v, p);
                 } else {
                     item->setText(1, displayValue(v));
-                    item->setText(2, unitFor(p));
-                    item->setText(3, allowedFor(p));
+                    const auto info = catalog.find(p.toStdString());
+                    if (info != catalog.end()) {
+                        item->setText(2, QString::fromStdString(info->second.unit));
+                        item->setText(3, QString::fromStdString(info->second.allowed));
+                    }
                     item->setFlags(item->flags() | Qt::ItemIsEditable);
                     item->setToolTip(1, "JSON path: " + p);
                 }
@@ -244,6 +197,12 @@ void ScenarioPanel::rebuildTree() {
         top->setExpanded(std::string(section) != "system");
     }
     filling_ = false;
+}
+
+QTreeWidgetItem* ScenarioPanel::fieldItem(const QString& path) const {
+    for (QTreeWidgetItemIterator it(tree_); *it; ++it)
+        if ((*it)->data(0, kPathRole).toString() == path) return *it;
+    return nullptr;
 }
 
 QString ScenarioPanel::editField(const QString& path, const QString& text) {

@@ -25,9 +25,8 @@ class ScenarioPanel : public QWidget {
     /// Edit the field at `path` as if typed into the tree; returns the core's message or empty.
     QString editField(const QString& path, const QString& text);
     QString message() const { return message_->text(); }
-    static QString unitFor(const QString& path);
-    /// What the core accepts for the field (shown beside it; the core has the final word).
-    static QString allowedFor(const QString& path);
+    /// The tree item of the field at dotted path `path` (nullptr when not shown).
+    QTreeWidgetItem* fieldItem(const QString& path) const;
     /// Load a scenario preset's model, system, GPU count, strategy and workload as one edit.
     QString loadScenarioPreset(const QString& id);
 

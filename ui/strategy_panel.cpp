@@ -246,7 +246,7 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
 
 void StrategyPanel::refresh(const Scenario& s) {
     const Strategy& st = s.strategy;
-    const long long inner = 1LL * st.tp * st.pp * st.cp;
+    const long long inner = replicaGpus(st);
     const long long maxGpus = (long long)s.system.maxGpus();
     const bool serving = s.workload.kind == WorkloadKind::Inference;
     const auto& inf = s.workload.inference;
@@ -328,8 +328,8 @@ void StrategyPanel::applyValue(const QString& key, int v) {
     const Strategy& st = s.strategy;
     std::vector<std::pair<std::string, nlohmann::json>> edits;
     auto rederiveDp = [&](long long tp, long long pp, long long cp) {
-        const long long inner = tp * pp * cp;
-        if (inner > 0 && s.gpus % inner == 0) edits.push_back({"strategy.dp", s.gpus / inner});
+        if (const int dp = dataParallelDegree(s.gpus, tp, pp, cp))
+            edits.push_back({"strategy.dp", dp});
     };
     if (key == "tp") {
         edits.push_back({"strategy.tp", v});
@@ -345,7 +345,7 @@ void StrategyPanel::applyValue(const QString& key, int v) {
         edits.push_back({"strategy.schedule", v > 1 ? "interleaved" : "1f1b"});
     } else if (key == "dp") {
         edits.push_back({"strategy.dp", v});
-        edits.push_back({"gpus", 1LL * st.tp * st.pp * st.cp * v});
+        edits.push_back({"gpus", replicaGpus(st) * v});
     } else if (key == "micro_batch") {
         edits.push_back({"strategy.micro_batch", v});
     } else if (key == "global_batch") {
@@ -383,7 +383,8 @@ void StrategyPanel::switchWorkload(bool serving) {
         edits.push_back({"strategy.schedule", "1f1b"});
         edits.push_back({"strategy.first_stage_layers", 0});
         edits.push_back({"strategy.last_stage_layers", 0});
-        edits.push_back({"strategy.dp", s.gpus / (st.tp * st.pp)});
+        if (const int replicas = dataParallelDegree(s.gpus, st.tp, st.pp, 1))
+            edits.push_back({"strategy.dp", replicas});
     } else {
         const int dp = st.dp;
         edits.push_back({"workload",

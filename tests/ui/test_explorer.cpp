@@ -198,8 +198,14 @@ TEST_CASE("A scenario preset loads as one undoable edit - fields show units and 
     CHECK(w.shown().scenario.model.hidden == 12288);
     w.document()->undoStack()->undo();
     CHECK(w.document()->scenario().gpus == 256);
-    CHECK(ui::ScenarioPanel::unitFor("system.gpu.hbm_gb") == "GB");
-    CHECK(ui::ScenarioPanel::allowedFor("system.tiers.0.oversubscription") == "≥ 1");
+    // Units and rules come from the core's parser (describeScenarioFields), not a GUI table.
+    auto* hbm = w.scenarioPanel()->fieldItem("system.gpu.hbm_gb");
+    REQUIRE(hbm != nullptr);
+    CHECK(hbm->text(2) == "GB");
+    CHECK(hbm->text(3) == "> 0, ≤ 1e+06");
+    auto* kv = w.scenarioPanel()->fieldItem("model.kv_heads");
+    REQUIRE(kv != nullptr);
+    CHECK(kv->text(3).startsWith("integer, 1 to 1048576; divides heads"));
     auto* tree = w.scenarioPanel()->fields();
     REQUIRE(tree->topLevelItemCount() == 3);
     CHECK(tree->topLevelItem(0)->text(0) == "model");

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +17,31 @@ namespace madmax {
 /// Closest candidate by edit distance, if it is close enough to be a plausible typo.
 std::optional<std::string> didYouMean(const std::string& word,
                                       const std::vector<std::string>& candidates);
+
+/// What a field accepts and its unit, as the strict parser checks it: published by the core so
+/// that editors show exactly the rules the parser applies.
+struct FieldInfo {
+    std::string unit;    ///< e.g. "GB", "µs", "tokens"; empty when dimensionless
+    std::string allowed; ///< e.g. "1 to 1048576", "> 0", "flash / unfused"
+};
+/// Fields by dotted JSON path ("system.tiers.0.gbps"), as `--set` and overrides name them.
+using FieldCatalog = std::map<std::string, FieldInfo>;
+
+/// While one of these is alive on a thread, every ObjectReader on that thread records what each
+/// field it reads accepts into `catalog` (scoped: nothing is recorded outside it).
+class FieldCatalogRecorder {
+  public:
+    explicit FieldCatalogRecorder(FieldCatalog& catalog);
+    ~FieldCatalogRecorder();
+    FieldCatalogRecorder(const FieldCatalogRecorder&) = delete;
+    FieldCatalogRecorder& operator=(const FieldCatalogRecorder&) = delete;
+
+  private:
+    FieldCatalog* previous_;
+};
+
+/// The unit of the field at dotted path `path` (empty when it has none).
+std::string fieldUnit(const std::string& path);
 
 class ObjectReader {
   public:
@@ -46,6 +72,8 @@ class ObjectReader {
         return path_.empty() ? key : path_ + "." + key;
     }
     [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+    /// Record what `key` accepts in the active FieldCatalogRecorder's catalog, if any.
+    void record(const std::string& key, const std::string& allowed) const;
     const std::string& file() const { return file_; }
 
   private:

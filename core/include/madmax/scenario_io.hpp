@@ -3,6 +3,7 @@
 #pragma once
 
 #include "madmax/file_io.hpp"
+#include "madmax/json_reader.hpp"
 #include "madmax/presets.hpp"
 #include "madmax/result.hpp"
 #include "madmax/scenario.hpp"
@@ -37,6 +38,11 @@ void resolvePresetRefs(nlohmann::json& doc, const PresetLibrary& lib, const std:
 
 /// Parse a resolved document strictly and check the scenario is valid; throws InputError.
 Scenario parseScenario(const nlohmann::json& resolved, const std::string& file);
+
+/// What every field of a resolved scenario document accepts and its unit: the strict parser's
+/// ranges and choices plus the cross-field rules of explainInvalid(). Fields of an invalid part
+/// that the parser never reached are absent.
+FieldCatalog describeScenarioFields(const nlohmann::json& resolved);
 
 /// Read, resolve and parse a scenario: from a file path, or a preset id of the library.
 Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib,

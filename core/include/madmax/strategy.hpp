@@ -4,6 +4,7 @@
 #include "madmax/types.hpp"
 
 #include <array>
+#include <climits>
 
 namespace madmax {
 
@@ -45,6 +46,33 @@ struct Strategy {
         return 1;
     }
     int effectiveShardGroup() const { return shardGroup > 0 ? shardGroup : dp; }
+    /// Ranks that reduce gradients: DP × CP (each CP rank saw different tokens).
+    int gradReduceRanks() const { return dp * cp; }
+    /// Ranks a ZeRO stage shards over: the shard group's DP ranks × CP.
+    int zeroShardRanks() const { return effectiveShardGroup() * cp; }
 };
+
+/// GPUs one data-parallel replica spans: tp · pp · cp, in wide arithmetic that saturates at
+/// LLONG_MAX instead of wrapping (each degree passes its own range check; their product may not).
+inline long long replicaGpus(long long tp, long long pp, long long cp) {
+    long long out = 1;
+    for (long long d : {tp, pp, cp})
+        if (__builtin_mul_overflow(out, d, &out)) return LLONG_MAX;
+    return out;
+}
+inline long long replicaGpus(const Strategy& st) { return replicaGpus(st.tp, st.pp, st.cp); }
+
+/// The data-parallel degree that fills `gpus` with replicas of tp · pp · cp GPUs
+/// (DP = GPUs ÷ (TP·PP·CP)); 0 when a degree is below 1 or the replica does not divide the GPUs.
+/// The one place this fact is computed.
+inline int dataParallelDegree(long long gpus, long long tp, long long pp, long long cp) {
+    if (tp < 1 || pp < 1 || cp < 1 || gpus < 1) return 0;
+    const long long inner = replicaGpus(tp, pp, cp);
+    if (inner > gpus || gpus % inner != 0 || gpus / inner > INT_MAX) return 0;
+    return int(gpus / inner);
+}
+inline int dataParallelDegree(long long gpus, const Strategy& st) {
+    return dataParallelDegree(gpus, st.tp, st.pp, st.cp);
+}
 
 } // namespace madmax

@@ -49,8 +49,8 @@ Groups makeGroups(const Scenario& s) {
     const long long cpStride = strideOf(st, ParallelDim::CP);
     const long long innerStride = st.cp > 1 ? std::min(dpStride, cpStride) : dpStride;
     const int shard = st.effectiveShardGroup();
-    g.gradReduce = layoutGroup(s.system, st.dp * st.cp, innerStride);
-    g.dpShard = layoutGroup(s.system, shard * st.cp, innerStride);
+    g.gradReduce = layoutGroup(s.system, st.gradReduceRanks(), innerStride);
+    g.dpShard = layoutGroup(s.system, st.zeroShardRanks(), innerStride);
     g.dpReplicas = layoutGroup(s.system, st.dp / shard, dpStride * shard);
     g.ppStride = strideOf(st, ParallelDim::PP);
     return g;
@@ -504,11 +504,11 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
 double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePass& crit,
                         CommTable& comm) {
     const Strategy& st = s.strategy;
-    if (st.dp * st.cp <= 1) return 0.0;
+    if (st.gradReduceRanks() <= 1) return 0.0;
     const Groups& groups = ctx.groups;
     const double stageParams = stageParamsPerGpu(s.model, st, crit.stage);
     const double gradBytes = stageParams * bytesPerElement(s.workload.gradReducePrecision);
-    const int shard = st.effectiveShardGroup() * st.cp;
+    const int shard = st.zeroShardRanks();
     const int buckets = std::max(1, int(std::ceil(gradBytes / st.bucketBytes)));
     const double bucket = gradBytes / buckets;
     const double lastBackward = crit.bwd;
@@ -559,7 +559,7 @@ double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePa
 double optimizerStep(const Scenario& s, const StepContext& ctx, const StagePass& crit) {
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
-    const double optimizerShard = st.zeroStage >= 1 ? double(st.effectiveShardGroup()) * st.cp : 1;
+    const double optimizerShard = st.zeroStage >= 1 ? double(st.zeroShardRanks()) : 1.0;
     const double stateBytes = w.optimizer == Optimizer::Adam ? 24.0 : 16.0;
     const double perParam = stateBytes + bytesPerElement(w.gradReducePrecision) + 2.0;
     return ctx.oc.elementwise(stageParamsPerGpu(s.model, st, crit.stage) / optimizerShard *

@@ -58,7 +58,7 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     const double weightB = 2.0;
     const double gradB = bytesPerElement(w.gradReducePrecision);
     const double optB = w.optimizer == Optimizer::Adam ? 12.0 : 8.0;
-    const double shard = double(st.effectiveShardGroup()) * st.cp;
+    const double shard = double(st.zeroShardRanks());
 
     MemoryBreakdown mem;
     mem.weightsBytes = params * weightB / (st.zeroStage >= 3 ? shard : 1.0);

@@ -1,6 +1,7 @@
 #include "madmax/scenario.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <string>
 
 namespace madmax {
@@ -10,6 +11,22 @@ std::string str(long long v) {
     return std::to_string(v);
 }
 } // namespace
+
+std::span<const CrossFieldRule> crossFieldRules() {
+    // Each line restates one check of explainInvalid() below, for the editor's "allowed" column.
+    static constexpr CrossFieldRule rules[] = {
+        {"model.kv_heads", "divides heads; TP divides it (training)"},
+        {"model.heads", "divisible by TP"},
+        {"model.ffn_hidden", "divisible by TP"},
+        {"model.vocab", "divisible by TP"},
+        {"model.layers", "divisible by PP × VP (or set first/last stage layers)"},
+        {"system.tiers.*.gpus", "≥ the tier inside; the last ≥ the scenario's GPUs"},
+        {"workload.precision", "the GPU needs a peak for it"},
+        {"workload.seq_len", "divisible by CP"},
+        {"workload.global_batch", "divisible by DP × micro-batch"},
+    };
+    return rules;
+}
 
 std::optional<std::string> explainInvalid(const Scenario& s) {
     const Model& m = s.model;
@@ -65,14 +82,17 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                            {"micro_batch", st.microBatch}})
         if (v < 1)
             return "strategy." + std::string(name) + " must be at least 1 (got " + str(v) + ")";
-    const long long product = 1LL * st.tp * st.pp * st.cp * st.dp;
-    if (product != s.gpus)
+    if (dataParallelDegree(s.gpus, st) != st.dp) {
+        const long long inner = replicaGpus(st);
+        const long long product =
+            inner > LLONG_MAX / st.dp ? LLONG_MAX : inner * st.dp; // saturate, never wrap
+        const int fits = dataParallelDegree(s.gpus, st);
         return "tp × pp × cp × dp = " + str(st.tp) + "×" + str(st.pp) + "×" + str(st.cp) + "×" +
-               str(st.dp) + " = " + str(product) + ", but the scenario has " + str(s.gpus) +
+               str(st.dp) + " = " + (product == LLONG_MAX ? "more than 9.2e18" : str(product)) +
+               ", but the scenario has " + str(s.gpus) +
                " GPUs; the product must equal the GPU count" +
-               (s.gpus % (st.tp * st.pp * st.cp) == 0
-                    ? " (dp = " + str(s.gpus / (st.tp * st.pp * st.cp)) + " would fit)"
-                    : "");
+               (fits > 0 ? " (dp = " + str(fits) + " would fit)" : "");
+    }
     if (m.heads % st.tp != 0)
         return "TP=" + str(st.tp) + " does not divide " + str(m.heads) +
                " attention heads; choose a TP that divides the head count";

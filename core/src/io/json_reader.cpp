@@ -30,7 +30,64 @@ std::string formatNumber(double v) {
     return os.str();
 }
 
+thread_local FieldCatalog* activeCatalog = nullptr;
+
+/// "system.tiers[0].gbps" -> "system.tiers.0.gbps": the form overrides and --set use.
+std::string dottedPath(const std::string& path) {
+    std::string out;
+    out.reserve(path.size());
+    for (char c : path) {
+        if (c == '[')
+            out += '.';
+        else if (c != ']')
+            out += c;
+    }
+    return out;
+}
+
+std::string rangeText(const std::string& min, const std::string& max, bool minExclusive) {
+    return (minExclusive ? "> " : "") + (minExclusive ? min : min + " to ") +
+           (minExclusive ? ", ≤ " + max : max);
+}
+
 } // namespace
+
+FieldCatalogRecorder::FieldCatalogRecorder(FieldCatalog& catalog) : previous_(activeCatalog) {
+    activeCatalog = &catalog;
+}
+FieldCatalogRecorder::~FieldCatalogRecorder() {
+    activeCatalog = previous_;
+}
+
+std::string fieldUnit(const std::string& path) {
+    const std::string key = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+    auto ends = [&](const char* suffix) {
+        const std::string s(suffix);
+        return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;
+    };
+    if (path.find("peak_tflops") != std::string::npos) return "TFLOP/s (dense)";
+    if (ends("_gb")) return "GB";
+    if (ends("_tbps")) return "TB/s";
+    if (key == "gbps") return "GB/s per GPU per direction";
+    if (ends("_us")) return "µs";
+    if (ends("_s")) return "s";
+    if (ends("_mb")) return "MB";
+    if (ends("_w")) return "W";
+    if (key == "gpus" || key == "gpus_per_node") return "GPUs";
+    if (key.find("efficiency") != std::string::npos) return "fraction (0–1]";
+    if (key == "seq_len" || key == "max_seq_len" || ends("_tokens")) return "tokens";
+    if (key == "global_batch" || key == "micro_batch" || key == "batch") return "sequences";
+    if (key == "price_per_gpu_hour") return "$ per GPU-hour";
+    return {};
+}
+
+void ObjectReader::record(const std::string& key, const std::string& allowed) const {
+    if (!activeCatalog) return;
+    const std::string path = dottedPath(pathOf(key));
+    FieldInfo& info = (*activeCatalog)[path];
+    info.unit = fieldUnit(path);
+    info.allowed = allowed;
+}
 
 std::optional<std::string> didYouMean(const std::string& word,
                                       const std::vector<std::string>& candidates) {
@@ -88,6 +145,7 @@ void ObjectReader::ignore(const std::string& key) {
 }
 
 long long ObjectReader::integer(const std::string& key, long long min, long long max) {
+    record(key, "integer, " + rangeText(std::to_string(min), std::to_string(max), false));
     const auto& v = require(key);
     if (!v.is_number_integer() && !v.is_number_unsigned()) {
         if (v.is_number() && std::floor(v.get<double>()) == v.get<double>() &&
@@ -107,6 +165,7 @@ long long ObjectReader::integer(const std::string& key, long long min, long long
 
 long long ObjectReader::integer(const std::string& key, long long min, long long max,
                                 long long fallback) {
+    record(key, "integer, " + rangeText(std::to_string(min), std::to_string(max), false));
     if (!has(key)) {
         known_.push_back(key);
         return fallback;
@@ -115,6 +174,7 @@ long long ObjectReader::integer(const std::string& key, long long min, long long
 }
 
 double ObjectReader::number(const std::string& key, double min, double max, bool minExclusive) {
+    record(key, rangeText(formatNumber(min), formatNumber(max), minExclusive));
     const auto& v = require(key);
     if (!v.is_number()) fail(key, "expected a number, got " + describeType(v));
     const double d = v.get<double>();
@@ -127,6 +187,7 @@ double ObjectReader::number(const std::string& key, double min, double max, bool
 
 double ObjectReader::number(const std::string& key, double min, double max, double fallback,
                             bool minExclusive) {
+    record(key, rangeText(formatNumber(min), formatNumber(max), minExclusive));
     if (!has(key)) {
         known_.push_back(key);
         return fallback;
@@ -149,6 +210,7 @@ std::string ObjectReader::string(const std::string& key, const std::string& fall
 }
 
 bool ObjectReader::boolean(const std::string& key, bool fallback) {
+    record(key, "true / false");
     if (!has(key)) {
         known_.push_back(key);
         return fallback;
@@ -160,6 +222,10 @@ bool ObjectReader::boolean(const std::string& key, bool fallback) {
 
 std::string ObjectReader::choice(const std::string& key, const std::vector<std::string>& allowed,
                                  const std::string& fallback) {
+    std::string options;
+    for (const auto& a : allowed)
+        options += (options.empty() ? "" : " / ") + a;
+    record(key, options);
     const std::string v = fallback.empty() ? string(key) : string(key, fallback);
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
     std::string list;

@@ -11,6 +11,8 @@ namespace {
 
 LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string& key, double maxY) {
     const std::string path = owner.pathOf(key);
+    owner.record(key, "a constant in (0, " + std::to_string(int(maxY)) +
+                          "], or [[x > 0, efficiency in (0, 1]], …] (x: bytes or FLOPs)");
     if (j.is_number()) {
         const double y = j.get<double>();
         if (!(y > 0 && y <= maxY))
@@ -102,6 +104,7 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         for (int i = 0; i < kPrecisionCount; ++i) {
             const std::string key(toString(Precision(i)));
             g.peakFlops[i] = pk.number(key, 0, 1e6, 0.0) * 1e12;
+            pk.record(key, "0 to 1e+06; absent or null = unsupported");
         }
         pk.finish();
         if (g.peak(Precision::BF16) <= 0 && g.peak(Precision::FP16) <= 0)
@@ -200,11 +203,13 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.pp = int(r.integer("pp", 1, 1 << 20, 1));
     st.vp = int(r.integer("vp", 1, 1 << 20, 1));
     st.cp = int(r.integer("cp", 1, 1 << 20, 1));
-    const long long inner = 1LL * st.tp * st.pp * st.cp;
-    if (!r.has("dp") && gpus % inner != 0)
+    const int derivedDp = dataParallelDegree(gpus, st);
+    if (!r.has("dp") && derivedDp == 0)
         r.fail("dp", "cannot derive dp: gpus (" + std::to_string(gpus) +
-                         ") is not divisible by tp × pp × cp = " + std::to_string(inner));
-    st.dp = int(r.integer("dp", 1, 1 << 30, gpus / inner));
+                         ") is not divisible by tp × pp × cp = " +
+                         std::to_string(replicaGpus(st)) +
+                         "; set strategy.dp, or choose degrees whose product divides the GPUs");
+    st.dp = int(r.integer("dp", 1, 1 << 30, derivedDp));
     st.microBatch = int(r.integer("micro_batch", 1, 1 << 20, 1));
     st.zeroStage = int(r.integer("zero_stage", 0, 3, 0));
     st.shardGroup = int(r.integer("shard_group", 0, 1 << 30, 0));
@@ -316,5 +321,34 @@ Scenario parseScenario(const json& resolved, const std::string& file) {
     return s;
 }
 
+
+FieldCatalog describeScenarioFields(const json& resolved) {
+    FieldCatalog catalog;
+    {
+        const FieldCatalogRecorder recording(catalog);
+        try {
+            parseScenario(resolved, "scenario");
+        } catch (const InputError&) {
+            // Describe what was reached; the editor shows the error itself elsewhere.
+        }
+    }
+    auto matches = [](const std::string& path, const std::string& pattern) {
+        std::size_t i = 0, j = 0;
+        while (i < path.size() && j < pattern.size()) {
+            if (pattern[j] == '*') {
+                while (i < path.size() && path[i] != '.')
+                    ++i;
+                ++j;
+            } else if (path[i++] != pattern[j++]) {
+                return false;
+            }
+        }
+        return i == path.size() && j == pattern.size();
+    };
+    for (auto& [path, info] : catalog)
+        for (const CrossFieldRule& rule : crossFieldRules())
+            if (matches(path, rule.path)) info.allowed += "; " + std::string(rule.rule);
+    return catalog;
+}
 
 } // namespace madmax

@@ -62,8 +62,7 @@ Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
     } else if (knob == "gpus") {
         o.gpus = std::max(1, int(std::lround(s.gpus * f)));
         if (!sys.tiers.empty() && o.gpus > sys.tiers.back().gpus) sys.tiers.back().gpus = o.gpus;
-        const long long inner = 1LL * o.strategy.tp * o.strategy.pp * o.strategy.cp;
-        if (o.gpus % inner == 0) o.strategy.dp = int(o.gpus / inner);
+        if (const int dp = dataParallelDegree(o.gpus, o.strategy)) o.strategy.dp = dp;
     } else if (knob.rfind("tier", 0) == 0 && knob.find('_') != std::string::npos) {
         const std::size_t us = knob.find('_');
         std::size_t k = 0;

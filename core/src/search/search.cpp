@@ -219,9 +219,8 @@ std::vector<Task> buildTasks(const Scenario& base, const SearchSpace& space) {
                 if (1LL * tp * lay.pp > g) continue;
                 for (int cp : cpChoices(base.workload.seqLen, 1 << 20)) {
                     if (!allowed(space.cp, cp)) continue;
-                    const long long inner = 1LL * tp * lay.pp * cp;
-                    if (g % inner != 0) continue;
-                    const int dp = int(g / inner);
+                    const int dp = dataParallelDegree(g, tp, lay.pp, cp);
+                    if (dp == 0) continue;
                     if (base.workload.globalBatch % dp != 0) continue;
                     std::vector<int> vps = {1};
                     if (lay.pp > 1) vps = divisorsOf(lay.middle, lay.middle);
@@ -541,8 +540,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
     }
     st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
     if (spec.find("dp=") == std::string::npos) {
-        const long long inner = 1LL * st.tp * st.pp * st.cp;
-        if (inner > 0 && s.gpus % inner == 0) st.dp = int(s.gpus / inner);
+        if (const int dp = dataParallelDegree(s.gpus, st)) st.dp = dp;
     }
     return st;
 }

@@ -44,14 +44,15 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
         for (int pp : divisorsOf(m.layers, base.gpus)) {
-            if (base.gpus % (tp * pp) != 0) continue;
+            const int replicas = dataParallelDegree(base.gpus, tp, pp, 1);
+            if (replicas == 0) continue;
             for (Precision p : precisions) {
                 if (o.cancel && o.cancel->load()) return res;
                 s.strategy.tp = tp;
                 s.strategy.pp = pp;
                 s.strategy.vp = 1;
                 s.strategy.cp = 1;
-                s.strategy.dp = base.gpus / (tp * pp);
+                s.strategy.dp = replicas;
                 s.strategy.schedule = PipelineSchedule::OneFOneB;
                 s.strategy.firstStageLayers = s.strategy.lastStageLayers = 0;
                 s.workload.precision = p;

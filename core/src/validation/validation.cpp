@@ -98,7 +98,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     json strategy = {{"tp", tp},
                      {"pp", pp},
                      {"cp", cp},
-                     {"dp", isNull(par, "dp") ? json(gpus / (tp * pp * cp)) : par.at("dp")},
+                     {"dp", isNull(par, "dp") ? json(dataParallelDegree(gpus, tp, pp, cp)) : par.at("dp")},
                      // Defaults for unpublished fields, stated in README "Validation".
                      {"micro_batch", num(par, "microbatch", 1)},
                      {"zero_stage", num(par, "zero_stage", 1)},
@@ -145,7 +145,7 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
     const int gpus = int(sys.at("gpus").get<double>());
     const json model = modelFor(m);
     const int tp = int(num(inf, "tp", 1)), pp = int(num(inf, "pp", 1));
-    const int replicas = int(num(inf, "replicas", gpus / (tp * pp)));
+    const int replicas = int(num(inf, "replicas", dataParallelDegree(gpus, tp, pp, 1)));
     // Request lengths: as published; when they vary and are not published, the mean output is
     // the published output tokens per completed request (tokens/s ÷ samples/s), the mean prompt
     // is taken equal to it, and outputs are exponentially distributed (README "Validation").
