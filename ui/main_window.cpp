@@ -54,13 +54,7 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
         ExplorerChart* c = createChart(ids[i]).release();
         c->setParent(right);
         c->setMinimumSize(320, 220);
-        c->setContextMenuPolicy(Qt::CustomContextMenu);
-        connect(c, &QWidget::customContextMenuRequested, this, [this, c](const QPoint& pos) {
-            QMenu m;
-            m.addAction("Export chart…", this, [this, c] { exportChartInteractive(c->id()); });
-            m.addAction("Export all…", this, &MainWindow::exportAllInteractive);
-            m.exec(c->mapToGlobal(pos));
-        });
+        attachExportMenu(c);
         charts_[ids[i]] = c;
     }
     // Training: the timeline is wide and gets a row of its own. Serving: its breakdown and the
@@ -85,13 +79,7 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
                           "Which hardware change would buy the most? Scale knobs and re-search.");
     for (const QString& id : designChartIds()) {
         ExplorerChart* c = chart(id);
-        c->setContextMenuPolicy(Qt::CustomContextMenu);
-        connect(c, &QWidget::customContextMenuRequested, this, [this, c](const QPoint& pos) {
-            QMenu m;
-            m.addAction("Export chart…", this, [this, c] { exportChartInteractive(c->id()); });
-            m.addAction("Export all…", this, &MainWindow::exportAllInteractive);
-            m.exec(c->mapToGlobal(pos));
-        });
+        attachExportMenu(c);
     }
 
     auto* split = new QSplitter;
@@ -204,6 +192,16 @@ ChartInput MainWindow::chartInput() const {
     in.sensitivity = coDesign_->sensitivity();
     in.sweeps = coDesign_->sweeps();
     return in;
+}
+
+void MainWindow::attachExportMenu(ExplorerChart* c) {
+    c->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(c, &QWidget::customContextMenuRequested, this, [this, c](const QPoint& pos) {
+        QMenu m;
+        m.addAction("Export chart…", this, [this, c] { exportChartInteractive(c->id()); });
+        m.addAction("Export all…", this, &MainWindow::exportAllInteractive);
+        m.exec(c->mapToGlobal(pos));
+    });
 }
 
 void MainWindow::showEvaluation(const Evaluation& e) {

@@ -3,7 +3,8 @@
 #pragma once
 
 #include "charts/explorer_chart.hpp"
-#include "design_panels.hpp"
+#include "codesign_panel.hpp"
+#include "design_space_panel.hpp"
 #include "document.hpp"
 #include "headline_strip.hpp"
 #include "presets_store.hpp"
@@ -65,6 +66,8 @@ class MainWindow : public QMainWindow {
   private:
     void buildMenus();
     void showEvaluation(const Evaluation& e);
+    /// Right-click a chart: export it, or every chart.
+    void attachExportMenu(ExplorerChart* c);
     void updateNextChart();
     void finishShowing(const Evaluation& e);
     void showNow(const Evaluation& e);

@@ -1,23 +1,20 @@
 #include "worker.hpp"
 
-#include <QtConcurrent/QtConcurrent>
-
 namespace madmax::ui {
 
 EvaluationWorker::EvaluationWorker(QObject* parent) : QObject(parent) {
     qRegisterMetaType<madmax::ui::Evaluation>();
-    pool_.setMaxThreadCount(1); // stale jobs never pile up: one runs, the newest waits
     coalesce_.setSingleShot(true);
     coalesce_.setInterval(2);
     connect(&coalesce_, &QTimer::timeout, this, &EvaluationWorker::launch);
-    // Connected before the first setFuture(): re-pointing drops a stale future's notifications.
-    connect(&watcher_, &QFutureWatcher<Evaluation>::finished, this, &EvaluationWorker::onFinished);
+    // One evaluation at a time; the newest pending request starts when it returns.
+    connect(&jobs_, &JobTracker::finished, this, [this] {
+        if (pending_) launch();
+    });
 }
 
 EvaluationWorker::~EvaluationWorker() {
     coalesce_.stop();
-    watcher_.waitForFinished();
-    pool_.waitForDone();
 }
 
 void EvaluationWorker::request(const Scenario& s) {
@@ -27,18 +24,15 @@ void EvaluationWorker::request(const Scenario& s) {
 }
 
 void EvaluationWorker::launch() {
-    if (!pending_) return;
-    if (watcher_.isRunning()) {
-        // One job at a time; the newest pending scenario is launched when it finishes.
-        return;
-    }
-    Evaluation job;
-    job.generation = latest_;
-    job.scenario = std::move(*pending_);
+    if (!pending_ || jobs_.running()) return;
+    auto job = std::make_shared<Evaluation>();
+    job->generation = latest_;
+    job->scenario = std::move(*pending_);
     pending_.reset();
-    watcher_.setFuture(QtConcurrent::run(&pool_, [job = std::move(job)]() mutable {
-        return evaluateForDisplay(job.generation, job.scenario);
-    }));
+    jobs_.start([this, job](const JobContext& ctx) {
+        Evaluation e = evaluateForDisplay(job->generation, job->scenario);
+        ctx.post([this, e = std::move(e)] { deliver(e); });
+    });
 }
 
 Evaluation evaluateForDisplay(quint64 generation, const Scenario& s) {
@@ -52,9 +46,7 @@ Evaluation evaluateForDisplay(quint64 generation, const Scenario& s) {
     return e;
 }
 
-void EvaluationWorker::onFinished() {
-    const Evaluation e = watcher_.result();
-    if (pending_) launch(); // a newer request arrived meanwhile
+void EvaluationWorker::deliver(const Evaluation& e) {
     if (e.generation < delivered_) return;
     delivered_ = e.generation;
     emit evaluated(e);

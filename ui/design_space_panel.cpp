@@ -1,4 +1,6 @@
-#include "design_panels.hpp"
+#include "design_space_panel.hpp"
+
+#include "panel_widgets.hpp"
 
 #include "charts/chart_factory.hpp"
 #include "madmax/error.hpp"
@@ -8,63 +10,14 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLocale>
-#include <QMetaObject>
 #include <QSplitter>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
+
 
 namespace madmax::ui {
-
-// ---------------------------------------------------------------------------------------------
-BackgroundJob::~BackgroundJob() {
-    cancel_ = true;
-    if (thread_ && thread_->joinable()) thread_->join();
-}
-
-void BackgroundJob::start(std::function<void(BackgroundJob&)> work) {
-    if (running_) return;
-    if (thread_ && thread_->joinable()) thread_->join();
-    cancel_ = false;
-    running_ = true;
-    thread_ = std::make_unique<std::thread>([this, work = std::move(work)] {
-        work(*this);
-        const bool cancelled = cancel_.load();
-        QMetaObject::invokeMethod(
-            this,
-            [this, cancelled] {
-                running_ = false;
-                emit finished(cancelled);
-            },
-            Qt::QueuedConnection);
-    });
-}
-
-void BackgroundJob::report(double fraction) {
-    QMetaObject::invokeMethod(
-        this, [this, fraction] { emit progress(fraction); }, Qt::QueuedConnection);
-}
-
-void BackgroundJob::post(std::function<void()> fn) {
-    QMetaObject::invokeMethod(this, std::move(fn), Qt::QueuedConnection);
-}
-
-namespace {
-QProgressBar* makeBar() {
-    auto* b = new QProgressBar;
-    b->setRange(0, 1000);
-    b->setValue(0);
-    b->setTextVisible(true);
-    return b;
-}
-QTableWidgetItem* numberItem(double v, int decimals) {
-    auto* it = new QTableWidgetItem;
-    it->setData(Qt::DisplayRole, QString::number(v, 'f', decimals).toDouble());
-    return it;
-}
-} // namespace
 
 // ---------------------------------------------------------------------------------------------
 DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
@@ -91,7 +44,7 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
                      "count, workload).");
     stop_ = new QPushButton("Cancel");
     stop_->setEnabled(false);
-    bar_ = makeBar();
+    bar_ = makeProgressBar();
     for (QWidget* w : {static_cast<QWidget*>(objective_), static_cast<QWidget*>(topN_),
                        static_cast<QWidget*>(tpAcross_), static_cast<QWidget*>(gpuCounts_),
                        static_cast<QWidget*>(run_), static_cast<QWidget*>(stop_)})
@@ -128,9 +81,9 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
 
     connect(run_, &QPushButton::clicked, this, &DesignSpacePanel::runSearch);
     connect(stop_, &QPushButton::clicked, this, [this] { job_.cancel(); });
-    connect(&job_, &BackgroundJob::progress, this,
+    connect(&job_, &JobTracker::progress, this,
             [this](double f) { bar_->setValue(int(f * 1000)); });
-    connect(&job_, &BackgroundJob::finished, this, [this](bool cancelled) {
+    connect(&job_, &JobTracker::finished, this, [this](bool cancelled) {
         run_->setEnabled(true);
         stop_->setEnabled(false);
         if (cancelled) status_->setText(status_->text() + "  (cancelled)");
@@ -154,7 +107,6 @@ void DesignSpacePanel::runSearch() {
     SearchOptions opt;
     opt.objective = *parseObjective(objective_->currentData().toString().toStdString());
     opt.topN = topN_->value();
-    opt.cancel = job_.cancelFlag();
     SearchSpace space;
     space.allowTpAcrossScaleUp = tpAcross_->isChecked();
     if (!gpuCounts_->text().trimmed().isEmpty()) {
@@ -170,13 +122,14 @@ void DesignSpacePanel::runSearch() {
     stop_->setEnabled(true);
     bar_->setValue(0);
     status_->setText("Searching…");
-    job_.start([this, base, space, opt](BackgroundJob& job) {
+    job_.start([this, base, space, opt](const JobContext& job) {
         // Shards run one after another, so partial rankings stream in as each completes.
         constexpr int kShards = 8;
         std::vector<SearchResult> parts;
         for (int i = 0; i < kShards; ++i) {
             if (job.cancelFlag()->load()) break;
             SearchOptions o = opt;
+            o.cancel = job.cancelFlag(); // this job's own flag, alive as long as the job
             o.shardIndex = i;
             o.shardCount = kShards;
             if (i > 0) o.baseline.reset();
@@ -275,157 +228,6 @@ void DesignSpacePanel::loadRow(int row) {
     const QString err = doc_->setFields({{"gpus", c.gpus}, {"strategy", toJson(c.strategy)}},
                                         "load strategy from the ranking");
     if (!err.isEmpty()) status_->setText(err);
-}
-
-// ---------------------------------------------------------------------------------------------
-CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
-    auto* outer = new QVBoxLayout(this);
-    auto* controls = new QHBoxLayout;
-    sens_ = new QPushButton("Sensitivity (×0.5, ×2 of every knob)");
-    sens_->setToolTip("Re-run the search with each hardware knob halved and doubled: which change "
-                      "buys the most?");
-    knobs_ = new QListWidget;
-    knobs_->setMaximumHeight(90);
-    for (const char* k : {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw",
-                          "scale_up_latency", "scale_out_latency", "scale_up_domain"}) {
-        auto* item = new QListWidgetItem(k, knobs_);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(QString(k).endsWith("_bw") ? Qt::Checked : Qt::Unchecked);
-    }
-    factors_ = new QLineEdit("0.25,0.5,1,2,4");
-    factors_->setToolTip("Factors to scale each checked knob by (× the preset's value).");
-    sweep_ = new QPushButton("Sweep checked knobs");
-    stop_ = new QPushButton("Cancel");
-    stop_->setEnabled(false);
-    bar_ = makeBar();
-    controls->addWidget(sens_);
-    controls->addWidget(knobs_);
-    controls->addWidget(factors_);
-    controls->addWidget(sweep_);
-    controls->addWidget(stop_);
-    controls->addWidget(bar_, 1);
-    outer->addLayout(controls);
-    status_ = new QLabel(
-        "Each point re-runs the full search, since the best strategy changes with the hardware.");
-    status_->setWordWrap(true);
-    outer->addWidget(status_);
-    auto* charts = new QHBoxLayout;
-    tornado_ = createChart("tornado").release();
-    sweepChart_ = createChart("sweep").release();
-    for (auto* c : {tornado_, sweepChart_}) {
-        c->setParent(this);
-        c->setMinimumSize(320, 260);
-        charts->addWidget(c);
-    }
-    outer->addLayout(charts, 1);
-
-    connect(sens_, &QPushButton::clicked, this, &CoDesignPanel::runSensitivity);
-    connect(sweep_, &QPushButton::clicked, this, [this] {
-        QStringList checked;
-        for (int i = 0; i < knobs_->count(); ++i)
-            if (knobs_->item(i)->checkState() == Qt::Checked) checked << knobs_->item(i)->text();
-        runSweeps(checked, factors_->text());
-    });
-    connect(stop_, &QPushButton::clicked, this, [this] { job_.cancel(); });
-    connect(&job_, &BackgroundJob::progress, this,
-            [this](double f) { bar_->setValue(int(f * 1000)); });
-    connect(&job_, &BackgroundJob::finished, this, [this](bool cancelled) {
-        sens_->setEnabled(true);
-        sweep_->setEnabled(true);
-        stop_->setEnabled(false);
-        status_->setText(cancelled ? "Cancelled." : "Done.");
-        emit runFinished(cancelled);
-    });
-}
-
-ExplorerChart* CoDesignPanel::chart(const QString& id) const {
-    return id == "tornado" ? tornado_ : id == "sweep" ? sweepChart_ : nullptr;
-}
-
-void CoDesignPanel::setChartStyle(const ChartStyle& s) {
-    tornado_->setChartStyle(s);
-    sweepChart_->setChartStyle(s);
-}
-
-void CoDesignPanel::refreshCharts() {
-    ChartInput in;
-    in.sensitivity = &sensitivity_;
-    in.sweeps = &sweeps_;
-    tornado_->setInput(in);
-    sweepChart_->setInput(in);
-}
-
-void CoDesignPanel::runSensitivity() {
-    if (job_.running()) return;
-    const Scenario base = doc_->scenario();
-    sens_->setEnabled(false);
-    sweep_->setEnabled(false);
-    stop_->setEnabled(true);
-    bar_->setValue(0);
-    status_->setText("Running the search at ×0.5 and ×2 of every knob…");
-    const std::vector<std::string> knobs = {
-        "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
-        "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain"};
-    job_.start([this, base, knobs](BackgroundJob& job) {
-        std::vector<Sensitivity> acc;
-        for (std::size_t i = 0; i < knobs.size() && !job.cancelFlag()->load(); ++i) {
-            SearchOptions o;
-            o.cancel = job.cancelFlag();
-            auto one = madmax::sensitivity(base, {}, o, {knobs[i]});
-            if (job.cancelFlag()->load()) break;
-            acc.insert(acc.end(), one.begin(), one.end());
-            auto sorted = acc;
-            std::sort(sorted.begin(), sorted.end(), [](const Sensitivity& a, const Sensitivity& b) {
-                const double ia = std::fabs(a.speedupDouble - 1) + std::fabs(1 - a.speedupHalf);
-                const double ib = std::fabs(b.speedupDouble - 1) + std::fabs(1 - b.speedupHalf);
-                return ia != ib ? ia > ib : a.knob < b.knob;
-            });
-            job.post([this, sorted] {
-                sensitivity_ = sorted;
-                refreshCharts();
-            });
-            job.report(double(i + 1) / knobs.size());
-        }
-    });
-}
-
-void CoDesignPanel::runSweeps(const QStringList& knobs, const QString& factors) {
-    if (job_.running()) return;
-    std::vector<KnobAxis> axes;
-    try {
-        for (const QString& k : knobs)
-            axes.push_back(parseKnobAxis((k + "=" + factors).toStdString()));
-        for (const auto& a : axes)
-            scaleKnob(doc_->scenario(), a.knob, 1.0);
-    } catch (const InputError& e) {
-        status_->setText(QString::fromStdString(e.what()));
-        return;
-    }
-    if (axes.empty()) {
-        status_->setText("Check at least one knob to sweep.");
-        return;
-    }
-    const Scenario base = doc_->scenario();
-    sweeps_.clear();
-    refreshCharts();
-    sens_->setEnabled(false);
-    sweep_->setEnabled(false);
-    stop_->setEnabled(true);
-    bar_->setValue(0);
-    status_->setText("Sweeping…");
-    job_.start([this, base, axes](BackgroundJob& job) {
-        for (std::size_t i = 0; i < axes.size() && !job.cancelFlag()->load(); ++i) {
-            SearchOptions o;
-            o.cancel = job.cancelFlag();
-            SweepResult r = madmax::sweep(base, {axes[i]}, {}, o);
-            if (job.cancelFlag()->load()) break;
-            job.post([this, r = std::move(r)] {
-                sweeps_.push_back(r);
-                refreshCharts();
-            });
-            job.report(double(i + 1) / axes.size());
-        }
-    });
 }
 
 } // namespace madmax::ui

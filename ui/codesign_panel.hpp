@@ -1,0 +1,53 @@
+// The co-design view: which hardware change buys the most? Knob sensitivity (tornado) and
+// speedup-vs-factor sweeps, each point re-searching the strategy, run in the background.
+#pragma once
+
+#include "charts/explorer_chart.hpp"
+#include "document.hpp"
+#include "job_tracker.hpp"
+
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QWidget>
+
+namespace madmax::ui {
+
+class CoDesignPanel : public QWidget {
+    Q_OBJECT
+  public:
+    explicit CoDesignPanel(ScenarioDocument* doc, QWidget* parent = nullptr);
+    ExplorerChart* chart(const QString& id) const;
+    const std::vector<Sensitivity>* sensitivity() const {
+        return sensitivity_.empty() ? nullptr : &sensitivity_;
+    }
+    const std::vector<SweepResult>* sweeps() const { return sweeps_.empty() ? nullptr : &sweeps_; }
+    void runSensitivity();
+    void runSweeps(const QStringList& knobs, const QString& factors);
+    void cancel() { job_.cancel(); }
+    bool running() const { return job_.running(); }
+    void setChartStyle(const ChartStyle& s);
+
+  signals:
+    void runFinished(bool cancelled);
+
+  private:
+    void refreshCharts();
+    ScenarioDocument* doc_;
+    QListWidget* knobs_;
+    QLineEdit* factors_;
+    QPushButton* sens_;
+    QPushButton* sweep_;
+    QPushButton* stop_;
+    QProgressBar* bar_;
+    QLabel* status_;
+    ExplorerChart* tornado_;
+    ExplorerChart* sweepChart_;
+    JobTracker job_;
+    std::vector<Sensitivity> sensitivity_;
+    std::vector<SweepResult> sweeps_;
+};
+
+} // namespace madmax::ui
