@@ -15,117 +15,124 @@
 #endif
 
 #include <iostream>
+#include <memory>
 
 namespace {
 
 using namespace madmax;
 
-int runEvaluate(const std::string& scenario, const std::vector<std::string>& sets, bool json,
-                bool timeline) {
-    std::vector<Override> overrides;
-    for (const auto& s : sets)
-        overrides.push_back(parseOverride(s));
-    const Scenario sc = loadScenario(scenario, PresetLibrary::builtin(), overrides);
-    EvaluateOptions opt;
-    opt.timeline = timeline;
-    const Result r = evaluate(sc, opt);
-    if (json)
-        std::cout << toJson(r).dump(2) << "\n";
-    else
-        std::cout << formatReport(sc, r);
-    return 0;
-}
+/// A figure command that already reported its failure (with this exit code).
+struct FigureFailed {
+    int code;
+};
 
-int runValidate(const std::string& dataset, bool json) {
-    const auto doc = readJsonFile(dataset);
-    const ValidationReport rep = runValidation(doc, PresetLibrary::builtin(), dataset);
-    if (json)
-        std::cout << toJson(rep).dump(2) << "\n";
-    else
-        std::cout << formatValidation(rep);
-    return 0;
-}
-
-int runPresetsList() {
-    const auto& lib = PresetLibrary::builtin();
-    for (PresetKind k :
-         {PresetKind::Model, PresetKind::Gpu, PresetKind::System, PresetKind::Scenario}) {
-        std::cout << toString(k) << "s:\n";
-        for (const Preset* p : lib.list(k)) {
-            std::string name = p->json.value("name", "");
-            std::cout << "  " << p->id << (name.empty() ? "" : "  —  " + name) << "\n";
-        }
-    }
-    return 0;
-}
-
-int runPresetsShow(const std::string& id) {
-    const auto& lib = PresetLibrary::builtin();
-    for (PresetKind k :
-         {PresetKind::Model, PresetKind::Gpu, PresetKind::System, PresetKind::Scenario})
-        if (const Preset* p = lib.find(k, id)) {
-            std::cout << p->json.dump(2) << "\n";
-            return 0;
-        }
-    std::vector<std::string> all;
-    for (PresetKind k :
-         {PresetKind::Model, PresetKind::Gpu, PresetKind::System, PresetKind::Scenario})
-        for (auto& i : lib.ids(k))
-            all.push_back(i);
-    auto near = didYouMean(id, all);
-    throw InputError("presets", id,
-                     std::string("no preset by that id") +
-                         (near ? " (did you mean \"" + *near + "\"?)" : "") +
-                         "; see `madmax presets list`");
-}
-
-} // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"madmax — predict how large models train on GPU clusters (MAD-Max, Hsia et al., "
-                 "ISCA 2024)"};
-    app.set_version_flag("--version", std::string("madmax ") + MADMAX_VERSION);
-    app.require_subcommand(1);
-
-    std::string scenario = PresetLibrary::kDefaultScenario;
-    std::vector<std::string> sets;
-    bool json = false, timeline = false;
+void addEvaluateCommand(CLI::App& app) {
+    struct Options {
+        std::string scenario = PresetLibrary::kDefaultScenario;
+        std::vector<std::string> sets;
+        bool json = false, timeline = false;
+    };
+    auto o = std::make_shared<Options>();
     auto* eval = app.add_subcommand("evaluate",
                                     "Predict step time, throughput, MFU, communication and memory");
-    eval->add_option("scenario", scenario,
+    eval->add_option("scenario", o->scenario,
                      "Scenario file, or a scenario preset id (default: the built-in default)");
-    eval->add_option("--set", sets,
+    eval->add_option("--set", o->sets,
                      "Override a field: path=value (e.g. strategy.tp=4, model=llama3-70b)")
         ->type_name("PATH=VALUE");
-    eval->add_flag("--json", json, "Print the result as JSON");
-    eval->add_flag("--timeline", timeline,
+    eval->add_flag("--json", o->json, "Print the result as JSON");
+    eval->add_flag("--timeline", o->timeline,
                    "Include the critical stage's op timeline (with --json)");
+    eval->callback([o] {
+        std::vector<Override> overrides;
+        for (const auto& s : o->sets)
+            overrides.push_back(parseOverride(s));
+        const Scenario sc = loadScenario(o->scenario, PresetLibrary::builtin(), overrides);
+        EvaluateOptions opt;
+        opt.timeline = o->timeline;
+        const Result r = evaluate(sc, opt);
+        if (o->json)
+            std::cout << toJson(r).dump(2) << "\n";
+        else
+            std::cout << formatReport(sc, r);
+    });
+}
 
-    std::string dataset;
-    bool vjson = false;
+void addValidateCommand(CLI::App& app) {
+    struct Options {
+        std::string dataset;
+        bool json = false;
+    };
+    auto o = std::make_shared<Options>();
     auto* val = app.add_subcommand(
         "validate", "Predict every case of a madmax-validation/1 file and report the errors");
-    val->add_option("dataset", dataset, "Validation file (schema madmax-validation/1)")->required();
-    val->add_flag("--json", vjson, "Print the report as JSON");
+    val->add_option("dataset", o->dataset, "Validation file (schema madmax-validation/1)")
+        ->required();
+    val->add_flag("--json", o->json, "Print the report as JSON");
+    val->callback([o] {
+        const auto doc = readJsonFile(o->dataset);
+        const ValidationReport rep = runValidation(doc, PresetLibrary::builtin(), o->dataset);
+        if (o->json)
+            std::cout << toJson(rep).dump(2) << "\n";
+        else
+            std::cout << formatValidation(rep);
+    });
+}
 
+constexpr PresetKind kPresetKinds[] = {PresetKind::Model, PresetKind::Gpu, PresetKind::System,
+                                       PresetKind::Scenario};
+
+void addPresetsCommand(CLI::App& app) {
     auto* presets = app.add_subcommand("presets", "List or show the built-in presets");
     presets->require_subcommand(1);
-    presets->add_subcommand("list", "List every preset id");
-    std::string showId;
+    presets->add_subcommand("list", "List every preset id")->callback([] {
+        const auto& lib = PresetLibrary::builtin();
+        for (PresetKind k : kPresetKinds) {
+            std::cout << toString(k) << "s:\n";
+            for (const Preset* p : lib.list(k)) {
+                std::string name = p->json.value("name", "");
+                std::cout << "  " << p->id << (name.empty() ? "" : "  —  " + name) << "\n";
+            }
+        }
+    });
+    auto id = std::make_shared<std::string>();
     auto* show = presets->add_subcommand("show", "Print one preset's JSON");
-    show->add_option("id", showId, "Preset id")->required();
+    show->add_option("id", *id, "Preset id")->required();
+    show->callback([id] {
+        const auto& lib = PresetLibrary::builtin();
+        std::vector<std::string> all;
+        for (PresetKind k : kPresetKinds) {
+            if (const Preset* p = lib.find(k, *id)) {
+                std::cout << p->json.dump(2) << "\n";
+                return;
+            }
+            for (auto& i : lib.ids(k))
+                all.push_back(i);
+        }
+        auto near = didYouMean(*id, all);
+        throw InputError("presets", *id,
+                         std::string("no preset by that id") +
+                             (near ? " (did you mean \"" + *near + "\"?)" : "") +
+                             "; see `madmax presets list`");
+    });
+}
 
 #ifdef MADMAX_WITH_FIGURE
-    cli::FigureRequest fig;
-    fig.scenario = PresetLibrary::kDefaultScenario;
-    std::vector<std::string> figSets;
-    bool listCharts = false;
+void addFigureCommand(CLI::App& app, const char* argv0) {
+    struct Options {
+        cli::FigureRequest fig;
+        std::vector<std::string> sets;
+        bool list = false;
+    };
+    auto o = std::make_shared<Options>();
+    o->fig.scenario = PresetLibrary::kDefaultScenario;
+    cli::FigureRequest& fig = o->fig;
     auto* figure = app.add_subcommand(
         "figure",
         "Render one of the explorer's charts to SVG, PDF, PNG, CSV or JSON (no display needed)");
     figure->add_option("scenario", fig.scenario,
                        "Scenario file or preset id (default: the built-in default)");
-    figure->add_option("--set", figSets, "Override a field: path=value")->type_name("PATH=VALUE");
+    figure->add_option("--set", o->sets, "Override a field: path=value")->type_name("PATH=VALUE");
     figure->add_option("--chart", fig.chart, "Chart name (see --list)");
     figure->add_option("--format", fig.format, "svg, pdf, png, csv or json")
         ->check(CLI::IsMember({"svg", "pdf", "png", "csv", "json"}));
@@ -139,42 +146,48 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 8));
     figure->add_flag("--hatching", fig.hatching, "Greyscale-safe fill patterns");
     figure->add_option("-o,--output", fig.output, "Output file");
-    figure->add_flag("--list", listCharts, "Print the chart names and exit");
+    figure->add_flag("--list", o->list, "Print the chart names and exit");
+    figure->callback([o, argv0] {
+        if (o->list) {
+            for (const auto& n : cli::figureChartNames())
+                std::cout << n << "\n";
+            return;
+        }
+        if (o->fig.chart.empty())
+            throw InputError("--chart", "",
+                             "required: one of the names `madmax figure --list` prints");
+        if (o->fig.output.empty()) throw InputError("-o", "", "required: the file to write");
+        for (const auto& s : o->sets)
+            o->fig.overrides.push_back(parseOverride(s));
+        if (const int code = cli::runFigure(o->fig, argv0); code != 0)
+            throw FigureFailed{code};
+    });
+}
 #endif
 
-    const auto runSearchCommands = cli::addSearchCommands(app);
+} // namespace
 
+int main(int argc, char** argv) {
+    CLI::App app{"madmax — predict how large models train on GPU clusters (MAD-Max, Hsia et al., "
+                 "ISCA 2024)"};
+    app.set_version_flag("--version", std::string("madmax ") + MADMAX_VERSION);
+    app.require_subcommand(1);
+    addEvaluateCommand(app);
+    addValidateCommand(app);
+    addPresetsCommand(app);
+#ifdef MADMAX_WITH_FIGURE
+    addFigureCommand(app, argv[0]);
+#endif
+    cli::addSearchCommands(app);
+
+    // Parsing runs the chosen subcommand's callback.
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int code = app.exit(e);
         return code == 0 ? 0 : 2;
-    }
-
-    try {
-        if (*eval) return runEvaluate(scenario, sets, json, timeline);
-        if (*val) return runValidate(dataset, vjson);
-        if (const int code = runSearchCommands(); code >= 0) return code;
-#ifdef MADMAX_WITH_FIGURE
-        if (*figure) {
-            if (listCharts) {
-                for (const auto& n : cli::figureChartNames())
-                    std::cout << n << "\n";
-                return 0;
-            }
-            if (fig.chart.empty())
-                throw InputError("--chart", "",
-                                 "required: one of the names `madmax figure --list` prints");
-            if (fig.output.empty()) throw InputError("-o", "", "required: the file to write");
-            for (const auto& s : figSets)
-                fig.overrides.push_back(parseOverride(s));
-            return cli::runFigure(fig, argv[0]);
-        }
-#endif
-        if (*presets) {
-            if (*show) return runPresetsShow(showId);
-            return runPresetsList();
-        }
+    } catch (const FigureFailed& f) {
+        return f.code;
     } catch (const InputError& e) {
         std::cerr << "error: " << e.what() << "\n";
         return 2;
@@ -182,5 +195,5 @@ int main(int argc, char** argv) {
         std::cerr << "internal error: " << e.what() << "\n";
         return 1;
     }
-    return 1;
+    return 0;
 }

@@ -126,8 +126,9 @@ void printSearch(const SearchResult& r, const Scenario& s) {
     if (r.top.empty()) std::cout << "  (no configuration fits in memory)\n";
     const auto& st = r.stats;
     std::printf("\n%zu configurations: %zu fit, %zu do not fit in memory, %zu skipped by the "
-                "bound; %.3f s, %.0f configs/s%s\n",
-                st.evaluated, st.feasible, st.infeasible, st.pruned, st.seconds, st.configsPerS,
+                "bound; %.3f s, %.0f configurations enumerated/s (%.0f timed in full/s)%s\n",
+                st.enumerated, st.feasible, st.infeasible, st.pruned, st.seconds,
+                st.enumeratedPerS, st.timedPerS,
                 r.cancelled ? " (cancelled)" : "");
     if (r.baseline) {
         std::cout << "\nBaseline " << strategySpec(r.baseline->strategy) << ": "
@@ -150,217 +151,240 @@ void printSearch(const SearchResult& r, const Scenario& s) {
         std::cout << row(c, rank++) << "  headroom " << formatBytes(c.marginBytes) << "\n";
 }
 
-} // namespace
+// Each subcommand: its options, and a callback that runs it (errors are thrown: InputError for
+// bad input, exit code 2; anything else is internal, exit code 1).
 
-std::function<int()> addSearchCommands(CLI::App& app) {
-    auto common = std::make_shared<Common>();
-    auto sweepCommon = std::make_shared<Common>();
-    auto top = std::make_shared<int>(10);
-    auto baseline = std::make_shared<std::string>();
-    auto knobs = std::make_shared<std::vector<std::string>>();
-    auto sens = std::make_shared<bool>(false);
-    auto files = std::make_shared<std::vector<std::string>>();
-    auto mergeJson = std::make_shared<bool>(false);
-    auto mergeCsv = std::make_shared<bool>(false);
-    auto mergeTop = std::make_shared<int>(10);
-
-    auto ttft = std::make_shared<double>(0.0), tpot = std::make_shared<double>(0.0);
-    auto perDollar = std::make_shared<bool>(false);
+void addSearchCommand(CLI::App& app) {
+    struct Options {
+        Common common;
+        int top = 10;
+        std::string baseline;
+        double ttft = 0, tpot = 0;
+        bool perDollar = false, scatter = false;
+    };
+    auto o = std::make_shared<Options>();
     auto* search = app.add_subcommand(
         "search", "Rank every valid parallelization strategy (or serving configuration)");
-    addCommon(search, *common);
-    search->add_option("--ttft", *ttft, "Serving: time-to-first-token objective in seconds")
+    addCommon(search, o->common);
+    search->add_option("--ttft", o->ttft, "Serving: time-to-first-token objective in seconds")
         ->check(CLI::NonNegativeNumber);
-    search->add_option("--tpot", *tpot, "Serving: time-per-output-token objective in seconds")
+    search->add_option("--tpot", o->tpot, "Serving: time-per-output-token objective in seconds")
         ->check(CLI::NonNegativeNumber);
-    search->add_flag("--per-dollar", *perDollar, "Serving: rank by output tokens per dollar");
-    search->add_option("--top", *top, "How many to list (default 10)")
+    search->add_flag("--per-dollar", o->perDollar, "Serving: rank by output tokens per dollar");
+    search->add_option("--top", o->top, "How many to list (default 10)")
         ->check(CLI::NonNegativeNumber);
     search->add_option(
-        "--baseline", *baseline,
+        "--baseline", o->baseline,
         "What you run today, e.g. \"tp=8,pp=16,vp=2,mb=1\"; the best is compared with it");
+    search->add_flag("--scatter", o->scatter,
+                     "With --json: include the scatter sample (up to 20,000 configurations)");
+    search->callback([o] {
+        Prepared p = prepare(o->common);
+        if (p.scenario.workload.kind == WorkloadKind::Inference) {
+            ServingSearchOptions so;
+            so.ttftObjectiveS = o->ttft;
+            so.tpotObjectiveS = o->tpot;
+            so.perDollar = o->perDollar;
+            so.topN = o->top;
+            const ServingSearchResult r = searchServing(p.scenario, so);
+            if (o->common.json) {
+                nlohmann::json a = nlohmann::json::array();
+                for (const auto& c : r.top)
+                    a.push_back(
+                        {{"strategy", toJson(c.scenario.strategy)},
+                         {"precision", std::string(toString(c.scenario.workload.precision))},
+                         {"batch", c.batch},
+                         {"output_tokens_per_s_per_gpu", c.outputTokensPerSPerGpu},
+                         {"ttft_s", c.ttftS},
+                         {"tpot_s", c.tpotS},
+                         {"score", c.score}});
+                std::cout << nlohmann::json{{"schema", "madmax-serving-search/1"},
+                                            {"top", a},
+                                            {"stats",
+                                             {{"evaluated", r.evaluated},
+                                              {"feasible", r.feasible}}}}
+                                 .dump(2)
+                          << "\n";
+            } else {
+                std::cout << "rank  TP  PP  replicas  precision  batch   tok/s/GPU       TTFT  "
+                             "     TPOT\n";
+                int rank = 1;
+                for (const auto& c : r.top)
+                    std::printf("%4d %3d %3d %9d %10s %6d %11.1f %10s %10s\n", rank++,
+                                c.scenario.strategy.tp, c.scenario.strategy.pp,
+                                c.scenario.strategy.dp,
+                                std::string(toString(c.scenario.workload.precision)).c_str(),
+                                c.batch, c.outputTokensPerSPerGpu,
+                                formatSeconds(c.ttftS).c_str(), formatSeconds(c.tpotS).c_str());
+                std::printf("\n%zu configurations, %zu fit and meet the objectives\n",
+                            r.evaluated, r.feasible);
+            }
+            return;
+        }
+        p.options.topN = o->top;
+        Progress progress;
+        p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
+        if (!o->baseline.empty()) p.options.baseline = parseStrategySpec(o->baseline, p.scenario);
+        const SearchResult r = madmax::search(p.scenario, p.space, p.options);
+        if (o->common.json)
+            std::cout << toJson(r, o->scatter).dump(2) << "\n";
+        else if (o->common.csv)
+            std::cout << searchCsv(r);
+        else
+            printSearch(r, p.scenario);
+        return;
+    });
+}
 
+void addSweepCommand(CLI::App& app) {
+    struct Options {
+        Common common;
+        std::vector<std::string> knobs;
+        bool sensitivity = false;
+    };
+    auto o = std::make_shared<Options>();
     auto* sweep = app.add_subcommand(
         "sweep", "Scale hardware knobs, re-search at each point, report the speedups");
-    addCommon(sweep, *sweepCommon);
+    addCommon(sweep, o->common);
     sweep
-        ->add_option("--knob", *knobs,
+        ->add_option("--knob", o->knobs,
                      "NAME=F1,F2,… (flops, hbm_bw, hbm_capacity, scale_up_bw, scale_out_bw, "
                      "scale_up_latency, scale_out_latency, tier<K>_bw, tier<K>_latency, "
                      "scale_up_domain, gpus); two for a grid")
         ->type_name("NAME=F1,F2");
-    sweep->add_flag("--sensitivity", *sens,
+    sweep->add_flag("--sensitivity", o->sensitivity,
                     "The ×0.5 / ×2 speedup of every knob (tornado chart data)");
+    sweep->callback([o] {
+        Prepared p = prepare(o->common);
+        Progress progress;
+        p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
+        if (o->sensitivity) {
+            const auto s = sensitivity(p.scenario, p.space, p.options);
+            if (o->common.json) {
+                std::cout << toJson(s).dump(2) << "\n";
+            } else {
+                std::cout << "knob                    x0.5      x2\n";
+                for (const auto& x : s)
+                    std::printf("%-20s %7.3fx %7.3fx\n", x.knob.c_str(), x.speedupHalf,
+                                x.speedupDouble);
+            }
+            return;
+        }
+        if (o->knobs.empty())
+            throw InputError("--knob", "",
+                             "give at least one knob, e.g. --knob hbm_bw=0.5,1,2");
+        std::vector<KnobAxis> axes;
+        for (const auto& k : o->knobs)
+            axes.push_back(parseKnobAxis(k));
+        const SweepResult r = madmax::sweep(p.scenario, axes, p.space, p.options);
+        if (o->common.json) {
+            std::cout << toJson(r).dump(2) << "\n";
+        } else if (o->common.csv) {
+            std::cout << sweepCsv(r);
+        } else {
+            std::cout << sweepCsv(r);
+            std::cout << "\nunscaled best: " << strategySpec(r.unscaled.strategy) << ", "
+                      << r.unscaled.tokensPerS / std::max(1, r.unscaled.gpus) << " tok/s/GPU\n";
+        }
+        return;
+    });
+}
 
-    auto curveScenario = std::make_shared<std::string>(PresetLibrary::kDefaultScenario);
-    auto curveSets = std::make_shared<std::vector<std::string>>();
-    auto curveJson = std::make_shared<bool>(false);
+void addCurveCommand(CLI::App& app) {
+    struct Options {
+        std::string scenario = PresetLibrary::kDefaultScenario;
+        std::vector<std::string> sets;
+        bool json = false;
+    };
+    auto o = std::make_shared<Options>();
     auto* curve = app.add_subcommand("curve", "Serving: latency vs throughput as the batch grows");
-    curve->add_option("scenario", *curveScenario, "An inference scenario file or preset id")
+    curve->add_option("scenario", o->scenario, "An inference scenario file or preset id")
         ->required();
-    curve->add_option("--set", *curveSets, "Override a field: path=value")->type_name("PATH=VALUE");
-    curve->add_flag("--json", *curveJson, "Print JSON");
+    curve->add_option("--set", o->sets, "Override a field: path=value")->type_name("PATH=VALUE");
+    curve->add_flag("--json", o->json, "Print JSON");
+    curve->callback([o] {
+        std::vector<Override> ov;
+        for (const auto& x : o->sets)
+            ov.push_back(parseOverride(x));
+        const Scenario sc = loadScenario(o->scenario, PresetLibrary::builtin(), ov);
+        if (sc.workload.kind != WorkloadKind::Inference)
+            throw InputError(o->scenario, "workload.kind",
+                             "the curve is for inference scenarios (kind \"inference\")");
+        const auto pts = latencyThroughputCurve(sc);
+        if (o->json) {
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto& p : pts)
+                a.push_back({{"batch", p.batch},
+                             {"ttft_s", p.ttftS},
+                             {"tpot_s", p.tpotS},
+                             {"e2e_latency_s", p.e2eS},
+                             {"output_tokens_per_s_per_gpu", p.outputTokensPerSPerGpu},
+                             {"fits", p.fits}});
+            std::cout << a.dump(2) << "\n";
+        } else {
+            std::cout << "batch        TTFT        TPOT   tok/s/GPU  memory\n";
+            for (const auto& p : pts)
+                std::printf("%5d  %10s  %10s  %10.1f  %s\n", p.batch,
+                            formatSeconds(p.ttftS).c_str(), formatSeconds(p.tpotS).c_str(),
+                            p.outputTokensPerSPerGpu, p.fits ? "fits" : "DOES NOT FIT");
+        }
+    });
+}
 
+void addMergeCommand(CLI::App& app) {
+    struct Options {
+        std::vector<std::string> files;
+        bool json = false, csv = false;
+        int top = 10;
+    };
+    auto o = std::make_shared<Options>();
     auto* merge =
         app.add_subcommand("merge", "Combine the --json outputs of sharded search or sweep runs");
     merge
-        ->add_option("files", *files,
+        ->add_option("files", o->files,
                      "JSON files written by `madmax search|sweep --shard I/N --json`")
         ->required();
-    merge->add_flag("--json", *mergeJson, "Print JSON");
-    merge->add_flag("--csv", *mergeCsv, "Print CSV");
-    merge->add_option("--top", *mergeTop, "How many to keep from a search (default 10)");
-
-    return [=]() -> int {
-        if (*curve) {
-            std::vector<Override> ov;
-            for (const auto& x : *curveSets)
-                ov.push_back(parseOverride(x));
-            const Scenario sc = loadScenario(*curveScenario, PresetLibrary::builtin(), ov);
-            if (sc.workload.kind != WorkloadKind::Inference)
-                throw InputError(*curveScenario, "workload.kind",
-                                 "the curve is for inference scenarios (kind \"inference\")");
-            const auto pts = latencyThroughputCurve(sc);
-            if (*curveJson) {
-                nlohmann::json a = nlohmann::json::array();
-                for (const auto& p : pts)
-                    a.push_back({{"batch", p.batch},
-                                 {"ttft_s", p.ttftS},
-                                 {"tpot_s", p.tpotS},
-                                 {"e2e_latency_s", p.e2eS},
-                                 {"output_tokens_per_s_per_gpu", p.outputTokensPerSPerGpu},
-                                 {"fits", p.fits}});
-                std::cout << a.dump(2) << "\n";
-            } else {
-                std::cout << "batch        TTFT        TPOT   tok/s/GPU  memory\n";
-                for (const auto& p : pts)
-                    std::printf("%5d  %10s  %10s  %10.1f  %s\n", p.batch,
-                                formatSeconds(p.ttftS).c_str(), formatSeconds(p.tpotS).c_str(),
-                                p.outputTokensPerSPerGpu, p.fits ? "fits" : "DOES NOT FIT");
-            }
-            return 0;
+    merge->add_flag("--json", o->json, "Print JSON (the default)");
+    merge->add_flag("--csv", o->csv, "Print CSV");
+    merge->add_option("--top", o->top, "How many to keep from a search (default 10)");
+    merge->callback([o] {
+        std::vector<SearchResult> searches;
+        std::vector<SweepResult> sweeps;
+        for (const auto& f : o->files) {
+            const auto j = readJsonFile(f);
+            if (j.value("schema", "") == "madmax-sweep/1")
+                sweeps.push_back(sweepFromJson(j, f));
+            else
+                searches.push_back(searchFromJson(j, f));
         }
-        if (*search) {
-            Prepared p = prepare(*common);
-            if (p.scenario.workload.kind == WorkloadKind::Inference) {
-                ServingSearchOptions so;
-                so.ttftObjectiveS = *ttft;
-                so.tpotObjectiveS = *tpot;
-                so.perDollar = *perDollar;
-                so.topN = *top;
-                const ServingSearchResult r = searchServing(p.scenario, so);
-                if (common->json) {
-                    nlohmann::json a = nlohmann::json::array();
-                    for (const auto& c : r.top)
-                        a.push_back(
-                            {{"strategy", toJson(c.scenario.strategy)},
-                             {"precision", std::string(toString(c.scenario.workload.precision))},
-                             {"batch", c.batch},
-                             {"output_tokens_per_s_per_gpu", c.outputTokensPerSPerGpu},
-                             {"ttft_s", c.ttftS},
-                             {"tpot_s", c.tpotS},
-                             {"score", c.score}});
-                    std::cout << nlohmann::json{{"schema", "madmax-serving-search/1"},
-                                                {"top", a},
-                                                {"stats",
-                                                 {{"evaluated", r.evaluated},
-                                                  {"feasible", r.feasible}}}}
-                                     .dump(2)
-                              << "\n";
-                } else {
-                    std::cout << "rank  TP  PP  replicas  precision  batch   tok/s/GPU       TTFT  "
-                                 "     TPOT\n";
-                    int rank = 1;
-                    for (const auto& c : r.top)
-                        std::printf("%4d %3d %3d %9d %10s %6d %11.1f %10s %10s\n", rank++,
-                                    c.scenario.strategy.tp, c.scenario.strategy.pp,
-                                    c.scenario.strategy.dp,
-                                    std::string(toString(c.scenario.workload.precision)).c_str(),
-                                    c.batch, c.outputTokensPerSPerGpu,
-                                    formatSeconds(c.ttftS).c_str(), formatSeconds(c.tpotS).c_str());
-                    std::printf("\n%zu configurations, %zu fit and meet the objectives\n",
-                                r.evaluated, r.feasible);
-                }
-                return 0;
-            }
-            p.options.topN = *top;
-            Progress progress;
-            p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
-            if (!baseline->empty()) p.options.baseline = parseStrategySpec(*baseline, p.scenario);
-            const SearchResult r = madmax::search(p.scenario, p.space, p.options);
-            if (common->json)
+        if (!searches.empty() && !sweeps.empty())
+            throw InputError(
+                "merge", "",
+                "the files mix search and sweep outputs; merge one kind at a time");
+        if (!sweeps.empty()) {
+            const SweepResult r = mergeSweeps(sweeps);
+            if (o->csv)
+                std::cout << sweepCsv(r);
+            else
                 std::cout << toJson(r).dump(2) << "\n";
-            else if (common->csv)
+        } else {
+            const SearchResult r = mergeResults(searches, o->top);
+            if (o->csv)
                 std::cout << searchCsv(r);
             else
-                printSearch(r, p.scenario);
-            return 0;
-        }
-        if (*sweep) {
-            Prepared p = prepare(*sweepCommon);
-            Progress progress;
-            p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
-            if (*sens) {
-                const auto s = sensitivity(p.scenario, p.space, p.options);
-                if (sweepCommon->json) {
-                    std::cout << toJson(s).dump(2) << "\n";
-                } else {
-                    std::cout << "knob                    x0.5      x2\n";
-                    for (const auto& x : s)
-                        std::printf("%-20s %7.3fx %7.3fx\n", x.knob.c_str(), x.speedupHalf,
-                                    x.speedupDouble);
-                }
-                return 0;
-            }
-            if (knobs->empty())
-                throw InputError("--knob", "",
-                                 "give at least one knob, e.g. --knob hbm_bw=0.5,1,2");
-            std::vector<KnobAxis> axes;
-            for (const auto& k : *knobs)
-                axes.push_back(parseKnobAxis(k));
-            const SweepResult r = madmax::sweep(p.scenario, axes, p.space, p.options);
-            if (sweepCommon->json) {
                 std::cout << toJson(r).dump(2) << "\n";
-            } else if (sweepCommon->csv) {
-                std::cout << sweepCsv(r);
-            } else {
-                std::cout << sweepCsv(r);
-                std::cout << "\nunscaled best: " << strategySpec(r.unscaled.strategy) << ", "
-                          << r.unscaled.tokensPerS / std::max(1, r.unscaled.gpus) << " tok/s/GPU\n";
-            }
-            return 0;
         }
-        if (*merge) {
-            std::vector<SearchResult> searches;
-            std::vector<SweepResult> sweeps;
-            for (const auto& f : *files) {
-                const auto j = readJsonFile(f);
-                if (j.value("schema", "") == "madmax-sweep/1")
-                    sweeps.push_back(sweepFromJson(j, f));
-                else
-                    searches.push_back(searchFromJson(j, f));
-            }
-            if (!searches.empty() && !sweeps.empty())
-                throw InputError(
-                    "merge", "",
-                    "the files mix search and sweep outputs; merge one kind at a time");
-            if (!sweeps.empty()) {
-                const SweepResult r = mergeSweeps(sweeps);
-                if (*mergeCsv)
-                    std::cout << sweepCsv(r);
-                else
-                    std::cout << toJson(r).dump(2) << "\n";
-            } else {
-                const SearchResult r = mergeResults(searches, *mergeTop);
-                if (*mergeCsv)
-                    std::cout << searchCsv(r);
-                else
-                    std::cout << toJson(r).dump(2) << "\n";
-            }
-            return 0;
-        }
-        return -1;
-    };
+        return;
+    });
+}
+
+} // namespace
+
+void addSearchCommands(CLI::App& app) {
+    addSearchCommand(app);
+    addSweepCommand(app);
+    addCurveCommand(app);
+    addMergeCommand(app);
 }
 
 } // namespace madmax::cli

@@ -1,4 +1,4 @@
-// `madmax search`, `madmax sweep` and `madmax merge`.
+// `madmax search`, `sweep`, `curve` and `merge`: one function per subcommand.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,8 +9,7 @@
 
 namespace madmax::cli {
 
-/// Adds the three subcommands to `app`; returns a runner to call after parsing, which returns
-/// -1 when none of them was chosen (else the exit code).
-std::function<int()> addSearchCommands(CLI::App& app);
+/// Adds `search`, `sweep`, `curve` and `merge` to `app`, each running from its own callback.
+void addSearchCommands(CLI::App& app);
 
 } // namespace madmax::cli

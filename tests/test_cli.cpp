@@ -82,8 +82,13 @@ TEST_CASE("madmax search --json reports the ranking and its stats") {
     const auto j = nlohmann::json::parse(out);
     CHECK(j["schema"] == "madmax-search/1");
     CHECK(j["top"].size() == 3);
-    for (const char* k : {"evaluated", "feasible", "seconds", "configs_per_s"})
+    for (const char* k : {"enumerated", "timed", "seconds", "enumerated_per_s", "timed_per_s"})
         CHECK(j["stats"].contains(k));
+    // The scatter sample is opt-in: without --scatter the JSON stays small.
+    CHECK_FALSE(j.contains("scatter"));
+    CHECK(out.size() < 200000);
+    REQUIRE(runCli("search default --top 3 --json --scatter --restrict tp=8", &out) == 0);
+    CHECK(nlohmann::json::parse(out)["scatter"].size() > 0);
     CHECK(j["speedup_over_baseline"].get<double>() >= 1.0);
     REQUIRE(runCli("search default --top 2 --csv --restrict tp=8 --objective cost", &out) == 0);
     CHECK_THAT(out, Contains("rank,gpus,tp,pp"));
@@ -102,7 +107,8 @@ TEST_CASE("madmax search --shard I/N outputs merge into the unsharded result") {
     CHECK(m["top"] == w["top"]);
     CHECK(m["pareto_memory"] == w["pareto_memory"]);
     CHECK(m["heatmap"] == w["heatmap"]);
-    CHECK(m["stats"]["evaluated"] == w["stats"]["evaluated"]);
+    CHECK(m["stats"]["enumerated"] == w["stats"]["enumerated"]);
+    CHECK(m["stats"]["timed"] == w["stats"]["timed"]);
 }
 
 TEST_CASE("madmax sweep scales a knob and reports speedups") {

@@ -183,12 +183,13 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
     table_->setSortingEnabled(true);
     const auto& st = r.stats;
     QString text = QString("%1 configurations: %2 fit, %3 do not fit in memory (dropped), %4 "
-                           "skipped by the bound; %5 configs/s.")
-                       .arg(st.evaluated)
+                           "skipped by the bound; %5 enumerated/s, %6 timed in full/s.")
+                       .arg(st.enumerated)
                        .arg(st.feasible)
                        .arg(st.infeasible)
                        .arg(st.pruned)
-                       .arg(st.configsPerS, 0, 'f', 0);
+                       .arg(st.enumeratedPerS, 0, 'f', 0)
+                       .arg(st.timedPerS, 0, 'f', 0);
     if (r.speedupOverBaseline)
         text += QString(" Best is %1× the scenario's own strategy.")
                     .arg(*r.speedupOverBaseline, 0, 'f', 2);

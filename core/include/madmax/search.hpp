@@ -62,12 +62,13 @@ struct HeatCell {
 };
 
 struct SearchStats {
-    std::size_t evaluated = 0;  ///< configurations the engine evaluated
-    std::size_t feasible = 0;   ///< of those, fitting in memory
+    std::size_t enumerated = 0; ///< valid configurations examined (each memory-checked)
+    std::size_t feasible = 0;   ///< of those, fitting in memory and timed in full by the engine
     std::size_t infeasible = 0; ///< dropped: do not fit in memory
-    std::size_t pruned = 0;     ///< skipped: a bound proved they cannot rank
+    std::size_t pruned = 0;     ///< fit, but skipped untimed: a bound proved they cannot rank
     double seconds = 0;
-    double configsPerS = 0;
+    double enumeratedPerS = 0; ///< enumerated ÷ seconds
+    double timedPerS = 0;      ///< feasible (timed in full) ÷ seconds
 };
 
 struct SearchResult {

@@ -12,7 +12,8 @@
 namespace madmax {
 
 nlohmann::json toJson(const Candidate& c);
-nlohmann::json toJson(const SearchResult& r);
+/// `withScatter`: include the scatter sample (up to SearchOptions::scatterLimit candidates).
+nlohmann::json toJson(const SearchResult& r, bool withScatter = false);
 nlohmann::json toJson(const SweepResult& r);
 nlohmann::json toJson(const std::vector<Sensitivity>& s);
 Candidate candidateFromJson(const nlohmann::json& j, const std::string& file);

@@ -52,6 +52,11 @@ double objectiveScore(Objective o, double tokensPerS, int gpus, double price, do
 
 namespace {
 
+void setRates(SearchStats& st) {
+    st.enumeratedPerS = st.seconds > 0 ? st.enumerated / st.seconds : 0;
+    st.timedPerS = st.seconds > 0 ? st.feasible / st.seconds : 0;
+}
+
 auto keyOf(const Candidate& c) {
     const Strategy& s = c.strategy;
     return std::make_tuple(c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage,
@@ -290,7 +295,7 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                         if (explainInvalid(s))
                             continue; // not a configuration (cannot happen by construction)
                         cell.anyValid = true;
-                        ++L.stats.evaluated;
+                        ++L.stats.enumerated;
                         const MemoryBreakdown mem = peakMemory(s);
                         if (!mem.fits()) {
                             ++L.stats.infeasible;
@@ -415,7 +420,7 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     r.cancelled = opt.cancel && opt.cancel->load();
     r.stats.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.stats.configsPerS = r.stats.seconds > 0 ? r.stats.evaluated / r.stats.seconds : 0;
+    setRates(r.stats);
     return r;
 }
 
@@ -437,7 +442,7 @@ SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN) {
                 into.best = c.best;
             into.anyFeasible = into.anyFeasible || c.anyFeasible;
         }
-        r.stats.evaluated += p.stats.evaluated;
+        r.stats.enumerated += p.stats.enumerated;
         r.stats.feasible += p.stats.feasible;
         r.stats.infeasible += p.stats.infeasible;
         r.stats.pruned += p.stats.pruned;
@@ -465,7 +470,7 @@ SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN) {
     std::sort(r.scatter.begin(), r.scatter.end(), candidateBefore);
     if (r.baseline && !r.top.empty())
         r.speedupOverBaseline = r.top.front().score / r.baseline->score;
-    r.stats.configsPerS = r.stats.seconds > 0 ? r.stats.evaluated / r.stats.seconds : 0;
+    setRates(r.stats);
     return r;
 }
 

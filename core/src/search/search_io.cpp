@@ -58,22 +58,30 @@ std::vector<Candidate> candidatesFrom(const json& j, const char* key, const std:
     return out;
 }
 json statsJson(const SearchStats& s) {
-    return {{"evaluated", s.evaluated}, {"feasible", s.feasible}, {"infeasible", s.infeasible},
-            {"pruned", s.pruned},       {"seconds", s.seconds},   {"configs_per_s", s.configsPerS}};
+    // "enumerated": valid configurations examined (each memory-checked); "timed": those that fit
+    // and the engine evaluated in full. Rates are per wall-clock second of the search.
+    return {{"enumerated", s.enumerated},
+            {"timed", s.feasible},
+            {"infeasible", s.infeasible},
+            {"pruned", s.pruned},
+            {"seconds", s.seconds},
+            {"enumerated_per_s", s.enumeratedPerS},
+            {"timed_per_s", s.timedPerS}};
 }
 SearchStats statsFrom(const json& j) {
     SearchStats s;
-    s.evaluated = j.value("evaluated", std::size_t(0));
-    s.feasible = j.value("feasible", std::size_t(0));
+    s.enumerated = j.value("enumerated", std::size_t(0));
+    s.feasible = j.value("timed", std::size_t(0));
     s.infeasible = j.value("infeasible", std::size_t(0));
     s.pruned = j.value("pruned", std::size_t(0));
     s.seconds = j.value("seconds", 0.0);
-    s.configsPerS = j.value("configs_per_s", 0.0);
+    s.enumeratedPerS = j.value("enumerated_per_s", 0.0);
+    s.timedPerS = j.value("timed_per_s", 0.0);
     return s;
 }
 } // namespace
 
-json toJson(const SearchResult& r) {
+json toJson(const SearchResult& r, bool withScatter) {
     json heat = json::array();
     for (const auto& c : r.heatmap) {
         json cell = {
@@ -88,9 +96,10 @@ json toJson(const SearchResult& r) {
                 {"pareto_memory", candidates(r.paretoMemory)},
                 {"pareto_gpus", candidates(r.paretoGpus)},
                 {"heatmap", heat},
-                {"scatter", candidates(r.scatter)},
                 {"stats", statsJson(r.stats)},
                 {"cancelled", r.cancelled}};
+    // The scatter sample (up to 20,000 configurations, ~5 MB) only when asked for.
+    if (withScatter) out["scatter"] = candidates(r.scatter);
     if (r.baseline) out["baseline"] = toJson(*r.baseline);
     if (r.speedupOverBaseline) out["speedup_over_baseline"] = *r.speedupOverBaseline;
     return out;
