@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 using Catch::Matchers::Contains;
@@ -97,8 +99,10 @@ TEST_CASE("madmax search --json reports the ranking and its stats") {
 TEST_CASE("madmax search --shard I/N outputs merge into the unsharded result") {
     std::string whole, a, b;
     REQUIRE(runCli("search default --top 5 --json", &whole) == 0);
-    const std::string dir = "/tmp/madmax-shard-test";
-    std::system(("mkdir -p " + dir).c_str());
+    // A folder of this run's own: concurrent test runs must not share the shard files.
+    char tmpl[] = "/tmp/madmax-shard-test.XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const std::string dir = tmpl;
     REQUIRE(runCli("search default --top 5 --json --shard 0/2 > " + dir + "/a.json", nullptr) == 0);
     REQUIRE(runCli("search default --top 5 --json --shard 1/2 > " + dir + "/b.json", nullptr) == 0);
     std::string merged;
@@ -108,7 +112,10 @@ TEST_CASE("madmax search --shard I/N outputs merge into the unsharded result") {
     CHECK(m["pareto_memory"] == w["pareto_memory"]);
     CHECK(m["heatmap"] == w["heatmap"]);
     CHECK(m["stats"]["enumerated"] == w["stats"]["enumerated"]);
-    CHECK(m["stats"]["timed"] == w["stats"]["timed"]);
+    // Shards prune differently (each has its own running best), but every fitting
+    // configuration is either timed or pruned by a bound.
+    CHECK(m["stats"]["timed"].get<long>() + m["stats"]["pruned"].get<long>() ==
+          w["stats"]["timed"].get<long>() + w["stats"]["pruned"].get<long>());
 }
 
 TEST_CASE("madmax sweep scales a knob and reports speedups") {

@@ -221,11 +221,11 @@ void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
 void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
     const bool sp = s.strategy.sequenceParallel;
     b.compute("residual (bwd)", c.residual, Phase::Backward);
-    if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
+    if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
     b.compute("MLP down GEMM (bwd)", 2.0 * c.mlpDown, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
     b.compute("MLP up GEMM (bwd)", 2.0 * c.mlpUp, Phase::Backward);
-    b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
+    b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
 }
 
@@ -233,7 +233,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) 
     const Strategy& st = s.strategy;
     const bool sp = st.sequenceParallel;
     b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
-    if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
+    if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
     b.compute("output projection (bwd)", 2.0 * c.outProj, Phase::Backward);
     if (st.recompute == Recompute::Selective)
         b.compute("attention core (recompute)", c.attention, Phase::Recompute);
@@ -242,7 +242,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) 
                      Collective::ReduceScatter);
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
     b.compute("QKV GEMM (bwd)", 2.0 * c.qkv, Phase::Backward);
-    b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
+    b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
     b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
 }
@@ -291,7 +291,7 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
     const Strategy& st = s.strategy;
     LayerBuilder b(sim, st);
     const bool fsdp = st.zeroStage >= 3;
-    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
+    const int gather = fsdp ? b.background("FSDP all-gather (bwd, next layer)", c.fsdpGather,
                                            ParallelDim::DP, Collective::AllGather)
                             : -1;
     const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)", c.fsdpReduce,
@@ -320,27 +320,27 @@ double bucketedExposed(double totalCommS, int buckets, double overlapS) {
 struct EdgeCosts {
     double embedFwd = 0, embedBwd = 0, headFwd = 0, headBwd = 0;
     double embedComm = 0, headComm = 0; ///< TP collectives (blocking), per direction
-    Collective commKind = Collective::AllReduce;
+    Collective embedKind = Collective::AllReduce; ///< forward: combine the looked-up rows
+    Collective headKind = Collective::AllReduce;  ///< backward: the input gradient of the head
 };
 
 EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
     const Strategy& st = s.strategy;
     EdgeCosts e;
     const double act = 2.0;
-    e.commKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
+    e.embedKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
+    e.headKind = st.sequenceParallel ? Collective::AllGather : Collective::AllReduce;
     // Vocab-parallel embedding: gather rows, then combine over TP (Shoeybi et al. 2019).
     e.embedFwd = oc.elementwise(2.0 * sh.T * sh.h * act);
     e.embedBwd = oc.elementwise(3.0 * sh.T * sh.h * act);
-    e.embedComm = collectiveTime(s.system, g.tp, e.commKind, sh.T * sh.h * act);
+    e.embedComm = collectiveTime(s.system, g.tp, e.embedKind, sh.T * sh.h * act);
     // Vocab-parallel LM head: final norm, GEMM, fused cross-entropy over fp32 logits.
     const double vocab = double(s.model.vocab) / sh.t;
     e.headFwd = oc.elementwise(2.0 * sh.hSp * act) + oc.gemm(sh.T, vocab, sh.h) +
                 oc.elementwise(sh.T * vocab * (act + 4.0));
     e.headBwd = 2.0 * oc.gemm(sh.T, vocab, sh.h) + oc.elementwise(sh.T * vocab * (4.0 + act)) +
                 oc.elementwise(4.0 * sh.hSp * act);
-    e.headComm = collectiveTime(s.system, g.tp,
-                                st.sequenceParallel ? Collective::AllGather : Collective::AllReduce,
-                                sh.T * sh.h * act);
+    e.headComm = collectiveTime(s.system, g.tp, e.headKind, sh.T * sh.h * act);
     return e;
 }
 
@@ -357,8 +357,7 @@ void addComm(CommTable& t, ParallelDim d, Collective c, double serialized, doubl
     t[int(d)][int(c)].exposedS += exposed;
 }
 
-void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, double offset,
-                    const char* suffix) {
+void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, double offset) {
     for (int i = 0; i < sim.size(); ++i) {
         const SimOp& op = sim.op(i);
         if (op.durationS <= 0) continue;
@@ -366,7 +365,10 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
                                   : op.phase == Phase::Backward  ? TimelineKind::Backward
                                   : op.phase == Phase::Recompute ? TimelineKind::Recompute
                                                                  : TimelineKind::Forward;
-        TimelineEvent e{std::string(op.label) + suffix,
+        std::string label = op.label;
+        if (op.phase == Phase::Recompute && label.find("recompute") == std::string::npos)
+            label += " (recompute)";
+        TimelineEvent e{std::move(label),
                         op.lane,
                         kind,
                         offset + sim.start(i),
@@ -487,8 +489,8 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     const EdgeCosts& e = l.edge;
     addTable(comm, l.fwd.comm(), double(mbs) * layers);
     addTable(comm, l.bwd.comm(), double(mbs) * layers);
-    const double edgeComm = (first ? e.embedComm : 0.0) + (last ? e.headComm : 0.0);
-    addComm(comm, ParallelDim::TP, e.commKind, mbs * edgeComm, mbs * edgeComm);
+    if (first) addComm(comm, ParallelDim::TP, e.embedKind, mbs * e.embedComm, mbs * e.embedComm);
+    if (last) addComm(comm, ParallelDim::TP, e.headKind, mbs * e.headComm, mbs * e.headComm);
     addComm(comm, ParallelDim::PP, Collective::P2P, mbs * p2pPerMb, mbs * p2pPerMb);
 
     r.compute.forwardS = mbs * (layers * l.fwd.busyS(Phase::Forward) +
@@ -601,11 +603,11 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
     const int mbs = ctx.microBatches;
     double t0 = 0;
     for (int layer = 0; layer < crit.stage.layers; ++layer) {
-        appendTimeline(tl, l.fwd, t0, "");
+        appendTimeline(tl, l.fwd, t0);
         t0 += l.fwd.makespanS();
     }
     for (int layer = 0; layer < crit.stage.layers; ++layer) {
-        appendTimeline(tl, l.bwd, t0, " (bwd)");
+        appendTimeline(tl, l.bwd, t0);
         t0 += l.bwd.makespanS();
     }
     const double mbWall = pipe.microBatchWallS;

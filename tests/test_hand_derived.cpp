@@ -1,0 +1,197 @@
+// The engine against numbers derived by hand, on a toy scenario with round hardware numbers
+// (100 TFLOP/s, efficiency 0.5 everywhere a curve is, 1 TB/s HBM at efficiency 1, no launch
+// overhead, no link latency, 100 GB/s NVLink in nodes of 8, 10 GB/s network). Each expected
+// value is worked out in the comment above it from the formula's source, not from the code:
+// change one constant of the physics and one of these goes red (tools/mutation-check.sh).
+#include "test_support.hpp"
+
+#include "madmax/flops.hpp"
+#include "madmax/memory.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace madmax;
+using nlohmann::json;
+
+namespace {
+
+// Toy model: l = 4, h = 1024, a = g = 8 heads of d = 128, f = 4096 (plain GELU MLP), V = 32768.
+const json kToy = json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy",
+  "model": {"id": "toy", "layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8,
+            "head_dim": 128, "ffn_hidden": 4096, "vocab": 32768, "gated_mlp": false},
+  "system": {
+    "id": "toy-system", "gpus_per_node": 8, "reserve_gb": 0,
+    "gpu": {"id": "toy-gpu", "peak_tflops": {"bf16": 100}, "hbm_gb": 80, "hbm_tbps": 1,
+            "calibration": {"gemm_efficiency": 0.5, "attention_efficiency": 0.5,
+                            "memory_efficiency": 1, "kernel_launch_us": 0}},
+    "tiers": [
+      {"kind": "scale_up", "gpus": 8, "gbps": 100, "latency_us": 0, "efficiency": 1,
+       "all_reduce_speedup": 1},
+      {"kind": "scale_out", "gpus": 1024, "gbps": 10, "latency_us": 0, "efficiency": 1}
+    ]
+  },
+  "gpus": 8,
+  "strategy": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero_stage": 0},
+  "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
+               "attention": "flash"}
+})");
+
+Scenario toy(const std::vector<std::pair<std::string, json>>& edits = {}) {
+    json doc = kToy;
+    for (const auto& [path, value] : edits)
+        applyOverride(doc, path, value, "toy");
+    return parseScenario(doc, "toy");
+}
+
+double seconds(const Result& r, ParallelDim d, Collective c, bool exposed = false) {
+    const CommTime& t = r.comm[int(d)][int(c)];
+    return exposed ? t.exposedS : t.serializedS;
+}
+
+/// Duration of the first timeline op with this label.
+double opSeconds(const Result& r, const std::string& label) {
+    for (const auto& e : r.timeline)
+        if (e.label == label) return e.endS - e.startS;
+    FAIL("no op labelled " << label);
+    return 0;
+}
+
+// Parameters (Model::paramsPerLayer etc.), by hand:
+//   attention h(ad + 2gd) + adh + h = 1024·3072 + 1024·1024 + 1024 = 4,195,328
+//   MLP 2hf + h = 8,388,608 + 1024 = 8,389,632; a layer 12,584,960; four layers 50,339,840
+//   embedding = LM head = Vh = 33,554,432; final norm 1024
+//   one stage holding everything: 117,449,728
+constexpr double kStageParams = 117449728.0;
+
+} // namespace
+
+TEST_CASE("Hand-derived: DP gradient all-reduce is a ring over the NVLink domain") {
+    // ZeRO-0, DP 8 inside one node, dp_overlap off: every byte is exposed. Gradients in bf16:
+    // 2 · 117,449,728 = 234,899,456 B. Ring all-reduce 2(n−1)/n · S / B (MODEL.md §3, NCCL
+    // tests' busbw): 1.75 · 234,899,456 / 1e11 = 4.110740e-3 s, however it is bucketed.
+    const Result r = evaluate(toy({{"strategy.dp_overlap", false}}));
+    CHECK(seconds(r, ParallelDim::DP, Collective::AllReduce) == Approx(4.110740e-3).epsilon(1e-6));
+    CHECK(seconds(r, ParallelDim::DP, Collective::AllReduce, true) ==
+          Approx(4.110740e-3).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: overlapped DP reduction exposes only what outlasts the backward pass") {
+    // Buckets of 40 MB: ceil(234,899,456 / 4e7) = 6 buckets become ready at an even rate over
+    // the last backward pass (b seconds) and are reduced one at a time (PyTorch DDP, Li et al.
+    // VLDB 2020): they finish at max(b + T/6, b/6 + T) with T = 4.110740e-3 s; the exposed part
+    // is that minus b. b is the engine's backward per micro-batch (pp = 1: the whole stage).
+    const Result r = evaluate(toy());
+    const double T = 4.110740e-3, b = r.backwardPerMicroBatchS;
+    const double expected = std::min(T, std::max(b + T / 6, b / 6 + T) - b);
+    CHECK(seconds(r, ParallelDim::DP, Collective::AllReduce, true) ==
+          Approx(expected).epsilon(1e-6));
+    CHECK(expected < T); // the overlap hides something here
+}
+
+TEST_CASE("Hand-derived: ZeRO-2 reduce-scatters after every micro-batch") {
+    // Reduce-scatter (n−1)/n · S / B per pass = 0.875 · 234,899,456 / 1e11 = 2.055370e-3 s;
+    // 16 sequences over DP 8 at micro-batch 1 = 2 micro-batches, so 2 passes = 4.110740e-3 s.
+    // The updated bf16 weights come back by an all-gather of the same size: 2.055370e-3 s.
+    const Result r = evaluate(toy({{"strategy.zero_stage", 2}, {"strategy.dp_overlap", false}}));
+    CHECK(seconds(r, ParallelDim::DP, Collective::ReduceScatter) ==
+          Approx(4.110740e-3).epsilon(1e-6));
+    CHECK(seconds(r, ParallelDim::DP, Collective::AllGather) == Approx(2.055370e-3).epsilon(1e-6));
+    CHECK(seconds(r, ParallelDim::DP, Collective::AllGather, true) ==
+          Approx(2.055370e-3).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: the optimizer step streams Adam state through HBM") {
+    // Adam reads and writes fp32 master, m and v (24 B), reads the bf16 gradient (2 B) and writes
+    // bf16 weights (2 B): 28 B per parameter at 1 TB/s. ZeRO-0: 117,449,728 · 28 / 1e12 =
+    // 3.288592e-3 s; ZeRO-1 over 8 ranks: an eighth, 4.110740e-4 s.
+    CHECK(evaluate(toy()).compute.optimizerS == Approx(3.288592e-3).epsilon(1e-6));
+    CHECK(evaluate(toy({{"strategy.zero_stage", 1}})).compute.optimizerS ==
+          Approx(4.110740e-4).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: op durations of one layer on the roofline") {
+    EvaluateOptions withTimeline;
+    withTimeline.timeline = true;
+    const Result r = evaluate(toy(), withTimeline);
+    // Causal flash attention (Dao 2022): 4·T·s·a·d / 2 = 4·1024·1024·1024 / 2 = 2.147484e9 FLOPs
+    // at 100 TFLOP/s · 0.5 = 4.294967e-5 s; backward 2.5× (FlashAttention-2 §3.1) 1.073742e-4 s.
+    CHECK(opSeconds(r, "attention core") == Approx(4.294967e-5).epsilon(1e-6));
+    CHECK(opSeconds(r, "attention core (bwd)") == Approx(1.073742e-4).epsilon(1e-6));
+    // MLP up GEMM 2·T·f·h = 2·1024·4096·1024 = 8.589935e9 FLOPs → 1.717987e-4 s (compute-bound:
+    // its 14.7 MB take 1.5e-5 s at 1 TB/s); backward of the down GEMM is 2× its forward.
+    CHECK(opSeconds(r, "MLP up GEMM") == Approx(1.717987e-4).epsilon(1e-6));
+    CHECK(opSeconds(r, "MLP down GEMM (bwd)") == Approx(3.435974e-4).epsilon(1e-6));
+    // Residual add + dropout after the MLP: 7 passes of half-width traffic and 2 full passes over
+    // T·h bf16 elements = 11 · 1,048,576 B = 1.153434e-5 s.
+    CHECK(opSeconds(r, "residual") == Approx(1.153434e-5).epsilon(1e-6));
+    // Each op is named once for its direction (a regression: backward ops read "(bwd) (bwd)").
+    for (const auto& e : r.timeline)
+        CHECK(e.label.find("(bwd) (bwd)") == std::string::npos);
+}
+
+TEST_CASE("Hand-derived: TP all-reduces block the compute stream") {
+    // TP 8 in one node, no SP: every layer all-reduces T·h·2 = 2,097,152 B twice forward and
+    // twice backward, each 2·(7/8)·2,097,152 / 1e11 = 3.670016e-5 s; the embedding adds one
+    // forward and the LM head one backward. 16 micro-batches (DP 1): 16 · (4·4 + 2) = 288
+    // all-reduces = 1.056965e-2 s, all of it exposed (no overlap).
+    const Result r = evaluate(toy({{"strategy.tp", 8}, {"strategy.dp", 1}}));
+    CHECK(seconds(r, ParallelDim::TP, Collective::AllReduce) == Approx(1.056965e-2).epsilon(1e-6));
+    CHECK(seconds(r, ParallelDim::TP, Collective::AllReduce, true) ==
+          Approx(1.056965e-2).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: with sequence parallelism TP traffic is reduce-scatter + all-gather") {
+    // Each all-reduce becomes a reduce-scatter and an all-gather of (7/8)·2,097,152 / 1e11 =
+    // 1.835008e-5 s each: per layer 4 of each, plus the embedding's reduce-scatter (forward) and
+    // the LM head's all-gather (backward): 16 · 17 = 272 of each = 4.991222e-3 s.
+    const Result r =
+        evaluate(toy({{"strategy.tp", 8}, {"strategy.dp", 1}, {"strategy.sequence_parallel", true}}));
+    CHECK(seconds(r, ParallelDim::TP, Collective::ReduceScatter) ==
+          Approx(4.991222e-3).epsilon(1e-6));
+    CHECK(seconds(r, ParallelDim::TP, Collective::AllGather) == Approx(4.991222e-3).epsilon(1e-6));
+    CHECK(seconds(r, ParallelDim::TP, Collective::AllReduce) == 0);
+}
+
+TEST_CASE("Hand-derived: pipeline p2p crosses the network when a stage pair spans nodes") {
+    // 16 GPUs, DP 8 inside each node, PP 2 outermost: stage neighbours are 8 ranks apart, in
+    // different nodes, so p2p runs at 10 GB/s: T·h·2 = 2,097,152 B → 2.097152e-4 s, forward and
+    // backward, for each of 16/8 = 2 micro-batches: 8.388608e-4 s.
+    const Result r = evaluate(toy({{"gpus", 16}, {"strategy.pp", 2}, {"strategy.dp", 8}}));
+    CHECK(seconds(r, ParallelDim::PP, Collective::P2P) == Approx(8.388608e-4).epsilon(1e-6));
+    // 1F1B bubble: (p − 1)/v micro-batch passes of the critical stage (Narayanan et al. SC21
+    // §2.2): one forward + backward, p2p included.
+    CHECK(r.bubbleS ==
+          Approx(r.forwardPerMicroBatchS + r.backwardPerMicroBatchS).epsilon(1e-9));
+}
+
+TEST_CASE("Hand-derived: memory per GPU from Korthikanti et al. and ZeRO") {
+    // Activations per layer, flash attention, no TP: sbh·34 (Korthikanti et al. 2022 Table 2,
+    // the 5as/h score term dropped) = 1024·1024·34 = 35,651,584 B; one micro-batch in flight,
+    // four layers: 142,606,336 B; plus fp32 logits for the loss 4·s·V = 134,217,728 B.
+    // Weights 2 B, gradients 2 B, Adam 12 B per parameter (Rajbhandari et al. SC20).
+    const MemoryBreakdown m = evaluate(toy()).memory;
+    CHECK(m.activationsBytes == Approx(276824064.0).epsilon(1e-9));
+    CHECK(m.weightsBytes == Approx(2 * kStageParams).epsilon(1e-9));
+    CHECK(m.gradsBytes == Approx(2 * kStageParams).epsilon(1e-9));
+    CHECK(m.optimizerBytes == Approx(12 * kStageParams).epsilon(1e-9));
+    // Unfused attention keeps the score matrices: sbh(34 + 5as/h) = 1024²·74 per layer.
+    const MemoryBreakdown u = evaluate(toy({{"workload.attention", "unfused"}})).memory;
+    CHECK(u.activationsBytes == Approx(4 * 77594624.0 + 134217728.0).epsilon(1e-9));
+    // ZeRO-1 shards the optimizer over 8; ZeRO-2 the gradients too; ZeRO-3 the weights, plus
+    // the gathered layer in use and the one prefetched (2 · 12,584,960 · 2 B).
+    const MemoryBreakdown z3 = evaluate(toy({{"strategy.zero_stage", 3}})).memory;
+    CHECK(z3.optimizerBytes == Approx(12 * kStageParams / 8).epsilon(1e-9));
+    CHECK(z3.gradsBytes == Approx(2 * kStageParams / 8).epsilon(1e-9));
+    CHECK(z3.weightsBytes == Approx(2 * kStageParams / 8 + 2 * 12584960.0 * 2).epsilon(1e-9));
+    const MemoryBreakdown z1 = evaluate(toy({{"strategy.zero_stage", 1}})).memory;
+    CHECK(z1.gradsBytes == Approx(2 * kStageParams).epsilon(1e-9));
+}
+
+TEST_CASE("Hand-derived: model FLOPs per step") {
+    // Per token forward: layer GEMMs 2h(ad+2gd) + 2adh + 4hf = 25,165,824, attention 4·s·a·d =
+    // 4,194,304, four layers 117,440,512, LM head 2hV = 67,108,864: 184,549,376. Training is
+    // 3× forward over 16 · 1024 tokens: 9,070,970,929,152 FLOPs.
+    CHECK(evaluate(toy()).modelFlopsPerStep == Approx(9070970929152.0).epsilon(1e-12));
+}
