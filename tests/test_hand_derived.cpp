@@ -195,3 +195,24 @@ TEST_CASE("Hand-derived: model FLOPs per step") {
     // 3× forward over 16 · 1024 tokens: 9,070,970,929,152 FLOPs.
     CHECK(evaluate(toy()).modelFlopsPerStep == Approx(9070970929152.0).epsilon(1e-12));
 }
+
+TEST_CASE("Hand-derived: context parallelism all-gathers K and V beside attention") {
+    // CP 2 (DP 4): each rank holds T = 1024/2 = 512 tokens; K and V of all ranks are gathered:
+    // 2 · T · g·d · 2 B · cp = 2 · 512 · 1024 · 2 · 2 = 4,194,304 B, an all-gather over 2 ranks
+    // on NVLink: (1/2) · 4,194,304 / 1e11 = 2.097152e-5 s per layer forward; the backward
+    // reduce-scatters dK, dV the same. 16 / 4 = 4 micro-batches × 4 layers: 3.355443e-4 s each.
+    const Result r = evaluate(toy({{"strategy.cp", 2}, {"strategy.dp", 4}}));
+    CHECK(seconds(r, ParallelDim::CP, Collective::AllGather) == Approx(3.355443e-4).epsilon(1e-6));
+    CHECK(seconds(r, ParallelDim::CP, Collective::ReduceScatter) ==
+          Approx(3.355443e-4).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: unfused attention reads and writes the score matrix") {
+    // Megatron's unfused kernel (Korthikanti et al. 2022 §4.1): QKᵀ and AV as GEMMs over the full
+    // square, 2 · (2 · T · s · a·d) = 4.294967e9 FLOPs → 8.589935e-5 s, plus softmax/mask/dropout
+    // at 11 B per score element, a·s² = 8,388,608 elements: 92,274,688 B → 9.227469e-5 s.
+    EvaluateOptions withTimeline;
+    withTimeline.timeline = true;
+    const Result r = evaluate(toy({{"workload.attention", "unfused"}}), withTimeline);
+    CHECK(opSeconds(r, "attention core") == Approx(8.589935e-5 + 9.227469e-5).epsilon(1e-6));
+}
