@@ -39,11 +39,9 @@ BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
         series_->append(set);
     }
     c->addSeries(series_);
-    categories_ = new QBarCategoryAxis;
-    values_ = new QValueAxis;
-    values_->setTitleText("seconds per step");
-    values_->setLabelFormat("%.3g");
-    attachAxes(c, series_, categories_, Qt::AlignLeft, values_, Qt::AlignBottom);
+    const BarAxes axes = addBarAxes(c, series_, Qt::Horizontal, "seconds per step", "%.3g");
+    categories_ = axes.categories;
+    values_ = axes.values;
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();

@@ -20,12 +20,10 @@ ComparisonChart::ComparisonChart(QWidget* parent) : ExplorerChart(parent) {
     c->setTitle(title());
     series_ = new QBarSeries;
     c->addSeries(series_);
-    categories_ = new QBarCategoryAxis;
+    const BarAxes axes = addBarAxes(c, series_, Qt::Vertical, "% of the current scenario", "%.0f");
+    categories_ = axes.categories;
+    values_ = axes.values;
     categories_->append(kMetrics);
-    values_ = new QValueAxis;
-    values_->setTitleText("% of the current scenario");
-    values_->setLabelFormat("%.0f");
-    attachAxes(c, series_, categories_, Qt::AlignBottom, values_, Qt::AlignLeft);
     c->legend()->setAlignment(Qt::AlignBottom);
     setToolTip(description());
 }

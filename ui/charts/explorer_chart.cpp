@@ -89,12 +89,17 @@ void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet
         });
 }
 
-void attachAxes(QChart* chart, QAbstractSeries* series, QAbstractAxis* categories,
-                Qt::Alignment categorySide, QAbstractAxis* values, Qt::Alignment valueSide) {
-    chart->addAxis(categories, categorySide);
-    chart->addAxis(values, valueSide);
-    series->attachAxis(categories);
-    series->attachAxis(values);
+BarAxes addBarAxes(QChart* chart, QAbstractSeries* series, Qt::Orientation bars,
+                   const QString& valueTitle, const QString& labelFormat) {
+    BarAxes a{new QBarCategoryAxis, new QValueAxis};
+    a.values->setTitleText(valueTitle);
+    a.values->setLabelFormat(labelFormat);
+    const bool horizontal = bars == Qt::Horizontal;
+    chart->addAxis(a.categories, horizontal ? Qt::AlignLeft : Qt::AlignBottom);
+    chart->addAxis(a.values, horizontal ? Qt::AlignBottom : Qt::AlignLeft);
+    series->attachAxis(a.categories);
+    series->attachAxis(a.values);
+    return a;
 }
 
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names) {

@@ -73,9 +73,15 @@ void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Com
 void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
                            std::vector<Component> components, const QString& unit);
 
-/// Add a category axis and a value axis to the chart and attach the series to both.
-void attachAxes(QChart* chart, QAbstractSeries* series, QAbstractAxis* categories,
-                Qt::Alignment categorySide, QAbstractAxis* values, Qt::Alignment valueSide);
+/// The two axes of a bar chart, created once (QT-NOTES.md "Charts").
+struct BarAxes {
+    QBarCategoryAxis* categories;
+    QValueAxis* values;
+};
+/// Add a category axis and a value axis (its title and label format) to the chart and attach
+/// the series to both. Horizontal: categories on the left, values along the bottom.
+BarAxes addBarAxes(QChart* chart, QAbstractSeries* series, Qt::Orientation bars,
+                   const QString& valueTitle, const QString& labelFormat);
 
 /// Replace the axis categories only when they changed.
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names);

@@ -43,11 +43,9 @@ ServingChart::ServingChart(QWidget* parent) : ExplorerChart(parent) {
         series_->append(set);
     }
     c->addSeries(series_);
-    bars_ = new QBarCategoryAxis;
-    ms_ = new QValueAxis;
-    ms_->setTitleText("milliseconds");
-    ms_->setLabelFormat("%.3g");
-    attachAxes(c, series_, bars_, Qt::AlignLeft, ms_, Qt::AlignBottom);
+    const BarAxes axes = addBarAxes(c, series_, Qt::Horizontal, "milliseconds", "%.3g");
+    bars_ = axes.categories;
+    ms_ = axes.values;
     c->legend()->setAlignment(Qt::AlignRight);
     setToolTip(description());
     restyle();

@@ -18,11 +18,9 @@ TornadoChart::TornadoChart(QWidget* parent) : ExplorerChart(parent) {
     series_->append(twice_);
     series_->setBarWidth(0.9);
     c->addSeries(series_);
-    knobs_ = new QBarCategoryAxis;
-    values_ = new QValueAxis;
-    values_->setTitleText("change in best throughput (%)");
-    values_->setLabelFormat("%+.0f");
-    attachAxes(c, series_, knobs_, Qt::AlignLeft, values_, Qt::AlignBottom);
+    const BarAxes axes = addBarAxes(c, series_, Qt::Horizontal, "change in best throughput (%)", "%+.0f");
+    knobs_ = axes.categories;
+    values_ = axes.values;
     c->legend()->setAlignment(Qt::AlignBottom);
     setToolTip(description());
     restyle();
