@@ -216,3 +216,44 @@ TEST_CASE("Hand-derived: unfused attention reads and writes the score matrix") {
     const Result r = evaluate(toy({{"workload.attention", "unfused"}}), withTimeline);
     CHECK(opSeconds(r, "attention core") == Approx(8.589935e-5 + 9.227469e-5).epsilon(1e-6));
 }
+
+namespace {
+Scenario toyServing(int tp) {
+    return toy({{"strategy", {{"tp", tp}, {"pp", 1}, {"dp", 8 / tp}}},
+                {"workload",
+                 {{"kind", "inference"},
+                  {"input_tokens", 1024},
+                  {"output_tokens", 256},
+                  {"batch", 8},
+                  {"precision", "bf16"},
+                  {"weight_precision", "bf16"},
+                  {"kv_precision", "bf16"}}}});
+}
+} // namespace
+
+TEST_CASE("Hand-derived: a decode step reads every weight and every cached K and V once") {
+    // TP 1, batch 8: each GEMM moves W (K·N·2 B) plus its input and output rows (8·(K + N)·2 B),
+    // memory-bound at 1 TB/s (its FLOPs take under a sixth of that). Per layer: QKV 6,356,992 +
+    // output projection 2,129,920 + MLP up 8,470,528 + down 8,470,528 = 25,427,968 B; four layers
+    // 101,711,872 B; the LM head 67,108,864 + 8·(1024 + 32768)·2 = 67,649,536 B. In all
+    // 169,361,408 B → 1.693614e-4 s (Pope et al. 2022 §2: decode is weight-bandwidth-bound).
+    const Result r = evaluate(toyServing(1));
+    CHECK(r.inference.decodeWeightReadS == Approx(1.693614e-4).epsilon(1e-6));
+    // KV cache: each sequence holds the prompt and on average (256 + 1)/2 generated tokens:
+    // 1152.5 tokens · 2 (K, V) · g·d = 1024 · 2 B, for 8 sequences and 4 layers:
+    // 151,060,480 B → 1.510605e-4 s.
+    CHECK(r.inference.decodeKvReadS == Approx(1.510605e-4).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: decode all-reduces twice per layer; TTFT waits half an iteration") {
+    // TP 8: after attention and after the MLP each layer all-reduces 8 rows · h · 2 B = 16,384 B,
+    // 2·(7/8)·16,384 / 1e11 = 2.8672e-7 s; 2 per layer × 4 layers = 2.29376e-6 s per step.
+    const Result r = evaluate(toyServing(8));
+    CHECK(r.inference.decodeCommS == Approx(2.29376e-6).epsilon(1e-6));
+    // TTFT: the prompt's own prefill plus, on average, half a running iteration (README
+    // "Inference serving").
+    const auto& in = r.inference;
+    CHECK(in.ttftS == Approx(in.prefillComputeS + in.prefillCommS + in.prefillOverheadS +
+                             in.tpotS / 2)
+                          .epsilon(1e-9));
+}
