@@ -21,8 +21,21 @@ std::vector<std::string> figureChartNames() {
     return out;
 }
 
+namespace {
+/// Headless rendering makes Qt say two harmless things on every run (the offscreen platform has
+/// no window manager to take size hints; no XDG runtime folder in a plain shell). They are
+/// dropped; anything else Qt says still reaches stderr.
+void quietBenignQtMessages(QtMsgType type, const QMessageLogContext& ctx, const QString& msg) {
+    if (type == QtDebugMsg || type == QtInfoMsg) return;
+    if (msg.contains("propagateSizeHints") || msg.startsWith("QStandardPaths: XDG_RUNTIME_DIR"))
+        return;
+    std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, ctx, msg)));
+}
+} // namespace
+
 int runFigure(const FigureRequest& r, const char* argv0) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    qInstallMessageHandler(quietBenignQtMessages);
     int argc = 1;
     char* argv[] = {const_cast<char*>(argv0), nullptr};
     QApplication app(argc, argv);

@@ -245,7 +245,7 @@ TEST_CASE("Hand-derived: a decode step reads every weight and every cached K and
     CHECK(r.inference.decodeKvReadS == Approx(1.510605e-4).epsilon(1e-6));
 }
 
-TEST_CASE("Hand-derived: decode all-reduces twice per layer; TTFT waits half an iteration") {
+TEST_CASE("Hand-derived: decode all-reduces twice per layer, and TTFT waits half an iteration") {
     // TP 8: after attention and after the MLP each layer all-reduces 8 rows · h · 2 B = 16,384 B,
     // 2·(7/8)·16,384 / 1e11 = 2.8672e-7 s; 2 per layer × 4 layers = 2.29376e-6 s per step.
     const Result r = evaluate(toyServing(8));

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 using namespace madmax;
 using Catch::Matchers::Contains;
 
@@ -190,4 +192,72 @@ TEST_CASE("dp that cannot be derived says why") {
         }),
         Contains(
             "strategy.dp: cannot derive dp: gpus (100) is not divisible by tp × pp × cp = 32"));
+}
+
+TEST_CASE("Degree products that overflow 32 bits are rejected, never divided by") {
+    // Each degree passes its own range check; their product would wrap to 0 in int arithmetic
+    // and end in SIGFPE (issue #9). Products are computed wide and named in the message.
+    const std::vector<std::string> huge = {"gpus=1073741824", "system.tiers.1.gpus=1073741824"};
+    auto with = [&](std::vector<std::string> more) {
+        more.insert(more.begin(), huge.begin(), huge.end());
+        return errorForSet(more);
+    };
+    CHECK_THAT(with({"strategy.tp=1", "strategy.pp=65536", "strategy.vp=65536",
+                     "strategy.dp=16384", "strategy.schedule=interleaved"}),
+               Contains("pp × vp = 65536×65536 = 4294967296"));
+    CHECK_THAT(with({"strategy.tp=1", "strategy.pp=1", "strategy.vp=1", "strategy.dp=1073741824",
+                     "strategy.micro_batch=1048576"}),
+               Contains("dp × micro_batch = 1073741824×1048576 = 1125899906842624"));
+    CHECK_THAT(errorForSet({"strategy.tp=1048576", "strategy.pp=1048576"}),
+               Contains("1048576×1048576×1×8 = 8796093022208"));
+    CHECK_THAT(errorForSet({"strategy.tp=1048576", "strategy.pp=1048576", "strategy.dp=1"}),
+               Contains("= 1099511627776, but the scenario has 256 GPUs"));
+}
+
+TEST_CASE("Hostile files get a clear error: depth, duplicate keys, huge numbers, folders, loops") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("madmax-hostile-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto write = [&](const std::string& name, const std::string& text) {
+        std::ofstream(dir / name) << text;
+        return (dir / name).string();
+    };
+    auto errorOf = [](const std::string& path) -> std::string {
+        try {
+            loadScenario(path, PresetLibrary::builtin());
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "(no error)";
+    };
+    // 100,000 levels would overflow the stack of recursive JSON code (issue #9).
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    CHECK_THAT(errorOf(write("deep.json", "{\"name\": " + deep + "}")),
+               Contains("nested more than 64 levels"));
+    CHECK_THAT(errorOf(write("dup.json", R"({"gpus": 8, "gpus": 16})")),
+               Contains("duplicate key \"gpus\""));
+    CHECK_THAT(errorOf(write("big.json", R"({"gpus": 1e400})")),
+               Contains("gpus: unreadable JSON value: number overflow"));
+    CHECK_THAT(errorOf(dir.string()), Contains("is a folder, not a file"));
+    fs::create_symlink(dir / "b", dir / "a");
+    fs::create_symlink(dir / "a", dir / "b");
+    CHECK_THAT(errorOf((dir / "a").string()), Contains("a loop of symbolic links"));
+    CHECK_THAT(errorOf("/dev/zero"), Contains("more than 64 MiB"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("Saving refuses to replace what is not a regular file") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("madmax-save-" + std::to_string(::getpid()));
+    fs::create_directories(dir / "folder");
+    CHECK_THROWS_WITH(writeFileAtomically((dir / "folder").string(), "{}"),
+                      Contains("not a regular file"));
+    CHECK_THROWS_WITH(writeFileAtomically("/dev/full", "{}"), Contains("not a regular file"));
+    CHECK(fs::is_character_file("/dev/full"));
+    fs::create_symlink(dir / "target.json", dir / "link.json");
+    CHECK_THROWS_WITH(writeFileAtomically((dir / "link.json").string(), "{}"),
+                      Contains("symbolic link"));
+    writeFileAtomically((dir / "ok.json").string(), "{\"a\": 1}\n");
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 3); // no temp
+    fs::remove_all(dir);
 }

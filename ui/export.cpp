@@ -5,6 +5,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QBuffer>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
@@ -49,19 +50,14 @@ bool parseExportFormat(const QString& s, ExportFormat* out) {
 
 namespace {
 
-QString tempNameFor(const QString& path) {
-    std::random_device rd;
-    const QFileInfo fi(path);
-    return fi.absolutePath() + "/." + fi.fileName() + ".tmp" + QString::number(rd()) + "." +
-           fi.suffix();
-}
-
-QString commit(const QString& tmp, const QString& path) {
-    std::error_code ec;
-    std::filesystem::rename(tmp.toStdString(), path.toStdString(), ec);
-    if (ec) {
-        QFile::remove(tmp);
-        return QString("cannot write %1: %2").arg(path, QString::fromStdString(ec.message()));
+/// Write rendered bytes through the core's atomic writer: every write checked, fsync, then a
+/// rename; a device, folder or link at `path` is never replaced, and a failure leaves the old
+/// file as it was.
+QString writeBytes(const QString& path, const QByteArray& bytes) {
+    try {
+        writeFileAtomically(path.toStdString(), bytes.toStdString());
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
     }
     return {};
 }
@@ -114,7 +110,10 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
     chart->setInput(input);
     const QSize logical(qRound(o.widthIn * kLogicalDpi), qRound(o.heightIn * kLogicalDpi));
     layOut(*chart, logical);
-    const QString tmp = tempNameFor(path);
+    // Rendered into memory first: nothing touches `path` until the whole file exists.
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
 
     switch (o.format) {
     case ExportFormat::Png: {
@@ -127,32 +126,32 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
         p.end();
         img.setDotsPerMeterX(qRound(kLogicalDpi * o.pixelScale / 0.0254));
         img.setDotsPerMeterY(qRound(kLogicalDpi * o.pixelScale / 0.0254));
-        if (!img.save(tmp, "PNG")) return QString("cannot write %1").arg(path);
+        if (!img.save(&buffer, "PNG")) return QString("cannot encode the PNG for %1").arg(path);
         break;
     }
     case ExportFormat::Svg: {
         QSvgGenerator gen;
-        gen.setFileName(tmp);
+        gen.setOutputDevice(&buffer);
         gen.setSize(logical);
         gen.setViewBox(QRect(QPoint(0, 0), logical));
         gen.setResolution(int(kLogicalDpi));
         gen.setTitle(chart->title());
         gen.setDescription(chart->description());
         QPainter p;
-        if (!p.begin(&gen)) return QString("cannot write %1").arg(path);
+        if (!p.begin(&gen)) return QString("cannot render the SVG for %1").arg(path);
         renderScene(*chart, p, QRectF(QPointF(0, 0), QSizeF(logical)), logical);
         p.end();
         break;
     }
     case ExportFormat::Pdf: {
-        QPdfWriter pdf(tmp);
+        QPdfWriter pdf(&buffer);
         pdf.setPageSize(QPageSize(QSizeF(o.widthIn, o.heightIn), QPageSize::Inch));
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
         pdf.setResolution(1200);
         pdf.setTitle(chart->title());
         pdf.setCreator("MAD-Max Explorer");
         QPainter p;
-        if (!p.begin(&pdf)) return QString("cannot write %1").arg(path);
+        if (!p.begin(&pdf)) return QString("cannot render the PDF for %1").arg(path);
         const double f = pdf.resolution() / kLogicalDpi;
         renderScene(*chart, p, QRectF(0, 0, logical.width() * f, logical.height() * f), logical);
         p.end();
@@ -161,7 +160,9 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
     default:
         break;
     }
-    return commit(tmp, path);
+    buffer.close();
+    if (bytes.isEmpty()) return QString("nothing was rendered for %1").arg(path);
+    return writeBytes(path, bytes);
 }
 
 QString tableToCsv(const ChartTable& t) {

@@ -9,7 +9,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QProcess>
 #include <QXmlStreamReader>
@@ -229,4 +231,33 @@ TEST_CASE("A 2x PNG is the 1x figure at twice the resolution, not a crop of it")
     diff /= double(one.width()) * one.height();
     CHECK(diff <
           12.0); // mean grey-level difference out of 255: the same picture, antialiased differently
+}
+
+TEST_CASE("madmax figure never replaces a device or folder, and says nothing on success") {
+    // Issue #9: `-o /dev/full` replaced the device by a regular file; every run printed Qt
+    // plugin warnings. The figure is rendered in memory and written by the core's atomic
+    // writer, which refuses anything that is not a regular file.
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("XDG_RUNTIME_DIR");
+    p.setProcessEnvironment(env);
+    p.start(MADMAX_CLI, {"figure", "--chart", "breakdown", "--format", "svg", "-o", "/dev/full"});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 2);
+    CHECK(p.readAllStandardError().contains("not a regular file"));
+    CHECK_FALSE(QFileInfo("/dev/full").isFile()); // still the device
+
+    QTemporaryDir dir;
+    p.start(MADMAX_CLI, {"figure", "--chart", "memory", "--format", "pdf", "-o", dir.path()});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 2);
+    CHECK(QFileInfo(dir.path()).isDir());
+
+    const QString out = dir.filePath("m.pdf");
+    p.start(MADMAX_CLI, {"figure", "--chart", "memory", "--format", "pdf", "-o", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 0);
+    CHECK(p.readAllStandardError().isEmpty());
+    CHECK(readAll(out).startsWith("%PDF"));
+    CHECK(QDir(dir.path()).entryList(QDir::Hidden | QDir::Files).size() == 1); // no temp left
 }

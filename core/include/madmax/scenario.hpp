@@ -35,7 +35,7 @@ std::span<const CrossFieldRule> crossFieldRules();
 
 /// Micro-batches per DP replica per step: global batch / (dp · micro-batch).
 inline int microBatchesPerStep(const Scenario& s) {
-    return s.workload.globalBatch / (s.strategy.dp * s.strategy.microBatch);
+    return int(s.workload.globalBatch / (1LL * s.strategy.dp * s.strategy.microBatch));
 }
 
 } // namespace madmax

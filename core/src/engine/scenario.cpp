@@ -124,9 +124,9 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                    " and last_stage_layers = " + str(st.lastStageLayers) + ", the remaining " +
                    str(rest) + " of " + str(m.layers) +
                    " layers do not split evenly over the other " + str(others) + " stages";
-    } else if (m.layers % (st.pp * st.vp) != 0) {
+    } else if (m.layers % (1LL * st.pp * st.vp) != 0) { // wide: each may be up to 2^20
         return str(m.layers) + " layers do not divide into pp × vp = " + str(st.pp) + "×" +
-               str(st.vp) + " = " + str(st.pp * st.vp) +
+               str(st.vp) + " = " + str(1LL * st.pp * st.vp) +
                " equal chunks; choose pp and vp whose product divides the layer count, or set "
                "first_stage_layers / last_stage_layers";
     }
@@ -136,10 +136,10 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
         if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
         return std::nullopt;
     }
-    if (w.globalBatch % (st.dp * st.microBatch) != 0)
+    if (w.globalBatch % (1LL * st.dp * st.microBatch) != 0) // wide: dp ≤ 2^30, mb ≤ 2^20
         return "global_batch " + str(w.globalBatch) +
                " is not divisible by dp × micro_batch = " + str(st.dp) + "×" + str(st.microBatch) +
-               " = " + str(st.dp * st.microBatch) +
+               " = " + str(1LL * st.dp * st.microBatch) +
                "; each replica needs a whole number of micro-batches";
     const int mbs = microBatchesPerStep(s);
     if (st.schedule == PipelineSchedule::Interleaved && st.pp > 1 && mbs % st.pp != 0)

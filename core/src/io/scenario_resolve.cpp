@@ -143,11 +143,14 @@ json resolveScenario(const json& doc, const PresetLibrary& lib, const std::strin
 json loadScenarioJson(const std::string& pathOrId, const PresetLibrary& lib,
                       const std::vector<Override>& extra) {
     namespace fs = std::filesystem;
+    // A preset id wins only when no file system entry has that name; anything that exists (a
+    // folder, a device, a pipe, a link loop) is read as a file and gets that file's own error.
     std::error_code ec;
-    if (fs::is_regular_file(pathOrId, ec))
+    const bool exists = fs::exists(fs::symlink_status(pathOrId, ec));
+    const Preset* preset = lib.find(PresetKind::Scenario, pathOrId);
+    if (exists)
         return resolveScenario(readJsonFile(pathOrId), lib, pathOrId, extra);
-    if (const Preset* p = lib.find(PresetKind::Scenario, pathOrId))
-        return resolveScenario(p->json, lib, p->origin, extra);
+    if (preset) return resolveScenario(preset->json, lib, preset->origin, extra);
     auto ids = lib.ids(PresetKind::Scenario);
     throw InputError(pathOrId, "",
                      "no such file, and no scenario preset by that name; presets: " + joinIds(ids));
