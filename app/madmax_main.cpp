@@ -6,6 +6,7 @@
 #include "madmax/scenario_io.hpp"
 #include "madmax/validation.hpp"
 
+#include "cli_checks.hpp"
 #include "search_commands.hpp"
 
 #include <CLI/CLI.hpp>
@@ -139,9 +140,9 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
     figure
         ->add_option("--width-in", fig.widthIn,
                      "Width in inches (3.5 single column, 7 double column)")
-        ->check(CLI::Range(0.5, 100.0));
+        ->check(cli::kFinite & CLI::Range(0.5, 100.0));
     figure->add_option("--height-in", fig.heightIn, "Height in inches")
-        ->check(CLI::Range(0.5, 100.0));
+        ->check(cli::kFinite & CLI::Range(0.5, 100.0));
     figure->add_option("--scale", fig.scale, "PNG pixel scale: 1, 2 or 3 × 96 dpi")
         ->check(CLI::Range(1, 8));
     figure->add_flag("--hatching", fig.hatching, "Greyscale-safe fill patterns");

@@ -1,5 +1,7 @@
 #include "search_commands.hpp"
 
+#include "cli_checks.hpp"
+
 #include "madmax/codesign.hpp"
 #include "madmax/error.hpp"
 #include "madmax/report.hpp"
@@ -40,7 +42,7 @@ void addCommon(CLI::App* c, Common& o) {
         ->check(CLI::IsMember({"throughput", "time", "cost"}));
     c->add_option("--token-budget", o.tokenBudget,
                   "Tokens to train, for time and cost (default 1e12)")
-        ->check(CLI::PositiveNumber);
+        ->check(kFinite & CLI::PositiveNumber);
     c->add_option("--threads", o.threads, "Worker threads (default: every core)")
         ->check(CLI::NonNegativeNumber);
     c->add_flag("--json", o.json, "Print JSON (what `madmax merge` reads)");
@@ -167,9 +169,9 @@ void addSearchCommand(CLI::App& app) {
         "search", "Rank every valid parallelization strategy (or serving configuration)");
     addCommon(search, o->common);
     search->add_option("--ttft", o->ttft, "Serving: time-to-first-token objective in seconds")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kFinite & CLI::NonNegativeNumber);
     search->add_option("--tpot", o->tpot, "Serving: time-per-output-token objective in seconds")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kFinite & CLI::NonNegativeNumber);
     search->add_flag("--per-dollar", o->perDollar, "Serving: rank by output tokens per dollar");
     search->add_option("--top", o->top, "How many to list (default 10)")
         ->check(CLI::NonNegativeNumber);

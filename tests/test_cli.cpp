@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -150,4 +151,35 @@ TEST_CASE("madmax on inference scenarios: evaluate, search under objectives, cur
     std::string err;
     CHECK(runCli("curve default", &out, &err) == 2);
     CHECK_THAT(err, Contains("inference scenarios"));
+}
+
+TEST_CASE("madmax refuses nan, out-of-range restrictions and impossible merge inputs (exit 2)") {
+    std::string out, err;
+    // nan passes CLI11's range checks (every comparison with NaN is false): refused first.
+    CHECK(runCli("search default --token-budget nan", &out, &err) == 2);
+    CHECK_THAT(err, Contains("not a finite number"));
+    CHECK(runCli("search default --tpot nan", &out, &err) == 2);
+    // tp = 0 is not a configuration; it used to surface as "nothing fits in memory".
+    CHECK(runCli("search default --restrict tp=0", &out, &err) == 2);
+    CHECK_THAT(err, Contains("tp takes 1 to"));
+    char tmpl[] = "/tmp/madmax-merge-test.XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const std::string dir = tmpl;
+    REQUIRE(runCli("search default --top 2 --json --restrict tp=8 > " + dir + "/s.json") == 0);
+    auto doc = nlohmann::json::parse(std::ifstream(dir + "/s.json"));
+    doc["top"][0]["gpus"] = 0;
+    std::ofstream(dir + "/bad.json") << doc.dump();
+    CHECK(runCli("merge " + dir + "/bad.json", &out, &err) == 2);
+    CHECK_THAT(err, Contains("candidate.gpus: must be at least 1"));
+    doc = nlohmann::json::parse(std::ifstream(dir + "/s.json"));
+    doc["heatmap"] = {{{"tp", "eight"}}};
+    std::ofstream(dir + "/type.json") << doc.dump();
+    CHECK(runCli("merge " + dir + "/type.json", &out, &err) == 2); // was "internal error" (1)
+    const nlohmann::json sweep = {{"schema", "madmax-sweep/1"},
+                                  {"axes", {{{"knob", "hbm_bw"}, {"factors", nlohmann::json::array()}}}},
+                                  {"unscaled", nlohmann::json::parse(std::ifstream(dir + "/s.json"))["top"][0]},
+                                  {"points", nlohmann::json::array()}};
+    std::ofstream(dir + "/sweep.json") << sweep.dump();
+    CHECK(runCli("merge " + dir + "/sweep.json", &out, &err) == 2); // was a division by zero
+    CHECK_THAT(err, Contains("has no factors"));
 }

@@ -1,5 +1,6 @@
 // Bad input gets a clear error naming the file, the field and the fix — never a crash or NaN.
 #include "madmax/error.hpp"
+#include "madmax/validation.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -260,4 +261,39 @@ TEST_CASE("Saving refuses to replace what is not a regular file") {
     writeFileAtomically((dir / "ok.json").string(), "{\"a\": 1}\n");
     CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 3); // no temp
     fs::remove_all(dir);
+}
+
+namespace {
+/// Run `madmax validate`-style validation on public.json with one case edited.
+std::string validationErrorFor(std::size_t index, const std::string& path, const nlohmann::json& v) {
+    nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    applyOverride(doc["cases"][index], path, v, "test");
+    try {
+        runValidation(doc, PresetLibrary::builtin(), "v.json");
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+std::size_t firstCase(const char* kind) {
+    const nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    for (std::size_t i = 0; i < doc["cases"].size(); ++i)
+        if (doc["cases"][i]["kind"] == kind) return i;
+    FAIL("no " << kind << " case");
+    return 0;
+}
+} // namespace
+
+TEST_CASE("Validation files: impossible measurements and degrees are errors naming the case") {
+    // Issue #9: tp = 0 divided by zero, collective rows with 1 GPU or 0 bytes printed NaN, and a
+    // negative measurement was accepted.
+    const std::size_t train = firstCase("training"), coll = firstCase("collective");
+    CHECK_THAT(validationErrorFor(train, "parallel.tp", 0),
+               Contains("cases[" + std::to_string(train) + "].parallel.tp"));
+    CHECK_THAT(validationErrorFor(train, "parallel.vp", 0), Contains("at least 1, got 0"));
+    CHECK_THAT(validationErrorFor(train, "measured.value", -3),
+               Contains("measured.value: a measurement must be a positive number, got -3"));
+    CHECK_THAT(validationErrorFor(coll, "collective.gpus", 1), Contains("at least 2 GPUs"));
+    CHECK_THAT(validationErrorFor(coll, "collective.bytes", 0),
+               Contains("collective.bytes: the message size must be a positive number"));
 }

@@ -199,6 +199,16 @@ SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
     if (shards.empty()) return r;
     r.axes = shards.front().axes;
     r.unscaled = shards.front().unscaled;
+    for (std::size_t i = 1; i < shards.size(); ++i) {
+        bool same = shards[i].axes.size() == r.axes.size();
+        for (std::size_t k = 0; same && k < r.axes.size(); ++k)
+            same = shards[i].axes[k].knob == r.axes[k].knob &&
+                   shards[i].axes[k].factors == r.axes[k].factors;
+        if (!same)
+            throw InputError("merge", "axes",
+                             "the sweep files were run with different knobs or factors; merge "
+                             "shards of one sweep");
+    }
     for (const auto& s : shards)
         r.points.insert(r.points.end(), s.points.begin(), s.points.end());
     std::sort(r.points.begin(), r.points.end(),

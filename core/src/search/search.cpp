@@ -558,28 +558,37 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
         std::string item;
         while (std::getline(ss, item, ','))
             items.push_back(item);
-        auto ints = [&](std::vector<int>& into) {
-            for (const auto& i : items)
-                into.push_back(toInt(i, k, where));
+        // Each dimension's own range: a degree below 1 is not a configuration (and must not
+        // surface later as "nothing fits in memory").
+        auto ints = [&](std::vector<int>& into, int min, int max) {
+            for (const auto& i : items) {
+                const int x = toInt(i, k, where);
+                if (x < min || x > max)
+                    throw InputError(where, k,
+                                     "\"" + i + "\" is out of range: " + k + " takes " +
+                                         std::to_string(min) + " to " + std::to_string(max));
+                into.push_back(x);
+            }
         };
+        constexpr int kDegreeMax = 1 << 20;
         if (k == "tp")
-            ints(space.tp);
+            ints(space.tp, 1, kDegreeMax);
         else if (k == "pp")
-            ints(space.pp);
+            ints(space.pp, 1, kDegreeMax);
         else if (k == "vp")
-            ints(space.vp);
+            ints(space.vp, 1, kDegreeMax);
         else if (k == "cp")
-            ints(space.cp);
+            ints(space.cp, 1, kDegreeMax);
         else if (k == "mb" || k == "micro_batch")
-            ints(space.microBatch);
+            ints(space.microBatch, 1, kDegreeMax);
         else if (k == "zero" || k == "zero_stage")
-            ints(space.zeroStage);
+            ints(space.zeroStage, 0, 3);
         else if (k == "sp")
-            ints(space.sequenceParallel);
+            ints(space.sequenceParallel, 0, 1);
         else if (k == "overlap")
-            ints(space.tpCommOverlap);
+            ints(space.tpCommOverlap, 0, 1);
         else if (k == "gpus")
-            ints(space.gpus);
+            ints(space.gpus, 1, 1 << 30);
         else if (k == "recompute") {
             for (const auto& i : items) {
                 auto r = parseRecompute(i);

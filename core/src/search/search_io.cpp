@@ -3,6 +3,7 @@
 #include "madmax/error.hpp"
 #include "madmax/scenario_io.hpp"
 
+#include <cmath>
 #include <sstream>
 
 namespace madmax {
@@ -37,6 +38,22 @@ Candidate candidateFromJson(const json& j, const std::string& file) {
         c.exposedCommS = j.at("exposed_comm_s").get<double>();
         c.score = j.at("score").get<double>();
         c.fits = j.at("fits").get<bool>();
+        // What no search can have produced: refuse it rather than merge it.
+        auto bad = [&](const char* field, const std::string& why) {
+            throw InputError(file, std::string("candidate.") + field, why);
+        };
+        if (c.gpus < 1) bad("gpus", "must be at least 1");
+        if (!std::isfinite(c.stepTimeS) || c.stepTimeS <= 0)
+            bad("step_time_s", "must be a positive number of seconds");
+        if (!std::isfinite(c.tokensPerS) || c.tokensPerS < 0)
+            bad("tokens_per_s", "must be a non-negative number");
+        if (!std::isfinite(c.mfu) || c.mfu < 0 || c.mfu > 1) bad("mfu", "must lie in [0, 1]");
+        if (!std::isfinite(c.memoryBytes) || c.memoryBytes < 0)
+            bad("memory_bytes", "must be a non-negative number");
+        if (!std::isfinite(c.marginBytes)) bad("margin_bytes", "must be a number");
+        if (!std::isfinite(c.exposedCommS) || c.exposedCommS < 0)
+            bad("exposed_comm_s", "must be a non-negative number of seconds");
+        if (!std::isfinite(c.score)) bad("score", "must be a number");
         return c;
     } catch (const json::exception& e) {
         throw InputError(file, "candidate", std::string("malformed: ") + e.what());
@@ -109,6 +126,7 @@ SearchResult searchFromJson(const json& j, const std::string& file) {
     if (j.value("schema", "") != "madmax-search/1")
         throw InputError(file, "schema",
                          "expected \"madmax-search/1\" (the output of `madmax search --json`)");
+    try {
     SearchResult r;
     r.objective =
         parseObjective(j.value("objective", "throughput")).value_or(Objective::Throughput);
@@ -130,6 +148,9 @@ SearchResult searchFromJson(const json& j, const std::string& file) {
     r.stats = statsFrom(j.value("stats", json::object()));
     r.cancelled = j.value("cancelled", false);
     return r;
+    } catch (const json::exception& e) {
+        throw InputError(file, "", std::string("malformed search output: ") + e.what());
+    }
 }
 
 json toJson(const SweepResult& r) {
@@ -161,17 +182,38 @@ SweepResult sweepFromJson(const json& j, const std::string& file) {
                          "expected \"madmax-sweep/1\" (the output of `madmax sweep --json`)");
     try {
         SweepResult r;
-        for (const auto& a : j.at("axes"))
+        for (const auto& a : j.at("axes")) {
             r.axes.push_back({a.at("knob"), a.at("factors").get<std::vector<double>>()});
+            if (r.axes.back().factors.empty())
+                throw InputError(file, "axes", "knob " + r.axes.back().knob + " has no factors");
+            for (double f : r.axes.back().factors)
+                if (!std::isfinite(f) || f <= 0)
+                    throw InputError(file, "axes",
+                                     "knob " + r.axes.back().knob + " has a factor that is not "
+                                                                    "a positive number");
+        }
+        if (r.axes.empty()) throw InputError(file, "axes", "a sweep needs at least one knob");
+        std::size_t pointsInGrid = 1;
+        for (const auto& a : r.axes)
+            pointsInGrid *= a.factors.size();
         r.unscaled = candidateFromJson(j.at("unscaled"), file);
         for (const auto& p : j.at("points")) {
             SweepPoint s;
-            s.index = p.at("index");
+            const long long index = p.at("index").get<long long>();
+            if (index < 0) throw InputError(file, "points", "a point index must be 0 or more");
+            s.index = std::size_t(index);
             s.factors = p.at("factors").get<std::vector<double>>();
             s.feasible = p.at("feasible");
             s.speedup = p.at("speedup");
             s.stats = statsFrom(p.value("stats", json::object()));
             if (s.feasible) s.best = candidateFromJson(p.at("best"), file);
+            if (s.index >= pointsInGrid ||
+                s.factors.size() != r.axes.size())
+                throw InputError(file, "points",
+                                 "point " + std::to_string(s.index) +
+                                     " does not belong to the grid of the file's axes");
+            if (!std::isfinite(s.speedup) || s.speedup < 0)
+                throw InputError(file, "points", "a speedup must be a non-negative number");
             r.points.push_back(s);
         }
         return r;

@@ -238,6 +238,54 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
     return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0.0;
 }
 
+namespace {
+
+/// What a case must hold before it can be predicted at all: a positive, finite measurement,
+/// parallel degrees of at least 1, a collective over at least 2 GPUs and a positive size. A case
+/// that breaks these is bad input (an error naming the case and field), not a case to skip.
+void checkCase(const json& c, std::size_t i, const std::string& file) {
+    const std::string at = "cases[" + std::to_string(i) + "]";
+    auto fail = [&](const std::string& field, const std::string& why) {
+        throw InputError(file, at + "." + field, why);
+    };
+    try {
+        if (!c.is_object()) fail("", "a case must be an object");
+        const json& v = c.at("measured").at("value");
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+            fail("measured.value", "a measurement must be a positive number, got " + v.dump());
+        const json& sys = c.at("system");
+        if (!sys.at("gpus").is_number() || sys.at("gpus").get<double>() < 1)
+            fail("system.gpus", "must be a number of GPUs, at least 1");
+        if (c.value("kind", "") == "collective") {
+            const json& col = c.at("collective");
+            if (!col.at("gpus").is_number() || col.at("gpus").get<double>() < 2)
+                fail("collective.gpus", "a collective needs at least 2 GPUs, got " +
+                                            col.at("gpus").dump());
+            // bytes is null for token-based benchmarks (DeepEP: tokens_per_rank, hidden).
+            if (!col.at("bytes").is_null() &&
+                (!col.at("bytes").is_number() || !(col.at("bytes").get<double>() > 0)))
+                fail("collective.bytes",
+                     "the message size must be a positive number of bytes, got " +
+                         col.at("bytes").dump());
+        }
+        for (const char* section : {"parallel", "inference"}) {
+            if (!c.contains(section) || !c[section].is_object()) continue;
+            for (const char* key : {"tp", "pp", "cp", "vp", "dp", "ep", "microbatch", "replicas"}) {
+                const json& d = c[section].value(key, json());
+                if (d.is_null()) continue;
+                if (!d.is_number_integer() || d.get<long long>() < 1)
+                    fail(std::string(section) + "." + key,
+                         "a parallel degree must be a whole number of at least 1, got " +
+                             d.dump());
+            }
+        }
+    } catch (const json::exception& e) {
+        throw InputError(file, at, std::string("malformed case: ") + e.what());
+    }
+}
+
+} // namespace
+
 ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                                const std::string& file) {
     if (!dataset.is_object() || dataset.value("schema", "") != "madmax-validation/1")
@@ -248,6 +296,7 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
     const json& cases = dataset["cases"];
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const json& c = cases[i];
+        checkCase(c, i, file);
         CaseOutcome o;
         try {
             o.id = c.at("id").get<std::string>();
