@@ -12,9 +12,22 @@
 int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
         qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
-        // No display: still usable for --screenshot (offscreen renders real text).
-        for (int i = 1; i < argc; ++i)
-            if (QByteArray(argv[i]) == "--screenshot") qputenv("QT_QPA_PLATFORM", "offscreen");
+        // No display: --screenshot renders offscreen (real text), and --help / --version only
+        // print; anything else says what to do instead of aborting inside Qt.
+        bool headless = false;
+        for (int i = 1; i < argc; ++i) {
+            const QByteArray a(argv[i]);
+            headless = headless || a == "--screenshot" || a == "--help" || a == "-h" ||
+                       a == "--help-all" || a == "--version" || a == "-v";
+        }
+        if (!headless) {
+            std::fprintf(stderr,
+                         "error: no display (DISPLAY and WAYLAND_DISPLAY are unset). Run it in a "
+                         "desktop session, render a picture with --screenshot FILE, or use the "
+                         "command line: madmax evaluate\n");
+            return 2;
+        }
+        qputenv("QT_QPA_PLATFORM", "offscreen");
     }
     QApplication app(argc, argv);
     QApplication::setApplicationName("madmax-explorer");

@@ -74,6 +74,12 @@ ScenarioDocument::setFields(const std::vector<std::pair<std::string, nlohmann::j
     return {};
 }
 
+void ScenarioDocument::detachFromFile() {
+    if (filePath_.isEmpty()) return;
+    filePath_.clear();
+    emit filePathChanged(filePath_);
+}
+
 QString ScenarioDocument::setField(const std::string& path, const nlohmann::json& value) {
     return setFields({{path, value}}, QString::fromStdString(path));
 }

@@ -45,6 +45,9 @@ class ScenarioDocument : public QObject {
 
     /// Set from an undo command: no validation, the document was valid when recorded.
     void applyRecorded(const nlohmann::json& doc, const Scenario& parsed);
+    /// The document no longer belongs to its file (a scenario preset replaced it): Save asks
+    /// for a name instead of overwriting the file it came from.
+    void detachFromFile();
 
   signals:
     void changed(const madmax::Scenario& s);

@@ -5,6 +5,7 @@
 #include "export_dialog.hpp"
 #include "madmax/error.hpp"
 #include "madmax/scenario_io.hpp"
+#include "madmax/search.hpp"
 
 #include <QAction>
 #include <QApplication>
@@ -158,18 +159,26 @@ void MainWindow::buildMenus() {
     edit->addAction(redo);
 
     QMenu* view = menuBar()->addMenu("&View");
+    // Pinning is instant (no prompt): the pin is named after its strategy.
     view->addAction("&Pin as Baseline", QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] {
-        bool ok = false;
-        const QString name =
-            QInputDialog::getText(this, "Pin as baseline", "Name:", QLineEdit::Normal,
-                                  QString("Pinned %1").arg(pinned_.size() + 1), &ok);
-        if (ok) pinBaseline(name);
+        pinBaseline(QString("Pin %1: %2")
+                        .arg(pinned_.size() + 1)
+                        .arg(QString::fromStdString(strategySpec(shown_.scenario.strategy))));
     });
     view->addAction("&Clear Pinned", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_B), this,
                     &MainWindow::clearPins);
     QAction* pres = view->addAction("P&resentation Mode", QKeySequence(Qt::Key_F11), this,
                                     [this] { setPresentationMode(!presentation_); });
     pres->setCheckable(true);
+    // The menu bar hides in presentation mode, and a hidden menu's shortcuts stop working: the
+    // window itself carries F11, and Escape leaves the mode.
+    addAction(pres);
+    auto* leave = new QAction("Leave Presentation Mode", this);
+    leave->setShortcut(QKeySequence(Qt::Key_Escape));
+    connect(leave, &QAction::triggered, this, [this] {
+        if (presentation_) setPresentationMode(false);
+    });
+    addAction(leave);
     connect(this, &MainWindow::resultShown, pres,
             [this, pres] { pres->setChecked(presentation_); });
 

@@ -47,6 +47,7 @@ QString ScenarioPanel::loadScenarioPreset(const QString& id) {
                                             st.value("pp", 1LL), st.value("cp", 1LL))});
     }
     const QString err = doc_->setFields(edits, "scenario preset " + id);
+    if (err.isEmpty()) doc_->detachFromFile(); // a new scenario, not an edit of the open file
     message_->setText(err);
     return err;
 }

@@ -189,6 +189,37 @@ TEST_CASE("Presentation mode hides the editors and enlarges the charts") {
     CHECK(w.chart("breakdown")->chartStyle().fontScale == 1.0);
 }
 
+TEST_CASE("Presentation mode can be left with F11 or Escape while the menu bar is hidden") {
+    // Issue #9: the menu bar hid and took its shortcuts with it.
+    test::Explorer e;
+    auto& w = *e.window;
+    w.activateWindow();
+    QTest::keyClick(&w, Qt::Key_F11);
+    REQUIRE(w.presentationMode());
+    QTest::keyClick(&w, Qt::Key_F11);
+    CHECK_FALSE(w.presentationMode());
+    QTest::keyClick(&w, Qt::Key_F11);
+    REQUIRE(w.presentationMode());
+    QTest::keyClick(&w, Qt::Key_Escape);
+    CHECK_FALSE(w.presentationMode());
+}
+
+TEST_CASE("Loading a scenario preset detaches the open file, so Save cannot overwrite it") {
+    // Issue #9: after switching presets the title still named the old file and Ctrl+S would
+    // have replaced it with a different scenario.
+    test::Explorer e;
+    auto& w = *e.window;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("mine.json");
+    QString err;
+    REQUIRE(w.saveTo(path, &err));
+    REQUIRE(w.openFile(path, &err));
+    CHECK(w.windowTitle().startsWith("mine.json"));
+    REQUIRE(w.scenarioPanel()->loadScenarioPreset("gpt3-175b-1024-a100").isEmpty());
+    CHECK(w.document()->filePath().isEmpty());
+    CHECK_FALSE(w.windowTitle().contains("mine.json"));
+}
+
 TEST_CASE("A scenario preset loads as one undoable edit - fields show units and what is allowed") {
     test::Explorer e;
     auto& w = *e.window;

@@ -261,3 +261,20 @@ TEST_CASE("madmax figure never replaces a device or folder, and says nothing on 
     CHECK(readAll(out).startsWith("%PDF"));
     CHECK(QDir(dir.path()).entryList(QDir::Hidden | QDir::Files).size() == 1); // no temp left
 }
+
+TEST_CASE("madmax-explorer --help works without a display, and a plain start says what to do") {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+        env.remove(v);
+    p.setProcessEnvironment(env);
+    p.start(MADMAX_EXPLORER, {"--help"});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 0);
+    CHECK(p.readAllStandardOutput().contains("--screenshot"));
+    p.start(MADMAX_EXPLORER, {});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitStatus() == QProcess::NormalExit); // was an abort inside Qt
+    CHECK(p.exitCode() == 2);
+    CHECK(p.readAllStandardError().contains("no display"));
+}

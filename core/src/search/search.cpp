@@ -552,7 +552,9 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
 
 void parseRestriction(const std::string& spec, SearchSpace& space) {
     const std::string where = "--restrict";
-    for (const auto& [k, v] : splitPairs(spec, where)) {
+    for (const auto& pair : splitPairs(spec, where)) {
+        const std::string& k = pair.first; // a plain reference: lambdas below capture it
+        const std::string& v = pair.second;
         std::vector<std::string> items;
         std::stringstream ss(v);
         std::string item;

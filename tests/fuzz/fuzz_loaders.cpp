@@ -1,0 +1,68 @@
+// libFuzzer target for every loader that reads user files: scenarios (with presets and
+// overrides, then the engine on what parses), model / GPU / system presets, validation files and
+// the search / sweep outputs `madmax merge` reads. The first input byte picks the loader, the
+// rest is the file. An InputError is the expected answer to bad input; anything else — a crash,
+// another exception, a sanitizer report, a non-finite prediction — is a finding.
+// Build and run: see README "Fuzzing".
+#include "madmax/codesign.hpp"
+#include "madmax/engine.hpp"
+#include "madmax/error.hpp"
+#include "madmax/scenario_io.hpp"
+#include "madmax/search_io.hpp"
+#include "madmax/validation.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+using namespace madmax;
+
+namespace {
+
+void requireFinite(const Result& r) {
+    if (!std::isfinite(r.stepTimeS) || !(r.stepTimeS > 0) || !std::isfinite(r.memory.totalBytes()))
+        std::abort(); // a valid scenario must predict finite, positive times
+}
+
+void loadScenarioText(const std::string& text) {
+    const PresetLibrary& lib = PresetLibrary::builtin();
+    const nlohmann::json doc = parseJsonText(text, "fuzz.json");
+    const Scenario s = parseScenario(resolveScenario(doc, lib, "fuzz.json"), "fuzz.json");
+    requireFinite(evaluate(s));
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size < 1) return 0;
+    const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+    try {
+        switch (data[0] % 7) {
+        case 0:
+            loadScenarioText(text);
+            break;
+        case 1:
+            parseModel(parseJsonText(text, "m.json"), "m.json", "model");
+            break;
+        case 2:
+            parseGpu(parseJsonText(text, "g.json"), "g.json", "gpu");
+            break;
+        case 3:
+            parseSystem(parseJsonText(text, "s.json"), "s.json", "system");
+            break;
+        case 4:
+            runValidation(parseJsonText(text, "v.json"), PresetLibrary::builtin(), "v.json");
+            break;
+        case 5:
+            mergeResults({searchFromJson(parseJsonText(text, "r.json"), "r.json")}, 10);
+            break;
+        case 6:
+            mergeSweeps({sweepFromJson(parseJsonText(text, "w.json"), "w.json")});
+            break;
+        }
+    } catch (const InputError&) {
+        // The expected answer to bad input.
+    }
+    return 0;
+}

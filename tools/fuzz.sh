@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Fuzz every loader a user's file reaches (tests/fuzz/fuzz_loaders.cpp) with libFuzzer under
+# AddressSanitizer and UBSan. Seeds: the presets, and the small validation / search / sweep
+# files in tests/fuzz/seeds; the first byte of each input picks the loader.
+#
+# Usage: tools/fuzz.sh [RUNS] [extra libFuzzer flags…]   (default 10000000 runs)
+# Needs clang and libclang-rt-14-dev (Debian 12); a finding is saved as build/fuzz/crash-*.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10000000}
+shift || true
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target madmax_fuzz
+corpus=build/fuzz/corpus
+mkdir -p "$corpus"
+seed() { # tag file
+  local out
+  out="$corpus/seed-$1-$(basename "$2")"
+  { printf "\\$(printf '%03o' "$1")"; cat "$2"; } >"$out"
+}
+for f in presets/scenarios/*.json; do seed 0 "$f"; done
+for f in presets/models/*.json; do seed 1 "$f"; done
+for f in presets/gpus/*.json; do seed 2 "$f"; done
+for f in presets/systems/*.json; do seed 3 "$f"; done
+seed 4 tests/fuzz/seeds/validation.json
+seed 5 tests/fuzz/seeds/search.json
+seed 6 tests/fuzz/seeds/sweep.json
+cd build/fuzz
+exec ./madmax_fuzz corpus -runs="$runs" -max_len=20000 -timeout=10 -rss_limit_mb=4096 \
+  -print_final_stats=1 "$@"
