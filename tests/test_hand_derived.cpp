@@ -257,3 +257,26 @@ TEST_CASE("Hand-derived: decode all-reduces twice per layer, and TTFT waits half
                              in.tpotS / 2)
                           .epsilon(1e-9));
 }
+
+TEST_CASE("Hand-derived: an FSDP layer waits for its weights when the network is slow") {
+    // ZeRO-3 over DP 16 = two nodes, network slowed to 1 GB/s. Each layer's bf16 weights
+    // (12,584,960 · 2 = 25,169,920 B) are all-gathered hierarchically: (7/8)·S / 100 GB/s inside
+    // the node, then (1/2)·(S/8) / 1 GB/s across: 2.202368e-4 + 1.573120e-3 = 1.793357e-3 s,
+    // longer than the layer's compute (~0.6 ms), so each forward layer lasts as long as its
+    // gather. Plus the embedding (4.194304e-6 s) and the LM head (norm 4.194304e-6, GEMM
+    // 2·1024·32768·1024 / 5e13 = 1.374390e-3, fp32 logits 201,326,592 B = 2.013266e-4):
+    // one micro-batch forward = 4 · 1.793357e-3 + 1.584105e-3 = 8.757533e-3 s.
+    const Result r = evaluate(toy({{"gpus", 16},
+                                   {"strategy.dp", 16},
+                                   {"strategy.zero_stage", 3},
+                                   {"system.tiers.1.gbps", 1}}));
+    CHECK(r.forwardPerMicroBatchS == Approx(8.757533e-3).epsilon(1e-5));
+    // Oversubscription 2:1 halves the network share: the cross-node step doubles to
+    // 3.146240e-3 s, a layer to 3.366477e-3 s, the forward to 1.505001e-2 s.
+    const Result o = evaluate(toy({{"gpus", 16},
+                                   {"strategy.dp", 16},
+                                   {"strategy.zero_stage", 3},
+                                   {"system.tiers.1.gbps", 1},
+                                   {"system.tiers.1.oversubscription", 2}}));
+    CHECK(o.forwardPerMicroBatchS == Approx(1.505001e-2).epsilon(1e-5));
+}
