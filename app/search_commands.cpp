@@ -354,7 +354,7 @@ void addMergeCommand(CLI::App& app) {
         std::vector<SweepResult> sweeps;
         for (const auto& f : o->files) {
             const auto j = readJsonFile(f);
-            if (j.value("schema", "") == "madmax-sweep/1")
+            if (j.is_object() && j.value("schema", "") == "madmax-sweep/1")
                 sweeps.push_back(sweepFromJson(j, f));
             else
                 searches.push_back(searchFromJson(j, f));

@@ -1,5 +1,6 @@
 // Bad input gets a clear error naming the file, the field and the fix — never a crash or NaN.
 #include "madmax/error.hpp"
+#include "madmax/search_io.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
 
@@ -296,4 +297,10 @@ TEST_CASE("Validation files: impossible measurements and degrees are errors nami
     CHECK_THAT(validationErrorFor(coll, "collective.gpus", 1), Contains("at least 2 GPUs"));
     CHECK_THAT(validationErrorFor(coll, "collective.bytes", 0),
                Contains("collective.bytes: the message size must be a positive number"));
+}
+
+TEST_CASE("Search and sweep files that are not JSON objects are bad input (found by fuzzing)") {
+    // libFuzzer's first finding: a file holding the number 7 ended in an uncaught type_error.
+    CHECK_THROWS_AS(searchFromJson(nlohmann::json(7), "r.json"), InputError);
+    CHECK_THROWS_AS(sweepFromJson(nlohmann::json::array(), "w.json"), InputError);
 }

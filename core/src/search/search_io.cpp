@@ -123,7 +123,7 @@ json toJson(const SearchResult& r, bool withScatter) {
 }
 
 SearchResult searchFromJson(const json& j, const std::string& file) {
-    if (j.value("schema", "") != "madmax-search/1")
+    if (!j.is_object() || j.value("schema", "") != "madmax-search/1")
         throw InputError(file, "schema",
                          "expected \"madmax-search/1\" (the output of `madmax search --json`)");
     try {
@@ -177,7 +177,7 @@ json toJson(const SweepResult& r) {
 }
 
 SweepResult sweepFromJson(const json& j, const std::string& file) {
-    if (j.value("schema", "") != "madmax-sweep/1")
+    if (!j.is_object() || j.value("schema", "") != "madmax-sweep/1")
         throw InputError(file, "schema",
                          "expected \"madmax-sweep/1\" (the output of `madmax sweep --json`)");
     try {
