@@ -28,6 +28,15 @@ template <class F> std::string errorFor(F edit) {
     return "(no error)";
 }
 
+std::string errorForSetOn(const std::string& id, const std::vector<std::string>& sets) {
+    try {
+        test::preset(id, sets);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
 std::string errorForSet(const std::vector<std::string>& sets) {
     try {
         test::preset("default", sets);
@@ -303,4 +312,10 @@ TEST_CASE("Search and sweep files that are not JSON objects are bad input (found
     // libFuzzer's first finding: a file holding the number 7 ended in an uncaught type_error.
     CHECK_THROWS_AS(searchFromJson(nlohmann::json(7), "r.json"), InputError);
     CHECK_THROWS_AS(sweepFromJson(nlohmann::json::array(), "w.json"), InputError);
+}
+
+TEST_CASE("A serving request longer than the model's context is refused") {
+    // Issue #9: output length beyond the context was accepted. Llama 2 70B: 4,096 tokens.
+    CHECK_THAT(errorForSetOn("serve-llama2-70b-8xh100-offline", {"workload.output_tokens=9000"}),
+               Contains("exceeds the model's context of 4096 tokens"));
 }

@@ -25,10 +25,16 @@ QString compact(double v) {
     return QString::number(v, 'f', 1);
 }
 
-/// "+3.2%" in green when better, red when worse; `higherIsBetter` picks the direction.
-QString delta(double cur, double base, bool higherIsBetter) {
+/// "+3.2%" in green when better, red when worse; `higherIsBetter` picks the direction. A
+/// configuration that cannot run (it does not fit in memory) earns no green: its performance
+/// change is shown in grey with the reason.
+QString delta(double cur, double base, bool higherIsBetter, bool runnable = true) {
     if (base <= 0) return {};
     const double pct = 100.0 * (cur - base) / base;
+    if (!runnable)
+        return QString("<span style='color:gray'>%1%2% — does not fit</span>")
+            .arg(pct > 0 ? "+" : "")
+            .arg(pct, 0, 'f', 1);
     if (std::abs(pct) < 0.05) return "<span style='color:gray'>±0.0% vs baseline</span>";
     const bool better = (pct > 0) == higherIsBetter;
     return QString("<span style='color:%1'>%2%3% vs baseline</span>")
@@ -92,11 +98,15 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
              ? QString("\nFits with %1 GB spare.").arg(r.memory.marginBytes() / 1e9, 0, 'f', 1)
              : QString("\nDOES NOT FIT: %1 GB over.")
                    .arg(-r.memory.marginBytes() / 1e9, 0, 'f', 1)));
-    if (b) {
-        deltas_[0]->setText(delta(r.stepTimeS, b->stepTimeS, false));
-        deltas_[1]->setText(delta(r.tokensPerS, b->tokensPerS, true));
-        deltas_[2]->setText(delta(r.tokensPerSPerGpu, b->tokensPerSPerGpu, true));
-        deltas_[3]->setText(delta(r.mfu, b->mfu, true));
+    if (b && b->isInference) {
+        for (auto* d : deltas_)
+            d->setText("<span style='color:gray'>baseline is a serving run</span>");
+    } else if (b) {
+        const bool fits = r.memory.fits();
+        deltas_[0]->setText(delta(r.stepTimeS, b->stepTimeS, false, fits));
+        deltas_[1]->setText(delta(r.tokensPerS, b->tokensPerS, true, fits));
+        deltas_[2]->setText(delta(r.tokensPerSPerGpu, b->tokensPerSPerGpu, true, fits));
+        deltas_[3]->setText(delta(r.mfu, b->mfu, true, fits));
         deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
     } else {
         for (auto* d : deltas_)
@@ -134,12 +144,16 @@ void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
     values_[4]->setStyleSheet(r.memory.fits() ? "" : "color: #D55E00;");
     const bool meets = i.meetsObjectives;
     values_[1]->setStyleSheet(meets ? "" : "color: #D55E00;");
-    if (b) {
+    if (b && !b->isInference) {
+        for (auto* d : deltas_)
+            d->setText("<span style='color:gray'>baseline is a training run</span>");
+    } else if (b) {
         const InferenceResult& o = b->inference;
-        deltas_[0]->setText(delta(i.ttftS, o.ttftS, false));
-        deltas_[1]->setText(delta(i.tpotS, o.tpotS, false));
-        deltas_[2]->setText(delta(i.outputTokensPerS, o.outputTokensPerS, true));
-        deltas_[3]->setText(delta(i.outputTokensPerSPerGpu, o.outputTokensPerSPerGpu, true));
+        const bool fits = r.memory.fits();
+        deltas_[0]->setText(delta(i.ttftS, o.ttftS, false, fits));
+        deltas_[1]->setText(delta(i.tpotS, o.tpotS, false, fits));
+        deltas_[2]->setText(delta(i.outputTokensPerS, o.outputTokensPerS, true, fits));
+        deltas_[3]->setText(delta(i.outputTokensPerSPerGpu, o.outputTokensPerSPerGpu, true, fits));
         deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
     } else {
         for (auto* d : deltas_)

@@ -189,6 +189,23 @@ TEST_CASE("Presentation mode hides the editors and enlarges the charts") {
     CHECK(w.chart("breakdown")->chartStyle().fontScale == 1.0);
 }
 
+TEST_CASE("A faster configuration that does not fit in memory earns no green delta") {
+    // Issue #9: "+15%" in green on a configuration that could not run.
+    test::Explorer e;
+    auto& w = *e.window;
+    w.pinBaseline("base");
+    w.strategyPanel()->combo("recompute")->setCurrentText("none"); // faster, needs more memory
+    REQUIRE(e.settle());
+    w.document()->setField("system.gpu.hbm_gb", 20); // now nothing fits
+    REQUIRE(e.settle());
+    REQUIRE_FALSE(w.shown().result.memory.fits());
+    for (int tile : {0, 1, 2, 3}) {
+        INFO(tile);
+        CHECK_FALSE(w.headline()->deltaText(tile).contains("#009E73"));
+        CHECK(w.headline()->deltaText(tile).contains("does not fit"));
+    }
+}
+
 TEST_CASE("Presentation mode can be left with F11 or Escape while the menu bar is hidden") {
     // Issue #9: the menu bar hid and took its shortcuts with it.
     test::Explorer e;

@@ -24,6 +24,8 @@ std::span<const CrossFieldRule> crossFieldRules() {
         {"workload.precision", "the GPU needs a peak for it"},
         {"workload.seq_len", "divisible by CP"},
         {"workload.global_batch", "divisible by DP × micro-batch"},
+        {"workload.output_tokens", "input + output ≤ the model's max_seq_len"},
+        {"workload.input_tokens", "input + output ≤ the model's max_seq_len"},
     };
     return rules;
 }
@@ -131,6 +133,12 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                "first_stage_layers / last_stage_layers";
     }
     if (inference) {
+        const auto& in = w.inference;
+        if (m.maxSeqLen > 0 && 1LL * in.inputTokens + in.outputTokens > m.maxSeqLen)
+            return "workload: input_tokens + output_tokens = " + str(in.inputTokens) + " + " +
+                   str(in.outputTokens) + " = " + str(1LL * in.inputTokens + in.outputTokens) +
+                   " exceeds the model's context of " + str(m.maxSeqLen) +
+                   " tokens (model.max_seq_len); shorten the request or raise max_seq_len";
         if (st.cp != 1)
             return "context parallelism is not modelled for inference: set strategy.cp = 1";
         if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
