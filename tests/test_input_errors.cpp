@@ -319,3 +319,13 @@ TEST_CASE("A serving request longer than the model's context is refused") {
     CHECK_THAT(errorForSetOn("serve-llama2-70b-8xh100-offline", {"workload.output_tokens=9000"}),
                Contains("exceeds the model's context of 4096 tokens"));
 }
+
+TEST_CASE("A validation case without a model is reported, not read out of bounds (fuzzing)") {
+    // libFuzzer + ASan: operator[] on the const case document read freed memory when "model"
+    // was missing (tests/fuzz/seeds/regression-validation-missing-model.bin).
+    nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    doc["cases"][0].erase("model");
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "v.json");
+    CHECK_FALSE(r.cases.front().predicted.has_value());
+    CHECK_FALSE(r.cases.front().skipped.empty());
+}

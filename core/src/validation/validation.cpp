@@ -306,7 +306,9 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
             const json& sys = c.at("system");
             const int gpus = int(sys.at("gpus").get<double>());
             const std::string modelName =
-                c["model"].is_object() ? c["model"].value("name", "?") : "";
+                c.contains("model") && c.at("model").is_object()
+                    ? c.at("model").value("name", "?")
+                    : ""; // (operator[] on a const document with a missing key is undefined)
             o.group =
                 (modelName.empty() ? "collective " + sys.at("gpu").get<std::string>() : modelName) +
                 " @ " + std::to_string(gpus) + " GPUs";
