@@ -25,6 +25,7 @@ for f in presets/systems/*.json; do seed 3 "$f"; done
 seed 4 tests/fuzz/seeds/validation.json
 seed 5 tests/fuzz/seeds/search.json
 seed 6 tests/fuzz/seeds/sweep.json
+cp tests/fuzz/seeds/regression-*.bin "$corpus"/ 2>/dev/null || true # past findings, tag included
 cd build/fuzz
 exec ./madmax_fuzz corpus -runs="$runs" -max_len=20000 -timeout=10 -rss_limit_mb=4096 \
   -print_final_stats=1 "$@"
