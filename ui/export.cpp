@@ -108,6 +108,9 @@ QString exportChart(const QString& chartId, const ChartInput& input, const QStri
         return QString("unknown chart \"%1\"; charts: %2").arg(chartId, chartIds().join(", "));
     chart->setChartStyle(o.style);
     chart->setInput(input);
+    // An empty frame is no figure: say why instead (exit code 2 from `madmax figure`).
+    if (!chart->emptyMessage().isEmpty())
+        return QString("the %1 chart has nothing to show: %2").arg(chartId, chart->emptyMessage());
     const QSize logical(qRound(o.widthIn * kLogicalDpi), qRound(o.heightIn * kLogicalDpi));
     layOut(*chart, logical);
     // Rendered into memory first: nothing touches `path` until the whole file exists.
@@ -219,6 +222,12 @@ QString exportAll(const ChartInput& input, const QString& folder, const ExportOp
         const bool serving = input.current && input.current->result.isInference;
         if (serving && trainingChartIds().contains(id) && !servingChartIds().contains(id)) continue;
         if (!serving && (id == "serving" || id == "curve")) continue;
+        {
+            // Charts with nothing to show (the comparison with nothing pinned) are left out.
+            auto probe = createChart(id);
+            probe->setInput(input);
+            if (!probe->emptyMessage().isEmpty()) continue;
+        }
         for (ExportFormat f : {ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Png,
                                ExportFormat::Csv, ExportFormat::Json}) {
             ExportOptions o = options;

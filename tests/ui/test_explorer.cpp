@@ -39,10 +39,14 @@ TEST_CASE("The explorer opens on the default scenario with every chart filled") 
     REQUIRE(w.shown().generation > 0);
     const Result expected = evaluate(w.document()->scenario());
     CHECK(w.shown().result.stepTimeS == Approx(expected.stepTimeS));
-    for (const QString id : {"breakdown", "comm", "memory", "timeline", "comparison"}) {
+    for (const QString id : {"breakdown", "comm", "memory", "timeline"}) {
         INFO(id.toStdString());
         CHECK(w.chart(id)->table().rows.size() > 0);
+        CHECK(w.chart(id)->emptyMessage().isEmpty());
     }
+    // Nothing pinned: the comparison says so instead of three 100% bars (issue #9).
+    CHECK(w.chart("comparison")->table().rows.isEmpty());
+    CHECK(w.chart("comparison")->emptyMessage().contains("Pin as Baseline"));
     CHECK(w.headline()->valueText(3).endsWith("%"));
 }
 
@@ -150,8 +154,10 @@ TEST_CASE("Pinning a baseline shows it beside the current scenario with deltas")
     CHECK(w.chart("comparison")->table().rows.size() == 2);
     w.pinBaseline("overlap");
     CHECK(w.chart("comparison")->table().rows.size() == 3);
+    // Relative to the first pin: its own bars are 100%, and no ratio of near-zero times.
+    CHECK(w.chart("comparison")->table().columns.last() == "step_time_s");
     w.clearPins();
-    CHECK(w.chart("comparison")->table().rows.size() == 1);
+    CHECK(w.chart("comparison")->table().rows.isEmpty());
 }
 
 TEST_CASE("Save then open round-trips a scenario exactly - a failed save keeps the old file") {

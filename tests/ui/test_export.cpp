@@ -41,6 +41,7 @@ TEST_CASE("SVG export parses as XML and keeps the chart's text as text") {
     const auto ev = defaultEvaluation();
     ui::ChartInput in;
     in.current = &ev;
+    in.pinned.append({"Pinned", ev}); // the comparison needs a pin to have anything to show
     QTemporaryDir dir;
     for (const QString& id : ui::chartIds()) {
         INFO(id.toStdString());
@@ -120,7 +121,12 @@ TEST_CASE("Export all writes every chart in every format and the scenario") {
     REQUIRE(ui::exportAll(in, dir.filePath("out"), ui::ExportOptions{}).isEmpty());
     for (const QString& id : ui::trainingChartIds())
         for (const char* ext : {"svg", "pdf", "png", "csv", "json"})
-            CHECK(QFile::exists(dir.filePath("out/" + id + "." + ext)));
+            CHECK(QFile::exists(dir.filePath("out/" + id + "." + ext)) == (id != "comparison"));
+    // Exporting the comparison alone with nothing pinned is an error with the reason.
+    ui::ExportOptions svg;
+    svg.format = ui::ExportFormat::Svg;
+    CHECK(ui::exportChart("comparison", in, dir.filePath("c.svg"), svg)
+              .contains("nothing to show"));
     CHECK_FALSE(QFile::exists(dir.filePath("out/heatmap.svg"))); // no search has run
     CHECK_FALSE(QFile::exists(dir.filePath("out/serving.svg"))); // a training scenario
     const auto j = nlohmann::json::parse(readAll(dir.filePath("out/scenario.json")).toStdString());

@@ -5,11 +5,11 @@
 #include <QLegend>
 
 #include <algorithm>
+#include <array>
 
 namespace madmax::ui {
 
 namespace {
-const QStringList kMetrics = {"Tokens/s per GPU", "MFU", "Exposed comm"};
 const Component kSeriesColours[] = {Component::Forward, Component::CommTP,   Component::Recompute,
                                     Component::CommPP,  Component::Backward, Component::CommDP,
                                     Component::CommCP,  Component::Bubble};
@@ -20,18 +20,20 @@ ComparisonChart::ComparisonChart(QWidget* parent) : ExplorerChart(parent) {
     c->setTitle(title());
     series_ = new QBarSeries;
     c->addSeries(series_);
-    const BarAxes axes = addBarAxes(c, series_, Qt::Vertical, "% of the current scenario", "%.0f");
+    const BarAxes axes = addBarAxes(c, series_, Qt::Vertical, "% of the baseline (first pin)", "%.0f");
     categories_ = axes.categories;
     values_ = axes.values;
-    categories_->append(kMetrics);
+    categoryNames_ = {"Tokens/s per GPU", "MFU", "Step time"};
+    categories_->append(categoryNames_);
     c->legend()->setAlignment(Qt::AlignBottom);
     setToolTip(description());
 }
 
 QString ComparisonChart::description() const {
-    return "Every pinned scenario and the current one: tokens/s per GPU, MFU and exposed "
-           "communication time per step, each as a percentage of the current scenario's value "
-           "(the exported table has the absolute numbers).";
+    return "Every pinned scenario of the current workload and the current one, as a percentage of "
+           "the first pin (the baseline): training shows tokens/s per GPU, MFU and step time; "
+           "serving shows output tokens/s per GPU, TTFT and TPOT (the exported table has the "
+           "absolute numbers).";
 }
 
 void ComparisonChart::restyle() {
@@ -45,18 +47,44 @@ void ComparisonChart::restyle() {
 
 void ComparisonChart::setInput(const ChartInput& in) {
     if (!in.current) return;
+    // Pins of the current workload, compared with the current scenario as a percentage of the
+    // first of them (the baseline): numbers that are large and stable in both workloads, never
+    // a ratio of two near-zero times.
+    const bool serving = in.current->result.isInference;
     struct Row {
         QString name;
         const Result* r;
     };
     QList<Row> rows;
     for (const auto& p : in.pinned)
-        rows.append({p.name, &p.eval.result});
+        if (p.eval.result.isInference == serving) rows.append({p.name, &p.eval.result});
+    const QStringList metrics = serving ? QStringList{"Output tokens/s per GPU", "TTFT", "TPOT"}
+                                        : QStringList{"Tokens/s per GPU", "MFU", "Step time"};
+    if (categoryNames_ != metrics) {
+        categories_->clear();
+        categories_->append(metrics);
+        categoryNames_ = metrics;
+    }
+    table_ = {};
+    table_.columns = serving ? QStringList{"scenario", "output_tokens_per_s_per_gpu", "ttft_s",
+                                           "tpot_s"}
+                             : QStringList{"scenario", "tokens_per_s_per_gpu", "mfu", "step_time_s"};
+    if (rows.isEmpty()) {
+        series_->clear();
+        setEmptyMessage(in.pinned.isEmpty()
+                            ? "Nothing pinned: View → Pin as Baseline (Ctrl+B) keeps the current "
+                              "scenario to compare with"
+                            : "The pinned scenarios are of the other workload");
+        return;
+    }
+    setEmptyMessage({});
     rows.append({"Current", &in.current->result});
-    const Result& cur = in.current->result;
-    auto rel = [](double v, double ref) {
-        return ref > 0 ? 100.0 * v / ref : (v > 0 ? 200.0 : 100.0);
+    auto metricsOf = [serving](const Result& r) -> std::array<double, 3> {
+        if (serving)
+            return {r.inference.outputTokensPerSPerGpu, r.inference.ttftS, r.inference.tpotS};
+        return {r.tokensPerSPerGpu, r.mfu, r.stepTimeS};
     };
+    const auto base = metricsOf(*rows.front().r);
 
     // Keep sets alive when the list of scenarios is unchanged.
     auto sets = series_->barSets();
@@ -67,14 +95,13 @@ void ComparisonChart::setInput(const ChartInput& in) {
         sets = series_->barSets();
         restyle();
     }
-    table_ = {};
-    table_.columns = {"scenario", "tokens_per_s_per_gpu", "mfu", "exposed_comm_s"};
     double maxV = 100;
     for (int i = 0; i < rows.size(); ++i) {
-        const Result& r = *rows[i].r;
+        const auto m = metricsOf(*rows[i].r);
         sets[i]->setLabel(rows[i].name);
-        const double v[3] = {rel(r.tokensPerSPerGpu, cur.tokensPerSPerGpu), rel(r.mfu, cur.mfu),
-                             rel(r.exposedCommS, cur.exposedCommS)};
+        std::array<double, 3> v{};
+        for (int k = 0; k < 3; ++k)
+            v[k] = base[k] > 0 ? 100.0 * m[k] / base[k] : 0.0;
         if (sets[i]->count() != 3) {
             sets[i]->remove(0, sets[i]->count());
             sets[i]->append({v[0], v[1], v[2]});
@@ -83,8 +110,8 @@ void ComparisonChart::setInput(const ChartInput& in) {
                 sets[i]->replace(k, v[k]);
         }
         maxV = std::max({maxV, v[0], v[1], v[2]});
-        table_.rows.append({rows[i].name, formatNumber(r.tokensPerSPerGpu, 6),
-                            formatNumber(r.mfu, 6), formatNumber(r.exposedCommS, 6)});
+        table_.rows.append({rows[i].name, formatNumber(m[0], 6), formatNumber(m[1], 6),
+                            formatNumber(m[2], 6)});
     }
     setNiceRange(values_, maxV * 1.02);
 }

@@ -25,6 +25,7 @@ class ComparisonChart : public ExplorerChart {
   private:
     QBarSeries* series_;
     QBarCategoryAxis* categories_;
+    QStringList categoryNames_; ///< the metrics shown (training or serving)
     QValueAxis* values_;
     ChartTable table_;
 };

@@ -17,6 +17,33 @@ ExplorerChart::ExplorerChart(QWidget* parent) : QChartView(new QChart, parent) {
     setRubberBand(QChartView::NoRubberBand);
 }
 
+void ExplorerChart::setEmptyMessage(const QString& text) {
+    empty_ = text;
+    if (!emptyItem_) {
+        emptyItem_ = new QGraphicsSimpleTextItem(chart());
+        emptyItem_->setZValue(100);
+        connect(chart(), &QChart::plotAreaChanged, this, [this] { placeEmptyMessage(); });
+    }
+    emptyItem_->setText(text);
+    emptyItem_->setVisible(!text.isEmpty());
+    placeEmptyMessage();
+}
+
+void ExplorerChart::placeEmptyMessage() {
+    if (!emptyItem_ || empty_.isEmpty()) return;
+    QFont f = chart()->font();
+    emptyItem_->setFont(f);
+    emptyItem_->setBrush(QColor(0x70, 0x70, 0x70));
+    const QRectF area = chart()->plotArea();
+    const QRectF box = emptyItem_->boundingRect();
+    emptyItem_->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
+}
+
+void ExplorerChart::resizeEvent(QResizeEvent* e) {
+    QChartView::resizeEvent(e);
+    placeEmptyMessage();
+}
+
 void ExplorerChart::setChartStyle(const ChartStyle& s) {
     style_ = s;
     applyChartStyle(chart(), s);

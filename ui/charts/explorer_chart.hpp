@@ -11,6 +11,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChartView>
+#include <QGraphicsSimpleTextItem>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -49,11 +50,21 @@ class ExplorerChart : public QChartView {
 
     void setChartStyle(const ChartStyle& s);
     const ChartStyle& chartStyle() const { return style_; }
+    /// Why the chart has nothing to show (empty when it has data): drawn centred in the plot
+    /// area on screen; exporting an empty chart is an error that gives this reason.
+    QString emptyMessage() const { return empty_; }
 
   protected:
+    void setEmptyMessage(const QString& text);
+    void resizeEvent(QResizeEvent* e) override;
     /// Re-apply brushes and fonts after a style change (a theme resets series colours).
     virtual void restyle() {}
     ChartStyle style_;
+
+  private:
+    void placeEmptyMessage();
+    QString empty_;
+    QGraphicsSimpleTextItem* emptyItem_ = nullptr;
 };
 
 QString formatNumber(double v, int precision = 4);
