@@ -19,6 +19,12 @@
 
 namespace madmax::ui {
 
+namespace {
+const QStringList kTrainingColumns = {"rank", "GPUs", "TP", "PP", "VP", "CP", "DP", "micro-batch",
+                                      "ZeRO", "recompute", "SP", "TP overlap", "tokens/s/GPU",
+                                      "MFU %", "step (s)", "memory (GB)"};
+} // namespace
+
 // ---------------------------------------------------------------------------------------------
 DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
     : QWidget(parent), doc_(doc) {
@@ -66,10 +72,8 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
         ch->addWidget(c);
     }
     table_ = new QTableWidget;
-    table_->setColumnCount(16);
-    table_->setHorizontalHeaderLabels({"rank", "GPUs", "TP", "PP", "VP", "CP", "DP", "micro-batch",
-                                       "ZeRO", "recompute", "SP", "TP overlap", "tokens/s/GPU",
-                                       "MFU %", "step (s)", "memory (GB)"});
+    table_->setColumnCount(int(kTrainingColumns.size()));
+    table_->setHorizontalHeaderLabels(kTrainingColumns);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSortingEnabled(true);
@@ -159,9 +163,31 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
     heatmap_->setInput(in);
     scatter_->setInput(in);
     rows_ = r.top;
+    // Serving: the columns a serving configuration has (no ZeRO, recompute or MFU).
+    const bool serving = doc_->scenario().workload.kind == WorkloadKind::Inference;
     table_->setSortingEnabled(false);
     table_->setRowCount(int(rows_.size()));
-    for (int i = 0; i < int(rows_.size()); ++i) {
+    if (serving) {
+        table_->setColumnCount(8);
+        table_->setHorizontalHeaderLabels({"rank", "GPUs", "TP", "PP", "replicas",
+                                           "output tokens/s/GPU", "TPOT (ms)", "memory (GB)"});
+        for (int i = 0; i < int(rows_.size()); ++i) {
+            const Candidate& c = rows_[std::size_t(i)];
+            auto* rank = numberItem(i + 1, 0);
+            rank->setData(Qt::UserRole, i);
+            table_->setItem(i, 0, rank);
+            int col = 1;
+            for (int v : {c.gpus, c.strategy.tp, c.strategy.pp, c.strategy.dp})
+                table_->setItem(i, col++, numberItem(v, 0));
+            table_->setItem(i, col++, numberItem(c.tokensPerS / c.gpus, 1));
+            table_->setItem(i, col++, numberItem(c.stepTimeS * 1e3, 2));
+            table_->setItem(i, col++, numberItem(c.memoryBytes / 1e9, 1));
+        }
+    } else {
+        table_->setColumnCount(int(kTrainingColumns.size()));
+        table_->setHorizontalHeaderLabels(kTrainingColumns);
+    }
+    for (int i = 0; !serving && i < int(rows_.size()); ++i) {
         const Candidate& c = rows_[std::size_t(i)];
         const Strategy& s = c.strategy;
         auto* rank = numberItem(i + 1, 0);
@@ -193,7 +219,16 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
     if (r.speedupOverBaseline)
         text += QString(" Best is %1× the scenario's own strategy.")
                     .arg(*r.speedupOverBaseline, 0, 'f', 2);
-    if (!r.top.empty()) {
+    if (!r.top.empty() && serving) {
+        const double perGpu = r.top.front().tokensPerS / r.top.front().gpus;
+        const double price = doc_->scenario().system.pricePerGpuHour;
+        text += QString(" Best serves %1 output tokens/s per GPU").arg(perGpu, 0, 'f', 0);
+        if (price > 0 && perGpu > 0)
+            text += QString(": $%1 per million output tokens at $%2/GPU-hour")
+                        .arg(price / (perGpu * 3600) * 1e6, 0, 'f', 3)
+                        .arg(price, 0, 'f', 2);
+        text += ".";
+    } else if (!r.top.empty()) {
         const auto cost = trainingCost(doc_->scenario().system, r.top.front().gpus,
                                        r.top.front().tokensPerS, 1e12);
         const QLocale loc;
