@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -140,4 +141,23 @@ TEST_CASE("The serving search maximises tokens/s per GPU under the objectives") 
     mlperf.workload.inference.tpotObjectiveS = 0.1;
     CHECK(r.top.front().outputTokensPerSPerGpu >=
           evaluate(mlperf).inference.outputTokensPerSPerGpu * (1 - 1e-9));
+}
+
+TEST_CASE("The serving operating point lies on its own latency-throughput curve") {
+    // Issue #9: the explorer's operating point sat off its curve (server mode and objectives
+    // pick a batch between the powers of two the curve swept).
+    for (const char* id : {"serve-llama2-70b-8xh100-offline", "serve-llama2-70b-8xh100-server",
+                           "serve-llama31-405b-8xh200", "serve-llama33-70b-2xh100-tp2"}) {
+        INFO(id);
+        const Scenario s = test::preset(id);
+        const Result r = evaluate(s);
+        const auto curve = latencyThroughputCurve(s);
+        const auto at = std::find_if(curve.begin(), curve.end(), [&](const CurvePoint& p) {
+            return p.batch == r.inference.batch;
+        });
+        REQUIRE(at != curve.end());
+        CHECK(at->tpotS == Approx(r.inference.tpotS).epsilon(1e-9));
+        CHECK(at->outputTokensPerSPerGpu ==
+              Approx(r.inference.outputTokensPerSPerGpu).epsilon(1e-9));
+    }
 }

@@ -75,23 +75,8 @@ void BreakdownChart::setInput(const ChartInput& in) {
     setCategories(categories_, barNames_, names);
     const double maxTotal = fillStackedBars(sets_, bars);
     setNiceRange(values_, maxTotal * 1.02);
-    // Only components that occur are in the series (and so the legend): CP, EP and the bubble
-    // are often absent. Sets stay alive either way (QT-NOTES: keep QBarSets, change values).
-    std::vector<bool> active(sets_.size());
-    for (std::size_t k = 0; k < sets_.size(); ++k)
-        for (const auto& b : bars)
-            active[k] = active[k] || b[k] > 0;
-    if (active != active_) {
-        for (QBarSet* set : sets_)
-            if (series_->barSets().contains(set)) {
-                series_->take(set);
-                set->setParent(this);
-            }
-        for (std::size_t k = 0; k < sets_.size(); ++k)
-            if (active[k]) series_->append(sets_[k]);
-        active_ = active;
-        restyle();
-    }
+    // CP, EP and the bubble are often absent.
+    if (showOccurringSets(series_, sets_, bars, active_, this)) restyle();
 }
 
 ChartTable BreakdownChart::table() const {

@@ -23,7 +23,7 @@ ComparisonChart::ComparisonChart(QWidget* parent) : ExplorerChart(parent) {
     const BarAxes axes = addBarAxes(c, series_, Qt::Vertical, "% of the baseline (first pin)", "%.0f");
     categories_ = axes.categories;
     values_ = axes.values;
-    categoryNames_ = {"Tokens/s per GPU", "MFU", "Step time"};
+    categoryNames_ = {"Tokens/s/GPU", "MFU", "Step time"};
     categories_->append(categoryNames_);
     c->legend()->setAlignment(Qt::AlignBottom);
     setToolTip(description());
@@ -58,8 +58,8 @@ void ComparisonChart::setInput(const ChartInput& in) {
     QList<Row> rows;
     for (const auto& p : in.pinned)
         if (p.eval.result.isInference == serving) rows.append({p.name, &p.eval.result});
-    const QStringList metrics = serving ? QStringList{"Output tokens/s per GPU", "TTFT", "TPOT"}
-                                        : QStringList{"Tokens/s per GPU", "MFU", "Step time"};
+    const QStringList metrics = serving ? QStringList{"Tokens/s/GPU", "TTFT", "TPOT"}
+                                        : QStringList{"Tokens/s/GPU", "MFU", "Step time"};
     if (categoryNames_ != metrics) {
         categories_->clear();
         categories_->append(metrics);
@@ -69,6 +69,8 @@ void ComparisonChart::setInput(const ChartInput& in) {
     table_.columns = serving ? QStringList{"scenario", "output_tokens_per_s_per_gpu", "ttft_s",
                                            "tpot_s"}
                              : QStringList{"scenario", "tokens_per_s_per_gpu", "mfu", "step_time_s"};
+    categories_->setVisible(!rows.isEmpty()); // no axes around an empty state
+    values_->setVisible(!rows.isEmpty());
     if (rows.isEmpty()) {
         series_->clear();
         setEmptyMessage(in.pinned.isEmpty()

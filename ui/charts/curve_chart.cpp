@@ -104,6 +104,7 @@ void CurveChart::setInput(const ChartInput& in) {
     const auto& ir = in.current->result.inference;
     point_->replace(QList<QPointF>{{ir.tpotS * 1e3, ir.outputTokensPerSPerGpu}});
     maxX = std::max(maxX, ir.tpotS * 1e3);
+    maxY = std::max(maxY, ir.outputTokensPerSPerGpu); // the point never leaves the axes
     const double tpotObj = in.current->scenario.workload.inference.tpotObjectiveS * 1e3;
     const double top = maxY * 1.1;
     if (tpotObj > 0) {
@@ -115,8 +116,8 @@ void CurveChart::setInput(const ChartInput& in) {
         slaLower_->clear();
     }
     sla_->setVisible(tpotObj > 0);
-    x_->setRange(0, maxX * 1.1);
-    y_->setRange(0, top);
+    setNiceAxis(x_, 0, maxX * 1.05);
+    setNiceAxis(y_, 0, top);
     applyChartStyle(chart(), style_);
     restyle();
 }

@@ -4,6 +4,8 @@
 #include <QBarSet>
 #include <QChart>
 #include <QCursor>
+#include <QTextDocument>
+#include <QTextOption>
 #include <QToolTip>
 
 #include <algorithm>
@@ -20,21 +22,25 @@ ExplorerChart::ExplorerChart(QWidget* parent) : QChartView(new QChart, parent) {
 void ExplorerChart::setEmptyMessage(const QString& text) {
     empty_ = text;
     if (!emptyItem_) {
-        emptyItem_ = new QGraphicsSimpleTextItem(chart());
+        emptyItem_ = new QGraphicsTextItem(chart());
         emptyItem_->setZValue(100);
         connect(chart(), &QChart::plotAreaChanged, this, [this] { placeEmptyMessage(); });
     }
-    emptyItem_->setText(text);
+    emptyItem_->setPlainText(text);
     emptyItem_->setVisible(!text.isEmpty());
     placeEmptyMessage();
 }
 
 void ExplorerChart::placeEmptyMessage() {
     if (!emptyItem_ || empty_.isEmpty()) return;
-    QFont f = chart()->font();
-    emptyItem_->setFont(f);
-    emptyItem_->setBrush(QColor(0x70, 0x70, 0x70));
+    emptyItem_->setFont(chart()->font());
+    emptyItem_->setDefaultTextColor(QColor(0x70, 0x70, 0x70));
     const QRectF area = chart()->plotArea();
+    // Wrapped to the plot area, centred: never cut at the chart's edges.
+    emptyItem_->setTextWidth(std::max(60.0, area.width() * 0.9));
+    QTextOption centred(Qt::AlignHCenter);
+    centred.setWrapMode(QTextOption::WordWrap);
+    emptyItem_->document()->setDefaultTextOption(centred);
     const QRectF box = emptyItem_->boundingRect();
     emptyItem_->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
 }
@@ -77,16 +83,38 @@ double fillStackedBars(const std::vector<QBarSet*>& sets,
     return tallest;
 }
 
-void setNiceRange(QValueAxis* axis, double max) {
-    if (!(max > 0)) max = 1;
-    const double scale = std::pow(10.0, std::floor(std::log10(max)));
-    double nice = 10 * scale;
-    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-        if (max <= m * scale * (1 + 1e-12)) {
-            nice = m * scale;
+NiceTicks niceTicks(double lo, double hi, int targetTicks) {
+    if (!(hi > lo)) hi = lo + 1;
+    const double raw = (hi - lo) / std::max(1, targetTicks);
+    const double scale = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = 10 * scale;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (raw <= m * scale * (1 + 1e-12)) {
+            step = m * scale;
             break;
         }
-    if (axis->min() != 0 || axis->max() != nice) axis->setRange(0, nice);
+    NiceTicks t;
+    t.step = step;
+    t.min = std::floor(lo / step + 1e-9) * step;
+    t.max = std::ceil(hi / step - 1e-9) * step;
+    t.decimals = std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
+    return t;
+}
+
+void setNiceAxis(QValueAxis* axis, double lo, double hi, bool signedLabels) {
+    const NiceTicks t = niceTicks(lo, hi);
+    // Ticks at whole multiples of a 1-2-5 step from 0, labels with just the decimals the step
+    // needs: never 1e+03, never 33 / 67 / 100.
+    const QString format = QString("%%1.%2f").arg(signedLabels ? "+" : "").arg(t.decimals);
+    if (axis->tickType() != QValueAxis::TicksDynamic) axis->setTickType(QValueAxis::TicksDynamic);
+    if (axis->tickAnchor() != 0) axis->setTickAnchor(0);
+    if (axis->tickInterval() != t.step) axis->setTickInterval(t.step);
+    if (axis->labelFormat() != format) axis->setLabelFormat(format);
+    if (axis->min() != t.min || axis->max() != t.max) axis->setRange(t.min, t.max);
+}
+
+void setNiceRange(QValueAxis* axis, double max) {
+    setNiceAxis(axis, 0, max > 0 ? max : 1);
 }
 
 void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Component>& components,
@@ -127,6 +155,25 @@ BarAxes addBarAxes(QChart* chart, QAbstractSeries* series, Qt::Orientation bars,
     series->attachAxis(a.categories);
     series->attachAxis(a.values);
     return a;
+}
+
+bool showOccurringSets(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
+                       const std::vector<std::vector<double>>& bars, std::vector<bool>& active,
+                       QObject* owner) {
+    std::vector<bool> now(sets.size());
+    for (std::size_t k = 0; k < sets.size(); ++k)
+        for (const auto& b : bars)
+            now[k] = now[k] || (k < b.size() && b[k] > 0);
+    if (now == active) return false;
+    for (QBarSet* set : sets)
+        if (series->barSets().contains(set)) {
+            series->take(set);
+            set->setParent(owner);
+        }
+    for (std::size_t k = 0; k < sets.size(); ++k)
+        if (now[k]) series->append(sets[k]);
+    active = now;
+    return true;
 }
 
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names) {

@@ -11,7 +11,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChartView>
-#include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -64,7 +64,7 @@ class ExplorerChart : public QChartView {
   private:
     void placeEmptyMessage();
     QString empty_;
-    QGraphicsSimpleTextItem* emptyItem_ = nullptr;
+    QGraphicsTextItem* emptyItem_ = nullptr;
 };
 
 QString formatNumber(double v, int precision = 4);
@@ -73,8 +73,17 @@ QString formatNumber(double v, int precision = 4);
 /// unchanged (QT-NOTES: keep QBarSets alive). Returns the tallest bar's total.
 double fillStackedBars(const std::vector<QBarSet*>& sets,
                        const std::vector<std::vector<double>>& bars);
-/// Set a value axis to [0, the next "nice" number above `max`] (1, 2, 2.5, 5 × 10^k), and only
-/// when that changes: slider drags then rarely re-lay out the axes.
+/// Round ticks for [lo, hi]: a 1-2-5 × 10^k step giving about `targetTicks` intervals, the range
+/// widened to whole steps, and the decimals the step needs.
+struct NiceTicks {
+    double min = 0, max = 1, step = 1;
+    int decimals = 0;
+};
+NiceTicks niceTicks(double lo, double hi, int targetTicks = 5);
+/// Put a value axis on round ticks covering [lo, hi] (see niceTicks), changing it only when the
+/// range changes: slider drags then rarely re-lay out the axes.
+void setNiceAxis(QValueAxis* axis, double lo, double hi, bool signedLabels = false);
+/// setNiceAxis(axis, 0, max).
 void setNiceRange(QValueAxis* axis, double max);
 
 /// Component colours (or hatching) on bar sets, with thin black outlines on paper.
@@ -93,6 +102,13 @@ struct BarAxes {
 /// the series to both. Horizontal: categories on the left, values along the bottom.
 BarAxes addBarAxes(QChart* chart, QAbstractSeries* series, Qt::Orientation bars,
                    const QString& valueTitle, const QString& labelFormat);
+
+/// Keep in the series (and so in the legend) only the sets with a non-zero value in some bar
+/// (`bars[bar][set]`); the others stay alive, parented to `owner` (QT-NOTES: keep QBarSets).
+/// `active` remembers what is shown; returns true when that changed (restyle then).
+bool showOccurringSets(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
+                       const std::vector<std::vector<double>>& bars, std::vector<bool>& active,
+                       QObject* owner);
 
 /// Replace the axis categories only when they changed.
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names);

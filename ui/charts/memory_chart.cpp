@@ -83,6 +83,8 @@ void MemoryChart::setInput(const ChartInput& in) {
     lineX_->setRange(-0.5, n - 0.5);
     capacity_->replace(QList<QPointF>{{-0.5, capacityGB_}, {n - 0.5, capacityGB_}});
     setNiceRange(values_, std::max(maxTotal, capacityGB_) * 1.05);
+    // Serving has no gradients or optimizer state, training no KV cache: not in the legend.
+    if (showOccurringSets(series_, sets_, bars, active_, this)) restyle();
 }
 
 ChartTable MemoryChart::table() const {

@@ -34,6 +34,7 @@ class MemoryChart : public ExplorerChart {
     QLineSeries* capacity_;
     std::vector<QBarSet*> sets_;
     QStringList names_;
+    std::vector<bool> active_; ///< which sets the series holds now
     double capacityGB_ = 0;
 };
 

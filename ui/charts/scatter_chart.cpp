@@ -89,8 +89,8 @@ void ScatterChart::setInput(const ChartInput& in) {
     points_->replace(pts);
     front_->replace(front);
     best_->replace(best);
-    x_->setRange(0, maxX * 1.05);
-    y_->setRange(0, maxY * 1.08);
+    setNiceAxis(x_, 0, maxX * 1.02);
+    setNiceAxis(y_, 0, maxY * 1.05);
 }
 
 ChartTable ScatterChart::table() const {

@@ -95,7 +95,7 @@ void SweepChart::setInput(const ChartInput& in) {
     }
     changes_->replace(changes);
     if (hi > 0) x_->setRange(lo / 1.2, hi * 1.2);
-    y_->setRange(std::max(0.0, ylo - 0.1), yhi + 0.1);
+    setNiceAxis(y_, std::max(0.0, ylo - 0.05), yhi + 0.05);
     applyChartStyle(chart(), style_);
     restyle();
 }

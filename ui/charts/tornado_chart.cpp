@@ -64,7 +64,7 @@ void TornadoChart::setInput(const ChartInput& in) {
     twice_->remove(0, twice_->count());
     half_->append(h);
     twice_->append(t);
-    values_->setRange(-span * 1.1, span * 1.1);
+    setNiceAxis(values_, -span * 1.05, span * 1.05, /*signedLabels=*/true);
 }
 
 ChartTable TornadoChart::table() const {

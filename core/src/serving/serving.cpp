@@ -9,14 +9,26 @@
 namespace madmax {
 
 std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatch) {
+    // The curve is the batch swept as given (offline, no objectives): server mode and objectives
+    // only choose a point on it. That point — the scenario's own batch — and the largest batch
+    // that fits are on the curve too, so the operating point lies on its own line.
+    const int operating = evaluate(base).inference.batch;
     Scenario s = base;
     s.workload.inference.batch = 0;
+    s.workload.inference.mode = ServingMode::Offline;
     s.workload.inference.ttftObjectiveS = 0;
     s.workload.inference.tpotObjectiveS = 0;
     const Result autoFit = evaluate(s);
     if (maxBatch <= 0) maxBatch = std::max(2, 2 * autoFit.inference.maxBatchThatFits);
+    std::vector<int> batches;
+    for (int b = 1; b <= maxBatch; b *= 2)
+        batches.push_back(b);
+    for (int b : {operating, autoFit.inference.maxBatchThatFits})
+        if (b >= 1 && b <= maxBatch) batches.push_back(b);
+    std::sort(batches.begin(), batches.end());
+    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
     std::vector<CurvePoint> out;
-    for (int b = 1; b <= maxBatch; b *= 2) {
+    for (int b : batches) {
         s.workload.inference.batch = b;
         const Result r = evaluate(s);
         out.push_back({b, r.inference.ttftS, r.inference.tpotS, r.inference.e2eLatencyS,
