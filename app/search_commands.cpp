@@ -4,6 +4,7 @@
 
 #include "madmax/codesign.hpp"
 #include "madmax/error.hpp"
+#include "madmax/json_reader.hpp"
 #include "madmax/report.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/search_io.hpp"
@@ -354,7 +355,7 @@ void addMergeCommand(CLI::App& app) {
         std::vector<SweepResult> sweeps;
         for (const auto& f : o->files) {
             const auto j = readJsonFile(f);
-            if (j.is_object() && j.value("schema", "") == "madmax-sweep/1")
+            if (schemaOf(j) == "madmax-sweep/1")
                 sweeps.push_back(sweepFromJson(j, f));
             else
                 searches.push_back(searchFromJson(j, f));

@@ -329,3 +329,12 @@ TEST_CASE("A validation case without a model is reported, not read out of bounds
     CHECK_FALSE(r.cases.front().predicted.has_value());
     CHECK_FALSE(r.cases.front().skipped.empty());
 }
+
+TEST_CASE("A schema field of the wrong type is bad input, not an exception (fuzzing)") {
+    // libFuzzer's third finding: {"schema": 2} threw from json::value() in every reader of
+    // schema'd files (tests/fuzz/seeds/regression-sweep-schema-number.bin).
+    const auto doc = nlohmann::json::parse(R"({"schema": 2})");
+    CHECK_THROWS_AS(sweepFromJson(doc, "w.json"), InputError);
+    CHECK_THROWS_AS(searchFromJson(doc, "r.json"), InputError);
+    CHECK_THROWS_AS(runValidation(doc, PresetLibrary::builtin(), "v.json"), InputError);
+}

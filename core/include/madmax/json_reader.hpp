@@ -85,4 +85,8 @@ class ObjectReader {
 
 std::string describeType(const nlohmann::json& v);
 
+/// The document's "schema" string; empty when it is not an object or the field is missing or
+/// not a string (never throws: a file of the wrong kind must get a message, not an exception).
+std::string schemaOf(const nlohmann::json& doc);
+
 } // namespace madmax

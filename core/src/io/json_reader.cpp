@@ -103,6 +103,12 @@ std::optional<std::string> didYouMean(const std::string& word,
     return best;
 }
 
+std::string schemaOf(const nlohmann::json& doc) {
+    if (!doc.is_object()) return {};
+    const auto it = doc.find("schema");
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::string describeType(const nlohmann::json& v) {
     if (v.is_null()) return "null";
     if (v.is_boolean()) return std::string("boolean ") + (v.get<bool>() ? "true" : "false");

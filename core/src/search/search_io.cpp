@@ -1,6 +1,7 @@
 #include "madmax/search_io.hpp"
 
 #include "madmax/error.hpp"
+#include "madmax/json_reader.hpp"
 #include "madmax/scenario_io.hpp"
 
 #include <cmath>
@@ -123,7 +124,7 @@ json toJson(const SearchResult& r, bool withScatter) {
 }
 
 SearchResult searchFromJson(const json& j, const std::string& file) {
-    if (!j.is_object() || j.value("schema", "") != "madmax-search/1")
+    if (schemaOf(j) != "madmax-search/1")
         throw InputError(file, "schema",
                          "expected \"madmax-search/1\" (the output of `madmax search --json`)");
     try {
@@ -177,7 +178,7 @@ json toJson(const SweepResult& r) {
 }
 
 SweepResult sweepFromJson(const json& j, const std::string& file) {
-    if (!j.is_object() || j.value("schema", "") != "madmax-sweep/1")
+    if (schemaOf(j) != "madmax-sweep/1")
         throw InputError(file, "schema",
                          "expected \"madmax-sweep/1\" (the output of `madmax sweep --json`)");
     try {

@@ -3,6 +3,7 @@
 #include "madmax/collectives.hpp"
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
+#include "madmax/json_reader.hpp"
 #include "madmax/scenario_io.hpp"
 
 #include <algorithm>
@@ -288,7 +289,7 @@ void checkCase(const json& c, std::size_t i, const std::string& file) {
 
 ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                                const std::string& file) {
-    if (!dataset.is_object() || dataset.value("schema", "") != "madmax-validation/1")
+    if (schemaOf(dataset) != "madmax-validation/1")
         throw InputError(file, "schema", "expected \"madmax-validation/1\"");
     if (!dataset.contains("cases") || !dataset["cases"].is_array())
         throw InputError(file, "cases", "expected an array of cases");
