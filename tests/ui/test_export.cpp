@@ -2,6 +2,7 @@
 // pixel size, CSV has one row per bar segment or point; and the headless `madmax figure`.
 #include "charts/chart_factory.hpp"
 #include "export.hpp"
+#include "madmax/codesign.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/search.hpp"
 #include "presets_store.hpp"
@@ -14,7 +15,12 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QCategoryAxis>
+#include <QValueAxis>
 #include <QXmlStreamReader>
+
+#include <cmath>
 
 using namespace madmax;
 
@@ -283,4 +289,73 @@ TEST_CASE("madmax-explorer --help works without a display, and a plain start say
     CHECK(p.exitStatus() == QProcess::NormalExit); // was an abort inside Qt
     CHECK(p.exitCode() == 2);
     CHECK(p.readAllStandardError().contains("no display"));
+}
+
+namespace {
+/// Every chart's input: the default training scenario pinned and current, a search, a
+/// sensitivity study and sweeps; and the serving charts on a serving preset.
+struct AllChartInputs {
+    ui::Evaluation training = defaultEvaluation();
+    ui::Evaluation serving = [] {
+        ui::Evaluation e = ui::evaluateForDisplay(1, loadScenario("serve-llama2-70b-8xh100-server",
+                                                                  PresetLibrary::builtin()));
+        return e;
+    }();
+    SearchResult found = search(training.scenario, {}, SearchOptions{});
+    std::vector<Sensitivity> sens = sensitivity(training.scenario, {}, SearchOptions{});
+    std::vector<SweepResult> sweeps = {
+        sweep(training.scenario, {{"scale_out_bw", {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{}),
+        sweep(training.scenario, {{"hbm_bw", {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{})};
+    ui::ChartInput inputFor(const QString& id) const {
+        ui::ChartInput in;
+        const bool serve = id == "serving" || id == "curve";
+        in.current = serve ? &serving : &training;
+        in.pinned.append({"Baseline", serve ? serving : training});
+        in.search = &found;
+        in.sensitivity = &sens;
+        in.sweeps = &sweeps;
+        return in;
+    }
+};
+} // namespace
+
+TEST_CASE("Every chart at 3.5 in and 7 in: no text elided, round ticks") {
+    // Issue #9: figures a reviewer accepts as they are. Elided text shows as "…" in the SVG;
+    // tick steps must be 1, 2 or 5 × 10^k from a multiple of the step.
+    static const AllChartInputs inputs;
+    QTemporaryDir dir;
+    for (const QString& id : ui::chartIds()) {
+        for (double width : {3.5, 7.0}) {
+            INFO(id.toStdString() << " at " << width << " in");
+            ui::ExportOptions o;
+            o.format = ui::ExportFormat::Svg;
+            o.widthIn = width;
+            o.heightIn = width * 0.7;
+            o.style = ui::ChartStyle::paper(false);
+            const QString path = dir.filePath(QString("%1-%2.svg").arg(id).arg(width));
+            REQUIRE(ui::exportChart(id, inputs.inputFor(id), path, o).isEmpty());
+            const QString svg = QString::fromUtf8(readAll(path));
+            QStringList elided; // text elements ending in "…" or "..."
+            const QRegularExpression text(">([^<]*(\\.\\.\\.|\u2026)[^<]*)<");
+            for (auto it = text.globalMatch(svg); it.hasNext();)
+                elided << it.next().captured(1);
+            INFO("elided: " << elided.join(" | ").toStdString());
+            CHECK(elided.isEmpty());
+            auto chart = ui::createChart(id);
+            chart->setInput(inputs.inputFor(id));
+            for (QAbstractAxis* a : chart->chart()->axes()) {
+                auto* v = qobject_cast<QValueAxis*>(a);
+                // Category axes (timeline lanes) derive from QValueAxis but label categories.
+                if (!v || !v->isVisible() || qobject_cast<QCategoryAxis*>(a)) continue;
+                INFO("axis " << v->titleText().toStdString());
+                REQUIRE(v->tickType() == QValueAxis::TicksDynamic);
+                const double step = v->tickInterval();
+                const double mant = step / std::pow(10.0, std::floor(std::log10(step)));
+                CHECK((std::abs(mant - 1) < 1e-9 || std::abs(mant - 2) < 1e-9 ||
+                       std::abs(mant - 5) < 1e-9));
+                CHECK(std::abs(v->min() / step - std::round(v->min() / step)) < 1e-6);
+                CHECK_FALSE(v->labelFormat().contains('e'));
+            }
+        }
+    }
 }

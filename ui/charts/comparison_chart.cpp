@@ -20,7 +20,7 @@ ComparisonChart::ComparisonChart(QWidget* parent) : ExplorerChart(parent) {
     c->setTitle(title());
     series_ = new QBarSeries;
     c->addSeries(series_);
-    const BarAxes axes = addBarAxes(c, series_, Qt::Vertical, "% of the baseline (first pin)", "%.0f");
+    const BarAxes axes = addBarAxes(c, series_, Qt::Vertical, "% of baseline", "%.0f");
     categories_ = axes.categories;
     values_ = axes.values;
     categoryNames_ = {"Tokens/s/GPU", "MFU", "Step time"};

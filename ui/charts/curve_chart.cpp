@@ -16,7 +16,7 @@ CurveChart::CurveChart(QWidget* parent) : ExplorerChart(parent) {
     QChart* c = chart();
     c->setTitle(title());
     x_ = new QValueAxis;
-    x_->setTitleText("TPOT (ms per output token)");
+    x_->setTitleText("TPOT (ms)");
     x_->setLabelFormat("%.0f");
     y_ = new QValueAxis;
     y_->setTitleText("tokens/s per GPU");

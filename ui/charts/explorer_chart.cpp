@@ -4,6 +4,9 @@
 #include <QBarSet>
 #include <QChart>
 #include <QCursor>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QFontMetricsF>
 #include <QTextDocument>
 #include <QTextOption>
 #include <QToolTip>
@@ -17,6 +20,12 @@ ExplorerChart::ExplorerChart(QWidget* parent) : QChartView(new QChart, parent) {
     setRenderHint(QPainter::Antialiasing);
     chart()->setAnimationOptions(QChart::NoAnimation);
     setRubberBand(QChartView::NoRubberBand);
+    // Legend entries come and go with the data: re-check the legend's fit whenever the layout
+    // changes (settles at once: a second pass finds the alignment already right).
+    connect(chart(), &QChart::plotAreaChanged, this, [this] {
+        fitLegend();
+        placeEmptyMessage();
+    });
 }
 
 void ExplorerChart::setEmptyMessage(const QString& text) {
@@ -24,7 +33,6 @@ void ExplorerChart::setEmptyMessage(const QString& text) {
     if (!emptyItem_) {
         emptyItem_ = new QGraphicsTextItem(chart());
         emptyItem_->setZValue(100);
-        connect(chart(), &QChart::plotAreaChanged, this, [this] { placeEmptyMessage(); });
     }
     emptyItem_->setPlainText(text);
     emptyItem_->setVisible(!text.isEmpty());
@@ -45,8 +53,50 @@ void ExplorerChart::placeEmptyMessage() {
     emptyItem_->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
 }
 
+void ExplorerChart::fitTitle() {
+    const QString full = title();
+    const QFontMetricsF fm(chart()->titleFont());
+    const double room = std::max(40.0, width() - 24.0); // the chart's side margins
+    if (fm.horizontalAdvance(full) <= room) {
+        if (chart()->title() != full) chart()->setTitle(full);
+        return;
+    }
+    QStringList lines;
+    QString line;
+    for (const QString& word : full.split(' ')) {
+        const QString candidate = line.isEmpty() ? word : line + ' ' + word;
+        if (!line.isEmpty() && fm.horizontalAdvance(candidate) > room) {
+            lines << line;
+            line = word;
+        } else {
+            line = candidate;
+        }
+    }
+    lines << line;
+    const QString wrapped = lines.join("<br>");
+    if (chart()->title() != wrapped) chart()->setTitle(wrapped);
+}
+
+void ExplorerChart::fitLegend() {
+    QLegend* legend = chart()->legend();
+    if (!legend->isVisible() || legend->markers().isEmpty()) return;
+    if (!preferredLegend_) preferredLegend_ = legend->alignment();
+    if (preferredLegend_ != Qt::AlignBottom && preferredLegend_ != Qt::AlignTop) return;
+    const QFontMetricsF fm(legend->font());
+    double needed = 0;
+    for (QLegendMarker* m : legend->markers())
+        if (m->isVisible()) needed += fm.horizontalAdvance(m->label()) + 2 * fm.height() + 8;
+    const Qt::Alignment want = needed > width() - 16 ? Qt::AlignRight : preferredLegend_;
+    if (legend->alignment() != want) legend->setAlignment(want);
+}
+
 void ExplorerChart::resizeEvent(QResizeEvent* e) {
     QChartView::resizeEvent(e);
+    // Axis labels whole, never "…": the axis takes the room its labels need (Qt 6.2+).
+    for (QAbstractAxis* a : chart()->axes())
+        if (a->truncateLabels()) a->setTruncateLabels(false);
+    fitTitle();
+    fitLegend();
     placeEmptyMessage();
 }
 
@@ -54,6 +104,7 @@ void ExplorerChart::setChartStyle(const ChartStyle& s) {
     style_ = s;
     applyChartStyle(chart(), s);
     restyle();
+    fitTitle();
 }
 
 QString formatNumber(double v, int precision) {

@@ -63,6 +63,13 @@ class ExplorerChart : public QChartView {
 
   private:
     void placeEmptyMessage();
+    /// Break the title into lines at word boundaries when it is wider than the chart, so a
+    /// narrow (3.5 in) figure never shows it elided.
+    void fitTitle();
+    /// A legend below the plot that would not fit on one line moves beside it (one entry per
+    /// line) instead of eliding its entries; it moves back when there is room.
+    void fitLegend();
+    Qt::Alignment preferredLegend_ = {};
     QString empty_;
     QGraphicsTextItem* emptyItem_ = nullptr;
 };

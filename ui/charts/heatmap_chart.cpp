@@ -14,7 +14,7 @@ HeatmapChart::HeatmapChart(QWidget* parent) : ExplorerChart(parent) {
     QChart* c = chart();
     c->setTitle(title());
     cells_ = new QScatterSeries;
-    cells_->setName("best tokens/s per GPU");
+    cells_->setName("best tok/s/GPU");
     cells_->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
     infeasible_ = new QScatterSeries;
     infeasible_->setName("nothing fits");

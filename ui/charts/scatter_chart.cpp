@@ -14,7 +14,7 @@ ScatterChart::ScatterChart(QWidget* parent) : ExplorerChart(parent) {
     points_->setName("configurations");
     points_->setMarkerSize(5);
     front_ = new QLineSeries;
-    front_->setName("Pareto front (throughput vs headroom)");
+    front_->setName("Pareto front");
     best_ = new QScatterSeries;
     best_->setName("best");
     best_->setMarkerShape(QScatterSeries::MarkerShapeStar);
@@ -24,7 +24,7 @@ ScatterChart::ScatterChart(QWidget* parent) : ExplorerChart(parent) {
         c->addSeries(s);
     x_ = new QValueAxis;
     y_ = new QValueAxis;
-    x_->setTitleText("memory per GPU (GB)");
+    x_->setTitleText("memory/GPU (GB)");
     y_->setTitleText("tokens/s per GPU");
     x_->setLabelFormat("%.0f");
     y_->setLabelFormat("%.0f");

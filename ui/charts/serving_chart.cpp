@@ -9,7 +9,7 @@ namespace madmax::ui {
 
 namespace {
 const char* kParts[] = {"Weight reads",     "KV-cache reads",     "Compute",     "TP comm",
-                        "Kernel overheads", "Prefills / waiting", "Pipeline p2p"};
+                        "Overheads", "Prefills / waiting", "Pipeline p2p"};
 const Component kColours[] = {Component::Weights, Component::KvCache,   Component::Backward,
                               Component::CommTP,  Component::Optimizer, Component::Recompute,
                               Component::Bubble};

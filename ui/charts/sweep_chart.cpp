@@ -20,15 +20,15 @@ SweepChart::SweepChart(QWidget* parent) : ExplorerChart(parent) {
     c->setTitle(title());
     x_ = new QLogValueAxis;
     x_->setBase(2);
-    x_->setTitleText("factor (× the preset's value)");
+    x_->setTitleText("× preset value");
     x_->setLabelFormat("%g");
     y_ = new QValueAxis;
-    y_->setTitleText("speedup of the best strategy");
+    y_->setTitleText("speedup");
     y_->setLabelFormat("%.2f");
     c->addAxis(x_, Qt::AlignBottom);
     c->addAxis(y_, Qt::AlignLeft);
     changes_ = new QScatterSeries;
-    changes_->setName("best strategy changes");
+    changes_->setName("new strategy");
     changes_->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
     changes_->setMarkerSize(11);
     c->addSeries(changes_);
