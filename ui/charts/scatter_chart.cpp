@@ -2,8 +2,11 @@
 
 #include <QChart>
 #include <QLegend>
+#include <QPainterPath>
+#include <QSet>
 
 #include <algorithm>
+#include <cmath>
 
 namespace madmax::ui {
 
@@ -35,8 +38,29 @@ ScatterChart::ScatterChart(QWidget* parent) : ExplorerChart(parent) {
         s->attachAxis(y_);
     }
     c->legend()->setAlignment(Qt::AlignBottom);
+    cloudItem_ = new QGraphicsPathItem(c);
+    cloudItem_->setZValue(1); // above the grid, below the front and the best star
+    connect(c, &QChart::plotAreaChanged, this, [this] { drawCloud(); });
     setToolTip(description());
     restyle();
+}
+
+void ScatterChart::drawCloud() {
+    QPainterPath path;
+    path.setFillRule(Qt::WindingFill); // overlapping squares stay filled
+    const QRectF area = chart()->plotArea();
+    QSet<quint64> occupied;
+    constexpr double kSide = 3.0; // px
+    for (const QPointF& p : cloud_) {
+        const QPointF at = chart()->mapToPosition(p, points_);
+        if (!area.adjusted(-1, -1, 1, 1).contains(at)) continue;
+        const quint64 cell = (quint64(quint32(std::lround(at.x()))) << 32) |
+                             quint32(std::lround(at.y()));
+        if (occupied.contains(cell)) continue;
+        occupied.insert(cell);
+        path.addRect(at.x() - kSide / 2, at.y() - kSide / 2, kSide, kSide);
+    }
+    cloudItem_->setPath(path);
 }
 
 QString ScatterChart::description() const {
@@ -50,6 +74,10 @@ void ScatterChart::restyle() {
     c.setAlpha(90);
     points_->setColor(c);
     points_->setBorderColor(Qt::transparent);
+    if (cloudItem_) {
+        cloudItem_->setBrush(c);
+        cloudItem_->setPen(Qt::NoPen);
+    }
     QPen pen(componentColor(Component::CommDP));
     pen.setWidthF(2);
     front_->setPen(pen);
@@ -86,11 +114,12 @@ void ScatterChart::setInput(const ChartInput& in) {
         maxX = std::max(maxX, p.x());
         maxY = std::max(maxY, p.y());
     }
-    points_->replace(pts);
+    cloud_ = pts;
     front_->replace(front);
     best_->replace(best);
     setNiceAxis(x_, 0, maxX * 1.02);
     setNiceAxis(y_, 0, maxY * 1.05);
+    drawCloud();
 }
 
 ChartTable ScatterChart::table() const {

@@ -4,6 +4,8 @@
 
 #include "explorer_chart.hpp"
 
+#include <QGraphicsPathItem>
+
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QValueAxis>
@@ -24,7 +26,12 @@ class ScatterChart : public ExplorerChart {
     void restyle() override;
 
   private:
-    QScatterSeries* points_;
+    /// The sample drawn as one path of small squares in the chart's scene, one square per
+    /// occupied pixel: a vector export stays small (one <path>, not 20,000 elements).
+    void drawCloud();
+    QList<QPointF> cloud_;
+    QGraphicsPathItem* cloudItem_ = nullptr;
+    QScatterSeries* points_; ///< empty: gives the cloud its legend entry and its axes
     QLineSeries* front_;
     QScatterSeries* best_;
     QValueAxis* x_;
