@@ -224,11 +224,26 @@ void ScenarioPanel::onItemChanged(QTreeWidgetItem* item, int column) {
     const QString err = editField(path, item->text(1));
     filling_ = true;
     if (!err.isEmpty()) {
-        item->setBackground(1, QColor(0xFB, 0xE3, 0xD6));
+        // Marked where the eye is: a strong tint on the value, and the core's message in the
+        // row itself (the "allowed" column), not only in the panel's message line.
+        item->setBackground(1, QColor(0xF4, 0xB6, 0x9A));
+        item->setForeground(1, QColor(0x9A, 0x2D, 0x00));
         item->setToolTip(1, err);
+        if (!item->data(3, Qt::UserRole).isValid()) item->setData(3, Qt::UserRole, item->text(3));
+        item->setText(3, "✗ " + err);
+        item->setForeground(3, QColor(0x9A, 0x2D, 0x00));
+        item->setToolTip(3, err);
+        tree_->scrollToItem(item);
     } else {
         item->setBackground(1, QBrush());
+        item->setForeground(1, QBrush());
         item->setToolTip(1, "JSON path: " + path);
+        if (item->data(3, Qt::UserRole).isValid()) {
+            item->setText(3, item->data(3, Qt::UserRole).toString());
+            item->setData(3, Qt::UserRole, QVariant());
+        }
+        item->setForeground(3, QBrush());
+        item->setToolTip(3, QString());
     }
     filling_ = false;
 }

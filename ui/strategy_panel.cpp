@@ -360,8 +360,24 @@ void StrategyPanel::applyValue(const QString& key, int v) {
         edits.push_back({"gpus", v});
         rederiveDp(st.tp, st.pp, st.cp);
     }
-    QWidget* source = rows_.at(key).spin;
-    applyEdits(edits, rows_.at(key).label->text() + " = " + QString::number(v), source);
+    Row& row = rows_.at(key);
+    const QString what = row.label->text() + " = " + QString::number(v);
+    const QString err = doc_->setFields(edits, what);
+    if (err.isEmpty()) {
+        showMessage({}, nullptr);
+        return;
+    }
+    // Refused: slider and box both show the value tried (so the three agree), and the message
+    // says the charts still show the last valid scenario.
+    {
+        const QSignalBlocker b1(row.slider), b2(row.spin);
+        row.spin->setValue(v);
+        const auto at = std::find(row.choices.begin(), row.choices.end(), v);
+        if (at != row.choices.end()) row.slider->setValue(int(at - row.choices.begin()));
+    }
+    showMessage(QString("%1 is not applied: %2. The charts still show the last valid scenario.")
+                    .arg(what, err),
+                row.spin);
 }
 
 void StrategyPanel::switchWorkload(bool serving) {

@@ -101,6 +101,20 @@ TEST_CASE("An invalid strategy value is explained and leaves the scenario unchan
     CHECK(w.strategyPanel()->message().isEmpty());
 }
 
+TEST_CASE("A refused slider value: slider, box and message agree, and say what the charts show") {
+    // Issue #9: dragged past a valid value, the slider, the box and the message showed three
+    // different values while the charts silently kept the last valid state.
+    test::Explorer e;
+    auto& w = *e.window;
+    auto* panel = w.strategyPanel();
+    const int tpBefore = w.document()->scenario().strategy.tp;
+    panel->spinBox("tp")->setValue(16); // refused: 8 KV heads
+    CHECK(panel->spinBox("tp")->value() == 16);
+    CHECK_THAT(panel->message().toStdString(), Contains("TP = 16 is not applied"));
+    CHECK_THAT(panel->message().toStdString(), Contains("charts still show the last valid"));
+    CHECK(w.document()->scenario().strategy.tp == tpBefore);
+}
+
 TEST_CASE("An invalid field edit is marked with the core's message and changes nothing") {
     test::Explorer e;
     auto& w = *e.window;
@@ -111,6 +125,24 @@ TEST_CASE("An invalid field edit is marked with the core's message and changes n
     CHECK(toJson(w.document()->scenario()) == before);
     CHECK(w.scenarioPanel()->editField("system.gpu.hbm_gb", "141").isEmpty());
     CHECK(w.document()->scenario().system.gpu.hbmBytes == 141e9);
+}
+
+TEST_CASE("An invalid value typed into the tree is marked in its own row with the reason") {
+    // Issue #9: only a faint tint, with the message far away at the bottom of the panel.
+    test::Explorer e;
+    auto& w = *e.window;
+    QTreeWidgetItem* layers = w.scenarioPanel()->fieldItem("model.layers");
+    REQUIRE(layers != nullptr);
+    const QString allowed = layers->text(3);
+    layers->setText(1, "-3"); // as if typed
+    CHECK(layers->text(3).startsWith("✗ "));
+    CHECK(layers->text(3).contains("out of range"));
+    CHECK(layers->toolTip(1).contains("out of range"));
+    layers->setText(1, "80"); // valid again: the allowed text comes back
+    REQUIRE(e.settle());
+    QTreeWidgetItem* again = w.scenarioPanel()->fieldItem("model.layers");
+    REQUIRE(again != nullptr);
+    CHECK(again->text(3) == allowed);
 }
 
 TEST_CASE("Choosing a model preset and editing a field re-evaluate the scenario") {
