@@ -44,7 +44,10 @@ int main(int argc, char** argv) {
         "FILE");
     QCommandLineOption noRestore("no-restore",
                                  "Do not restore the last session's scenario and layout.");
+    QCommandLineOption size("size", "Window size for --screenshot, e.g. 1280x720 (default 1600x1000).",
+                            "WxH", "1600x1000");
     parser.addOption(screenshot);
+    parser.addOption(size);
     parser.addOption(noRestore);
     parser.addPositionalArgument("scenario", "Scenario file or preset id to open (default: the "
                                              "last session, else the built-in default).");
@@ -58,7 +61,16 @@ int main(int argc, char** argv) {
 
     if (parser.isSet(screenshot)) {
         const QString file = parser.value(screenshot);
-        window.resize(1600, 1000);
+        const QStringList wh = parser.value(size).split('x');
+        bool okW = false, okH = false;
+        const int w = wh.size() == 2 ? wh[0].toInt(&okW) : 0;
+        const int h = wh.size() == 2 ? wh[1].toInt(&okH) : 0;
+        if (!okW || !okH || w < 320 || h < 240 || w > 10000 || h > 10000) {
+            std::fprintf(stderr, "error: --size: \"%s\" is not WIDTHxHEIGHT (320x240 to 10000x10000)\n",
+                         qPrintable(parser.value(size)));
+            return 2;
+        }
+        window.resize(w, h);
         QObject::connect(&window, &madmax::ui::MainWindow::resultShown, &window, [&window, file] {
             QTimer::singleShot(50, &window, [&window, file] {
                 const bool ok = window.grab().save(file, "PNG");

@@ -23,7 +23,7 @@ namespace madmax::ui {
 CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
     auto* outer = new QVBoxLayout(this);
     auto* controls = new QHBoxLayout;
-    sens_ = new QPushButton("Sensitivity (×0.5, ×2 of every knob)");
+    sens_ = new QPushButton("Sensitivity (×0.5, ×2)");
     sens_->setToolTip("Re-run the search with each hardware knob halved and doubled: which change "
                       "buys the most?");
     knobs_ = new QListWidget;

@@ -40,7 +40,8 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
     topN_->setRange(1, 10000);
     topN_->setValue(100);
     topN_->setPrefix("top ");
-    tpAcross_ = new QCheckBox("TP may span beyond the NVLink domain");
+    tpAcross_ = new QCheckBox("TP beyond NVLink");
+    tpAcross_->setToolTip("Let TP groups span beyond the NVLink (scale-up) domain.");
     gpuCounts_ = new QLineEdit;
     gpuCounts_->setPlaceholderText("GPU counts, e.g. 64,128,256");
     gpuCounts_->setToolTip(
@@ -51,12 +52,16 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
     stop_ = new QPushButton("Cancel");
     stop_->setEnabled(false);
     bar_ = makeProgressBar();
+    // Two rows, so the view fits a 1280-pixel-wide window beside the editors.
     for (QWidget* w : {static_cast<QWidget*>(objective_), static_cast<QWidget*>(topN_),
-                       static_cast<QWidget*>(tpAcross_), static_cast<QWidget*>(gpuCounts_),
-                       static_cast<QWidget*>(run_), static_cast<QWidget*>(stop_)})
+                       static_cast<QWidget*>(tpAcross_), static_cast<QWidget*>(gpuCounts_)})
         controls->addWidget(w);
-    controls->addWidget(bar_, 1);
+    auto* actions = new QHBoxLayout;
+    actions->addWidget(run_);
+    actions->addWidget(stop_);
+    actions->addWidget(bar_, 1);
     outer->addLayout(controls);
+    outer->addLayout(actions);
     status_ = new QLabel("Press Search to rank every strategy for the current scenario.");
     status_->setWordWrap(true);
     outer->addWidget(status_);

@@ -49,12 +49,18 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     auto* rv = new QVBoxLayout(right);
     headline_ = new HeadlineStrip;
     rv->addWidget(headline_);
-    auto* grid = new QGridLayout;
+    // The charts keep a readable size and scroll when the window is small (1280×720): nothing is
+    // squeezed until its legend or axis labels are cut.
+    auto* chartsArea = new QScrollArea;
+    chartsArea->setWidgetResizable(true);
+    chartsArea->setFrameShape(QFrame::NoFrame);
+    auto* chartsHolder = new QWidget;
+    auto* grid = new QGridLayout(chartsHolder);
     const QStringList ids = explorerChartIds();
     for (int i = 0; i < ids.size(); ++i) {
         ExplorerChart* c = createChart(ids[i]).release();
-        c->setParent(right);
-        c->setMinimumSize(320, 220);
+        c->setParent(chartsHolder);
+        c->setMinimumSize(340, 290);
         attachExportMenu(c);
         charts_[ids[i]] = c;
     }
@@ -67,7 +73,8 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     grid->addWidget(charts_["memory"], 1, 0);
     grid->addWidget(charts_["comparison"], 1, 1);
     grid->addWidget(charts_["timeline"], 2, 0, 1, 2);
-    rv->addLayout(grid, 1);
+    chartsArea->setWidget(chartsHolder);
+    rv->addWidget(chartsArea, 1);
 
     designSpace_ = new DesignSpacePanel(doc_);
     coDesign_ = new CoDesignPanel(doc_);
@@ -86,7 +93,10 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     auto* split = new QSplitter;
     split->addWidget(leftPanel_);
     split->addWidget(views_);
+    split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
+    // The editors keep a sensible width (at 1280×720 the charts get two thirds of the window).
+    leftPanel_->setMaximumWidth(420);
     split->setSizes({380, 1000});
     setCentralWidget(split);
     buildMenus();

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <QTabWidget>
+
 #include <QFile>
 #include <QSignalSpy>
 
@@ -242,6 +244,25 @@ TEST_CASE("A faster configuration that does not fit in memory earns no green del
         CHECK_FALSE(w.headline()->deltaText(tile).contains("#009E73"));
         CHECK(w.headline()->deltaText(tile).contains("does not fit"));
     }
+}
+
+TEST_CASE("The explorer fits a 1280x720 screen, the charts keeping most of the width") {
+    // Issue #9: at 1280x720 the left panel kept half the width and the charts were cut.
+    test::Explorer e;
+    auto& w = *e.window;
+    CHECK(w.minimumSizeHint().width() <= 1280);
+    CHECK(w.minimumSizeHint().height() <= 720);
+    w.resize(1280, 720);
+    REQUIRE(e.settle());
+    QTest::qWait(50);
+    CHECK(w.width() == 1280);
+    CHECK(w.strategyPanel()->window() == &w);
+    CHECK(w.chart("breakdown")->width() >= 340); // readable; the chart area scrolls instead
+    const QWidget* editors = w.strategyPanel()->parentWidget();
+    while (editors && editors->parentWidget() && !qobject_cast<const QTabWidget*>(editors))
+        editors = editors->parentWidget();
+    REQUIRE(editors != nullptr);
+    CHECK(editors->width() <= 0.4 * 1280);
 }
 
 TEST_CASE("Presentation mode can be left with F11 or Escape while the menu bar is hidden") {

@@ -56,7 +56,7 @@ void ExplorerChart::placeEmptyMessage() {
 void ExplorerChart::fitTitle() {
     const QString full = title();
     const QFontMetricsF fm(chart()->titleFont());
-    const double room = std::max(40.0, width() - 24.0); // the chart's side margins
+    const double room = std::max(40.0, width() - 90.0); // the chart's margins and padding
     if (fm.horizontalAdvance(full) <= room) {
         if (chart()->title() != full) chart()->setTitle(full);
         return;
