@@ -54,6 +54,11 @@ TEST_CASE("SVG export parses as XML and keeps the chart's text as text") {
         const QString path = dir.filePath(id + ".svg");
         ui::ExportOptions o;
         o.format = ui::ExportFormat::Svg;
+        if (id == "heatmap" || id == "scatter" || id == "tornado" || id == "sweep") {
+            // No search or sweep has run: an error saying so, not an empty frame.
+            CHECK(ui::exportChart(id, in, path, o).contains("nothing to show"));
+            continue;
+        }
         REQUIRE(ui::exportChart(id, in, path, o).isEmpty());
         const QByteArray svg = readAll(path);
         QXmlStreamReader xml(svg);

@@ -2,6 +2,7 @@
 
 #include <QChart>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QLinearGradient>
 #include <QResizeEvent>
 
@@ -43,6 +44,9 @@ HeatmapChart::HeatmapChart(QWidget* parent) : ExplorerChart(parent) {
     }
     cells_->attachAxis(colors_);
     c->legend()->setAlignment(Qt::AlignBottom);
+    // The cells' colours are explained by the colour bar; a single legend swatch would lie.
+    for (QLegendMarker* m : c->legend()->markers(cells_))
+        m->setVisible(false);
     connect(c, &QChart::plotAreaChanged, this, [this](const QRectF&) { resizeMarkers(); });
     setToolTip(description());
     restyle();
@@ -75,7 +79,13 @@ void HeatmapChart::restyle() {
 void HeatmapChart::setInput(const ChartInput& in) {
     table_ = {};
     table_.columns = {"tp", "pp", "feasible", "best_tokens_per_s_per_gpu", "best_strategy"};
-    if (!in.search) return;
+    const bool nothing = !in.search || in.search->heatmap.empty();
+    setEmptyMessage(!in.search ? "Run a search (Design space → Search) to fill the map"
+                    : nothing  ? "The search found no configuration"
+                               : QString());
+    for (auto* a : chart()->axes())
+        a->setVisible(!nothing); // the message stands alone, over no axes
+    if (nothing) return;
     std::set<int> tps, pps;
     for (const auto& c : in.search->heatmap) {
         tps.insert(c.tp);

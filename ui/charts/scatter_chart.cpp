@@ -88,7 +88,13 @@ void ScatterChart::restyle() {
 void ScatterChart::setInput(const ChartInput& in) {
     table_ = {};
     table_.columns = {"memory_gb", "tokens_per_s_per_gpu", "on_pareto_front", "strategy"};
-    if (!in.search) return;
+    const bool none = !in.search || (in.search->scatter.empty() && in.search->top.empty());
+    setEmptyMessage(!in.search ? "Run a search (Design space → Search) to see the configurations"
+                    : none     ? "No configuration fits in memory"
+                               : QString());
+    for (auto* a : chart()->axes())
+        a->setVisible(!none);
+    if (none) return;
     const auto& r = *in.search;
     QList<QPointF> pts, front, best;
     double maxX = 1, maxY = 1;

@@ -57,7 +57,12 @@ void SweepChart::restyle() {
 void SweepChart::setInput(const ChartInput& in) {
     table_ = {};
     table_.columns = {"knob", "factor", "speedup", "best_strategy", "strategy_changed"};
-    if (!in.sweeps) return;
+    const bool none = !in.sweeps || in.sweeps->empty();
+    setEmptyMessage(none ? "Sweep the checked knobs (Co-design) to draw speedup vs factor"
+                         : QString());
+    for (auto* a : chart()->axes())
+        a->setVisible(!none);
+    if (none) return;
     for (auto* l : lines_)
         chart()->removeSeries(l);
     qDeleteAll(lines_);

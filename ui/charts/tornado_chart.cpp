@@ -42,7 +42,11 @@ void TornadoChart::restyle() {
 void TornadoChart::setInput(const ChartInput& in) {
     table_ = {};
     table_.columns = {"knob", "speedup_at_half", "speedup_at_double"};
-    if (!in.sensitivity) return;
+    const bool none = !in.sensitivity || in.sensitivity->empty();
+    setEmptyMessage(none ? "Run Sensitivity (Co-design) to rank the hardware knobs" : QString());
+    for (auto* a : chart()->axes())
+        a->setVisible(!none);
+    if (none) return;
     // Most influential at the top: the category axis lists bottom-up.
     std::vector<Sensitivity> s = *in.sensitivity;
     std::reverse(s.begin(), s.end());
