@@ -7,6 +7,7 @@
 #include <QResizeEvent>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace madmax::ui {
@@ -35,6 +36,7 @@ HeatmapChart::HeatmapChart(QWidget* parent) : ExplorerChart(parent) {
     }
     colors_ = new QColorAxis;
     colors_->setTitleText("tokens/s per GPU");
+    colors_->setTitleVisible(false); // the chart title names the unit; a rotated title collides
     c->addAxis(x_, Qt::AlignBottom);
     c->addAxis(y_, Qt::AlignLeft);
     c->addAxis(colors_, Qt::AlignRight);
@@ -132,9 +134,30 @@ void HeatmapChart::setInput(const ChartInput& in) {
     best_->replace(best);
     if (!values.isEmpty()) {
         if (hi <= lo) hi = lo + 1;
-        colors_->setRange(lo, hi);
-        QLinearGradient g = colors_->gradient();
-        cells_->colorBy(values, g);
+        // The colour bar on round ticks too: a 1-2-5 step, the range widened to whole steps.
+        // Each cell coloured from the bar's own gradient over that range (colorBy would reset the
+        // bar to the data's min and max).
+        const NiceTicks t = niceTicks(lo, hi, 4);
+        const QGradientStops stops = colors_->gradient().stops();
+        auto colourAt = [&stops](double f) {
+            f = std::clamp(f, 0.0, 1.0);
+            for (int k = 1; k < stops.size(); ++k)
+                if (f <= stops[k].first) {
+                    const double u = (f - stops[k - 1].first) /
+                                     std::max(1e-12, stops[k].first - stops[k - 1].first);
+                    const QColor a = stops[k - 1].second, b = stops[k].second;
+                    return QColor::fromRgbF(a.redF() + u * (b.redF() - a.redF()),
+                                            a.greenF() + u * (b.greenF() - a.greenF()),
+                                            a.blueF() + u * (b.blueF() - a.blueF()));
+                }
+            return stops.isEmpty() ? QColor(Qt::gray) : stops.last().second;
+        };
+        for (int i = 0; i < values.size(); ++i)
+            cells_->setPointConfiguration(
+                i, QXYSeries::PointConfiguration::Color,
+                colourAt((values[i] - t.min) / std::max(1e-12, t.max - t.min)));
+        colors_->setRange(t.min, t.max);
+        colors_->setTickCount(int(std::lround((t.max - t.min) / t.step)) + 1);
     }
     resizeMarkers();
 }

@@ -15,7 +15,7 @@ class HeatmapChart : public ExplorerChart {
   public:
     explicit HeatmapChart(QWidget* parent = nullptr);
     QString id() const override { return "heatmap"; }
-    QString title() const override { return "Best throughput per TP × PP"; }
+    QString title() const override { return "Best tokens/s per GPU, per TP × PP"; }
     QString description() const override;
     void setInput(const ChartInput& in) override;
     ChartTable table() const override;
