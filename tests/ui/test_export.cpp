@@ -18,6 +18,7 @@
 #include <QRegularExpression>
 #include <QCategoryAxis>
 #include <QValueAxis>
+#include <QXYSeries>
 #include <QXmlStreamReader>
 
 #include <cmath>
@@ -364,4 +365,27 @@ TEST_CASE("Every chart at 3.5 in and 7 in: no text elided, round ticks") {
             }
         }
     }
+}
+
+TEST_CASE("A series keeps its colour whatever else is drawn (explorer and figure alike)") {
+    // Issue #9: colours were assigned by position, so "Current" changed colour as pins came
+    // and went, and differed between the explorer (with pins) and `madmax figure` (without).
+    const ui::Evaluation serving = ui::evaluateForDisplay(
+        1, loadScenario("serve-llama2-70b-8xh100-server", PresetLibrary::builtin()));
+    auto currentColour = [&](int pins) {
+        ui::ChartInput in;
+        in.current = &serving;
+        for (int i = 0; i < pins; ++i)
+            in.pinned.append({QString("Pin %1").arg(i + 1), serving});
+        auto chart = ui::createChart("curve");
+        chart->setChartStyle(ui::ChartStyle::paper(false));
+        chart->setInput(in);
+        for (QAbstractSeries* s : chart->chart()->series())
+            if (s->name() == "Current") return qobject_cast<QXYSeries*>(s)->pen().color();
+        return QColor();
+    };
+    const QColor alone = currentColour(0);
+    REQUIRE(alone.isValid());
+    CHECK(currentColour(1) == alone);
+    CHECK(currentColour(3) == alone);
 }

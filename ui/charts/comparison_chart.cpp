@@ -37,9 +37,12 @@ QString ComparisonChart::description() const {
 }
 
 void ComparisonChart::restyle() {
+    // "Current" (always the last set) keeps the first colour whatever is pinned, so it looks
+    // the same in the explorer and in `madmax figure`; pins take the next colours in order.
     const auto sets = series_->barSets();
     for (int i = 0; i < sets.size(); ++i) {
-        const Component c = kSeriesColours[i % 8];
+        const bool current = i == sets.size() - 1;
+        const Component c = current ? kSeriesColours[0] : kSeriesColours[1 + i % 7];
         sets[i]->setBrush(componentBrush(c, style_));
         sets[i]->setPen(QPen(style_.publication ? Qt::black : Qt::transparent, 0.5));
     }

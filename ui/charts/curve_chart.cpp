@@ -59,8 +59,11 @@ void CurveChart::restyle() {
     sla_->setPen(QPen(componentColor(Component::Recompute), 1, Qt::DashLine));
     point_->setColor(componentColor(Component::CommTP));
     point_->setBorderColor(Qt::black);
+    // The current configuration's line (always the last) keeps the first colour whatever is
+    // pinned: the same series has the same colour in the explorer and in `madmax figure`.
     for (std::size_t i = 0; i < lines_.size(); ++i) {
-        QPen pen(componentColor(kLines[i % 6]));
+        const bool current = i + 1 == lines_.size();
+        QPen pen(componentColor(current ? kLines[0] : kLines[1 + i % 5]));
         pen.setWidthF(2);
         if (style_.hatching) pen.setStyle(Qt::PenStyle(1 + int(i % 5)));
         lines_[i]->setPen(pen);

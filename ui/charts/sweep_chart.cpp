@@ -13,6 +13,15 @@ namespace {
 const Component kLineColours[] = {Component::Forward, Component::CommTP, Component::Recompute,
                                   Component::CommDP,  Component::CommPP, Component::Backward,
                                   Component::Bubble,  Component::CommCP};
+/// A knob's colour follows its name, not its position among the lines drawn: scale_out_bw is
+/// the same colour in every chart, in the explorer and in `madmax figure`.
+Component colourOfKnob(const QString& knob) {
+    static const QStringList knobs = {"flops",        "hbm_bw",           "hbm_capacity",
+                                      "scale_up_bw",  "scale_out_bw",     "scale_up_latency",
+                                      "scale_out_latency", "scale_up_domain"};
+    const int i = knobs.indexOf(knob);
+    return kLineColours[(i >= 0 ? i : int(qHash(knob) % 8u)) % 8];
+}
 }
 
 SweepChart::SweepChart(QWidget* parent) : ExplorerChart(parent) {
@@ -46,7 +55,7 @@ QString SweepChart::description() const {
 
 void SweepChart::restyle() {
     for (std::size_t i = 0; i < lines_.size(); ++i) {
-        QPen pen(componentColor(kLineColours[i % 8]));
+        QPen pen(componentColor(colourOfKnob(lines_[i]->name())));
         pen.setWidthF(2);
         if (style_.hatching) pen.setStyle(Qt::PenStyle(1 + int(i % 5)));
         lines_[i]->setPen(pen);
