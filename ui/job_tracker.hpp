@@ -8,6 +8,8 @@
 #include <QThreadPool>
 
 #include <atomic>
+#include <deque>
+#include <mutex>
 #include <functional>
 #include <memory>
 
@@ -52,14 +54,21 @@ class JobTracker : public QObject {
     /// The newest job returned (cancelled: its flag was set before it did).
     void finished(bool cancelled);
 
+  private slots:
+    void drain(); ///< GUI thread: run what jobs delivered, in order
+
   private:
     friend class JobContext;
     bool current(quint64 generation) const { return generation == generation_; }
+    /// Any thread: queue `fn` to run on the GUI thread.
+    void deliver(std::function<void()> fn);
 
     QThreadPool pool_;
     quint64 generation_ = 0;
     int running_ = 0;
     std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
+    std::mutex mailMutex_;
+    std::deque<std::function<void()>> mail_;
 };
 
 } // namespace madmax::ui
