@@ -338,3 +338,14 @@ TEST_CASE("A schema field of the wrong type is bad input, not an exception (fuzz
     CHECK_THROWS_AS(searchFromJson(doc, "r.json"), InputError);
     CHECK_THROWS_AS(runValidation(doc, PresetLibrary::builtin(), "v.json"), InputError);
 }
+
+TEST_CASE("Huge numbers in a validation case are refused, never converted out of range (fuzzing)") {
+    // UBSan's finding: scaleup_domain 8.2e22 was converted to int
+    // (tests/fuzz/seeds/regression-validation-huge-domain.bin).
+    nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    doc["cases"][0]["system"]["scaleup_domain"] = 8.2e22;
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "v.json");
+    CHECK_FALSE(r.cases.front().predicted.has_value());
+    CHECK_THAT(r.cases.front().skipped, Contains("system.scaleup_domain"));
+    CHECK_THAT(validationErrorFor(0, "system.gpus", 1e30), Contains("from 1 to 2^30"));
+}

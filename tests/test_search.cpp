@@ -257,7 +257,7 @@ TEST_CASE("Unknown knobs and bad factors are refused with the list of knobs") {
     const Scenario s = small();
     CHECK_THROWS_WITH(scaleKnob(s, "hbm_bv", 2), Catch::Contains("did you mean \"hbm_bw\"?"));
     CHECK_THROWS_WITH(parseKnobAxis("hbm_bw=0.5,-1"),
-                      Catch::Contains("\"-1\" is not a positive factor"));
+                      Catch::Contains("\"-1\" is not a factor from above 0 to 1e6"));
     CHECK_THROWS_WITH(parseKnobAxis("hbm_bw"), Catch::Contains("NAME=F1,F2"));
     CHECK_THROWS_WITH(parseRestriction("tq=1,2", *std::make_unique<SearchSpace>()),
                       Catch::Contains("unknown dimension"));

@@ -106,10 +106,11 @@ KnobAxis parseKnobAxis(const std::string& spec) {
         try {
             std::size_t used = 0;
             const double v = std::stod(item, &used);
-            if (used != item.size() || !(v > 0)) throw std::invalid_argument(item);
+            if (used != item.size() || !(v > 0) || v > 1e6) throw std::invalid_argument(item);
             a.factors.push_back(v);
         } catch (const std::exception&) {
-            throw InputError("--knob", a.knob, "\"" + item + "\" is not a positive factor");
+            throw InputError("--knob", a.knob,
+                             "\"" + item + "\" is not a factor from above 0 to 1e6");
         }
     }
     if (a.factors.empty()) throw InputError("--knob", a.knob, "give at least one factor");

@@ -29,7 +29,10 @@ json toJson(const Candidate& c) {
 Candidate candidateFromJson(const json& j, const std::string& file) {
     try {
         Candidate c;
-        c.gpus = j.at("gpus").get<int>();
+        const json& g = j.at("gpus");
+        if (!g.is_number_integer() || g.get<long long>() < 1 || g.get<long long>() > (1LL << 30))
+            throw InputError(file, "candidate.gpus", "must be a whole number of GPUs from 1 to 2^30");
+        c.gpus = int(g.get<long long>());
         c.strategy = parseStrategy(j.at("strategy"), file, c.gpus);
         c.stepTimeS = j.at("step_time_s").get<double>();
         c.tokensPerS = j.at("tokens_per_s").get<double>();
@@ -62,6 +65,15 @@ Candidate candidateFromJson(const json& j, const std::string& file) {
 }
 
 namespace {
+/// A whole number in [lo, hi] (a JSON float such as 1e30 is never converted to int).
+long long wholeNumber(const json& v, const std::string& file, const std::string& field,
+                      long long lo, long long hi) {
+    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+        throw InputError(file, field,
+                         "expected a whole number from " + std::to_string(lo) + " to " +
+                             std::to_string(hi) + ", got " + v.dump());
+    return v.get<long long>();
+}
 json candidates(const std::vector<Candidate>& v) {
     json a = json::array();
     for (const auto& c : v)
@@ -138,8 +150,8 @@ SearchResult searchFromJson(const json& j, const std::string& file) {
     r.scatter = candidatesFrom(j, "scatter", file);
     for (const auto& c : j.value("heatmap", json::array())) {
         HeatCell h;
-        h.tp = c.at("tp");
-        h.pp = c.at("pp");
+        h.tp = int(wholeNumber(c.at("tp"), file, "heatmap.tp", 1, 1 << 20));
+        h.pp = int(wholeNumber(c.at("pp"), file, "heatmap.pp", 1, 1 << 20));
         h.anyValid = c.value("any_valid", false);
         h.anyFeasible = c.value("any_feasible", false);
         if (h.anyFeasible) h.best = candidateFromJson(c.at("best"), file);
@@ -200,8 +212,7 @@ SweepResult sweepFromJson(const json& j, const std::string& file) {
         r.unscaled = candidateFromJson(j.at("unscaled"), file);
         for (const auto& p : j.at("points")) {
             SweepPoint s;
-            const long long index = p.at("index").get<long long>();
-            if (index < 0) throw InputError(file, "points", "a point index must be 0 or more");
+            const long long index = wholeNumber(p.at("index"), file, "points.index", 0, 1LL << 40);
             s.index = std::size_t(index);
             s.factors = p.at("factors").get<std::vector<double>>();
             s.feasible = p.at("feasible");

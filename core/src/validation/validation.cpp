@@ -20,6 +20,22 @@ double num(const json& j, const char* key, double fallback) {
     auto it = j.find(key);
     return it == j.end() || it->is_null() ? fallback : it->get<double>();
 }
+/// A whole-number field of a case within [lo, hi] (`fallback` when absent or null), else bad
+/// input naming it — never a double converted to int out of range.
+int intField(const json& j, const char* key, long long fallback, const char* section,
+             long long lo = 1, long long hi = 1LL << 30) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return int(fallback);
+    const std::string field = std::string(section) + "." + key;
+    if (!it->is_number()) throw InputError("", field, "expected a number, got " + it->dump());
+    const double v = it->get<double>();
+    if (!std::isfinite(v) || v != std::floor(v) || v < double(lo) || v > double(hi))
+        throw InputError("", field,
+                         "expected a whole number from " + std::to_string(lo) + " to " +
+                             std::to_string(hi) + ", got " + it->dump());
+    return int(v);
+}
+
 bool isNull(const json& j, const char* key) {
     auto it = j.find(key);
     return it == j.end() || it->is_null();
@@ -50,7 +66,8 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
         gpu["peak_tflops"][p] = isNull(peaks, p) ? json(nullptr) : peaks[p];
     gpu["hbm_gb"] = sys.at("hbm_gb");
     gpu["hbm_tbps"] = sys.at("hbm_tbps");
-    const int domain = int(num(sys, "scaleup_domain", num(sys, "gpus_per_node", 8)));
+    const int domain = intField(sys, "scaleup_domain", intField(sys, "gpus_per_node", 8, "system"),
+                                "system");
     json tiers = json::array();
     tiers.push_back({{"name", "scale-up"},
                      {"kind", "scale_up"},
@@ -68,7 +85,7 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
     return {{"id", "case-system"},
             {"name", "from case"},
             {"gpu", gpu},
-            {"gpus_per_node", int(num(sys, "gpus_per_node", 8))},
+            {"gpus_per_node", intField(sys, "gpus_per_node", 8, "system")},
             {"tiers", tiers}};
 }
 
@@ -90,12 +107,13 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     const json& m = c.at("model");
     const json& sys = c.at("system");
     const json& par = c.at("parallel");
-    const int gpus = int(sys.at("gpus").get<double>());
+    const int gpus = intField(sys, "gpus", 0, "system");
 
     const json model = modelFor(m);
 
-    const int tp = int(num(par, "tp", 1)), pp = int(num(par, "pp", 1)), cp = int(num(par, "cp", 1));
-    const int layers = m.at("layers").get<int>();
+    const int tp = intField(par, "tp", 1, "parallel"), pp = intField(par, "pp", 1, "parallel"),
+              cp = intField(par, "cp", 1, "parallel");
+    const int layers = intField(m, "layers", 0, "model");
     json strategy = {{"tp", tp},
                      {"pp", pp},
                      {"cp", cp},
@@ -108,7 +126,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                                                ? json(tp > 1)
                                                : par.at("sequence_parallel")}};
     const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
-    int vp = int(num(par, "vp", interleaved ? 2 : 1));
+    int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
     if (pp > 1) {
         strategy["schedule"] = vp > 1 ? "interleaved" : "1f1b";
         if (layers % pp != 0) {
@@ -143,10 +161,11 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
     const json& m = c.at("model");
     const json& sys = c.at("system");
     const json& inf = c.at("inference");
-    const int gpus = int(sys.at("gpus").get<double>());
+    const int gpus = intField(sys, "gpus", 0, "system");
     const json model = modelFor(m);
-    const int tp = int(num(inf, "tp", 1)), pp = int(num(inf, "pp", 1));
-    const int replicas = int(num(inf, "replicas", dataParallelDegree(gpus, tp, pp, 1)));
+    const int tp = intField(inf, "tp", 1, "inference"), pp = intField(inf, "pp", 1, "inference");
+    const int replicas =
+        intField(inf, "replicas", dataParallelDegree(gpus, tp, pp, 1), "inference");
     // Request lengths: as published; when they vary and are not published, the mean output is
     // the published output tokens per completed request (tokens/s ÷ samples/s), the mean prompt
     // is taken equal to it, and outputs are exponentially distributed (README "Validation").
@@ -165,6 +184,8 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
         }
         if (tokens <= 0 || samples <= 0)
             throw InputError("", "inference.output_tokens", "request lengths are not published");
+        if (!(tokens / samples < double(1 << 24)))
+            throw InputError("", "measured", "tokens per request beyond 16M: not a serving run");
         const int mean = int(std::lround(tokens / samples));
         workload["input_tokens"] = mean;
         workload["output_tokens"] = mean;
@@ -255,8 +276,9 @@ void checkCase(const json& c, std::size_t i, const std::string& file) {
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
             fail("measured.value", "a measurement must be a positive number, got " + v.dump());
         const json& sys = c.at("system");
-        if (!sys.at("gpus").is_number() || sys.at("gpus").get<double>() < 1)
-            fail("system.gpus", "must be a number of GPUs, at least 1");
+        if (!sys.at("gpus").is_number() || !(sys.at("gpus").get<double>() >= 1) ||
+            sys.at("gpus").get<double>() > double(1 << 30))
+            fail("system.gpus", "must be a number of GPUs from 1 to 2^30");
         if (c.value("kind", "") == "collective") {
             const json& col = c.at("collective");
             if (!col.at("gpus").is_number() || col.at("gpus").get<double>() < 2)
@@ -305,7 +327,7 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
             o.metric = c.at("measured").at("metric").get<std::string>();
             o.measured = c.at("measured").at("value").get<double>();
             const json& sys = c.at("system");
-            const int gpus = int(sys.at("gpus").get<double>());
+            const int gpus = intField(sys, "gpus", 0, "system");
             const std::string modelName =
                 c.contains("model") && c.at("model").is_object()
                     ? c.at("model").value("name", "?")
@@ -319,7 +341,7 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                 if (op != "all_reduce") {
                     o.skipped = "collective " + op + " is not modelled for validation yet";
                 } else {
-                    const int n = int(col.at("gpus").get<double>());
+                    const int n = intField(col, "gpus", 0, "collective", 2);
                     const Scenario dummy = [&] {
                         Scenario s;
                         s.system = parseSystem(systemFor(sys, lib, n), file,
