@@ -21,12 +21,39 @@ void JobContext::post(std::function<void()> fn) const {
 }
 
 JobTracker::JobTracker(QObject* parent) : QObject(parent) {
-    pool_.setMaxThreadCount(1); // stale jobs never pile up: one runs, the next waits
+    // One worker thread: stale jobs never pile up, one runs and the next waits.
+    worker_ = std::thread([this] { workerLoop(); });
 }
 
 JobTracker::~JobTracker() {
     cancel_->store(true);
-    pool_.waitForDone();
+    {
+        const std::lock_guard<std::mutex> lock(jobsMutex_);
+        stopping_ = true;
+        for (Job& j : jobs_)
+            j.ctx.cancel_->store(true);
+    }
+    jobsReady_.notify_all();
+    worker_.join(); // the running job sees its cancel flag and returns
+}
+
+void JobTracker::workerLoop() {
+    while (true) {
+        std::unique_lock<std::mutex> lock(jobsMutex_);
+        jobsReady_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return; // stopping, nothing left
+        Job job = std::move(jobs_.front());
+        jobs_.pop_front();
+        const bool stop = stopping_;
+        lock.unlock();
+        if (!stop) job.work(job.ctx);
+        const bool cancelled = job.ctx.cancelled() || stop;
+        const quint64 g = job.ctx.generation_;
+        deliver([this, g, cancelled] {
+            --running_;
+            if (current(g)) emit finished(cancelled);
+        });
+    }
 }
 
 void JobTracker::deliver(std::function<void()> fn) {
@@ -54,16 +81,11 @@ quint64 JobTracker::start(std::function<void(const JobContext&)> work) {
     cancel_ = std::make_shared<std::atomic<bool>>(false);
     const quint64 g = ++generation_;
     ++running_;
-    const JobContext ctx(this, g, cancel_);
-    pool_.start([this, ctx, work = std::move(work)] {
-        work(ctx);
-        const bool cancelled = ctx.cancelled();
-        const quint64 g = ctx.generation_;
-        deliver([this, g, cancelled] {
-            --running_;
-            if (current(g)) emit finished(cancelled);
-        });
-    });
+    {
+        const std::lock_guard<std::mutex> lock(jobsMutex_);
+        jobs_.push_back({JobContext(this, g, cancel_), std::move(work)});
+    }
+    jobsReady_.notify_one();
     return g;
 }
 

@@ -1,13 +1,14 @@
 // The one mechanism for background work in the explorer (after KDAB hotspot's jobtracker): a
-// generation counter, a cancel flag the core polls, work on a private one-thread pool, and
+// generation counter, a cancel flag the core polls, work on one worker thread of its own, and
 // progress and results marshalled back to the GUI thread with queued calls — dropped when a
 // newer job has started since. The engine worker and the search / co-design views all use it.
 #pragma once
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <atomic>
+#include <condition_variable>
+#include <thread>
 #include <deque>
 #include <mutex>
 #include <functional>
@@ -63,7 +64,19 @@ class JobTracker : public QObject {
     /// Any thread: queue `fn` to run on the GUI thread.
     void deliver(std::function<void()> fn);
 
-    QThreadPool pool_;
+    void workerLoop();
+
+    /// Jobs go to the worker thread, results come back, through queues under std::mutex: the
+    /// ordering is explicit and visible to ThreadSanitizer (Qt's own queues are not).
+    struct Job {
+        JobContext ctx;
+        std::function<void(const JobContext&)> work;
+    };
+    std::mutex jobsMutex_;
+    std::condition_variable jobsReady_;
+    std::deque<Job> jobs_;
+    bool stopping_ = false;
+    std::thread worker_;
     quint64 generation_ = 0;
     int running_ = 0;
     std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
