@@ -349,3 +349,10 @@ TEST_CASE("Huge numbers in a validation case are refused, never converted out of
     CHECK_THAT(r.cases.front().skipped, Contains("system.scaleup_domain"));
     CHECK_THAT(validationErrorFor(0, "system.gpus", 1e30), Contains("from 1 to 2^30"));
 }
+
+TEST_CASE("An out-of-range whole number given with --set is quoted as written") {
+    // Issue #9: 99999999999999999999 was reported as "1e+20".
+    CHECK_THAT(errorForSet({"strategy.tp=99999999999999999999"}),
+               Contains("value 99999999999999999999 is beyond the range"));
+    CHECK_THAT(errorForSet({"strategy.tp=3000000000"}), Contains("value 3000000000 is out of range"));
+}

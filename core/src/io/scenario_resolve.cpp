@@ -134,7 +134,16 @@ json resolveScenario(const json& doc, const PresetLibrary& lib, const std::strin
         }
     }
     for (const auto& o : extra) {
-        applyOverride(out, o.path, parseOverrideValue(o.value), "--set");
+        const json v = parseOverrideValue(o.value);
+        // A whole number too large for any integer field: say so quoting it as written
+        // (JSON would have turned it into 1e+20 by the time a field reads it).
+        const bool digits = !o.value.empty() &&
+                            o.value.find_first_not_of("-0123456789") == std::string::npos;
+        if (digits && v.is_number_float())
+            throw InputError("--set", o.path,
+                             "value " + o.value +
+                                 " is beyond the range of whole numbers any field accepts");
+        applyOverride(out, o.path, v, "--set");
         resolvePresetRefs(out, lib, "--set " + o.path);
     }
     return out;
