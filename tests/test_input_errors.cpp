@@ -1,5 +1,6 @@
 // Bad input gets a clear error naming the file, the field and the fix — never a crash or NaN.
 #include "madmax/error.hpp"
+#include "madmax/search.hpp"
 #include "madmax/search_io.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
@@ -355,4 +356,12 @@ TEST_CASE("An out-of-range whole number given with --set is quoted as written") 
     CHECK_THAT(errorForSet({"strategy.tp=99999999999999999999"}),
                Contains("value 99999999999999999999 is beyond the range"));
     CHECK_THAT(errorForSet({"strategy.tp=3000000000"}), Contains("value 3000000000 is out of range"));
+}
+
+TEST_CASE("A search file's counts must be whole numbers (fuzzing)") {
+    // UBSan's fifth finding: "enumerated": 1.1e123 was converted to size_t
+    // (tests/fuzz/seeds/regression-search-stats-huge-count.bin).
+    nlohmann::json doc = toJson(search(test::preset("llama2-7b-8-a100-40gb"), {}, SearchOptions{}));
+    doc["stats"]["enumerated"] = 1.1e123;
+    CHECK_THROWS_AS(searchFromJson(doc, "r.json"), InputError);
 }

@@ -100,10 +100,19 @@ json statsJson(const SearchStats& s) {
 }
 SearchStats statsFrom(const json& j) {
     SearchStats s;
-    s.enumerated = j.value("enumerated", std::size_t(0));
-    s.feasible = j.value("timed", std::size_t(0));
-    s.infeasible = j.value("infeasible", std::size_t(0));
-    s.pruned = j.value("pruned", std::size_t(0));
+    // Counts are whole numbers: a float such as 1e123 is refused, never converted (UB).
+    auto count = [&j](const char* key) -> std::size_t {
+        const auto it = j.find(key);
+        if (it == j.end()) return 0;
+        if (!it->is_number_integer() || (!it->is_number_unsigned() && it->get<long long>() < 0))
+            throw InputError("", std::string("stats.") + key,
+                             "expected a whole number of configurations, got " + it->dump());
+        return it->get<std::size_t>();
+    };
+    s.enumerated = count("enumerated");
+    s.feasible = count("timed");
+    s.infeasible = count("infeasible");
+    s.pruned = count("pruned");
     s.seconds = j.value("seconds", 0.0);
     s.enumeratedPerS = j.value("enumerated_per_s", 0.0);
     s.timedPerS = j.value("timed_per_s", 0.0);
