@@ -103,11 +103,9 @@ SearchStats statsFrom(const json& j) {
     // Counts are whole numbers: a float such as 1e123 is refused, never converted (UB).
     auto count = [&j](const char* key) -> std::size_t {
         const auto it = j.find(key);
-        if (it == j.end()) return 0;
-        if (!it->is_number_integer() || (!it->is_number_unsigned() && it->get<long long>() < 0))
-            throw InputError("", std::string("stats.") + key,
-                             "expected a whole number of configurations, got " + it->dump());
-        return it->get<std::size_t>();
+        return it == j.end() ? 0
+                             : std::size_t(wholeNumber(*it, "", std::string("stats.") + key, 0,
+                                                       1LL << 53));
     };
     s.enumerated = count("enumerated");
     s.feasible = count("timed");
