@@ -28,6 +28,33 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
 /// Time of a point-to-point message between neighbours `stride` ranks apart.
 double p2pTime(const System& sys, long long stride, double bytes);
 
+/// One MoE dispatch or combine all-to-all over an EP group (WORKLOADS.md): what crosses each
+/// tier per GPU and how long it takes.
+struct MoeA2aRequest {
+    double tokens = 0;        ///< tokens this GPU sends (each to k experts)
+    int topK = 1;             ///< k: expert copies per token
+    double bytesPerToken = 0; ///< hidden × element size (+ FP8 scales)
+    bool dedupPerNode = false; ///< DeepEP: once per destination node over RDMA, then NVLink
+    int nodeLimit = 0;         ///< node-limited routing: ≤ this many nodes per token (0 = off)
+    double overheadS = 0;      ///< fixed cost of one dispatch/combine kernel call
+};
+struct MoeA2aTraffic {
+    std::array<double, kMaxTiers> tierBytes{}; ///< bytes this GPU sends across each tier
+    double scaleUpBytes = 0;   ///< inside the innermost (NVLink) domain
+    double scaleOutBytes = 0;  ///< beyond it
+    double logicalBytes = 0;   ///< DeepEP's "bottleneck" bytes, local-rank traffic included
+    double remoteNodes = 0;    ///< expected distinct other domains a token reaches
+    double timeS = 0;
+};
+/// Tokens go to k experts spread evenly over the group (balanced routing). Without dedup each
+/// copy travels to its expert's GPU: the share (peers in a tier)/n of tokens·k copies crosses
+/// that tier, and node-limited routing cuts the cross-domain share to M/nodes. With dedup a
+/// token crosses the network once per distinct remote domain, N·(1−(1−1/N)^k) domains (at most
+/// M), and fans out over NVLink inside it. The transfer streams at each tier's large-message
+/// efficiency (kernels post every peer's message at once, no ring steps); tiers work at once,
+/// so the slowest bounds it; plus one α per tier used and the kernel's fixed cost.
+MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aRequest& r);
+
 /// nccl-tests bus bandwidth (bytes/s) that a measured all-reduce time corresponds to.
 inline double allReduceBusBandwidth(double bytes, double seconds, int n) {
     return bytes / seconds * 2.0 * (n - 1) / n;

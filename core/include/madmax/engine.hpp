@@ -18,4 +18,8 @@ Result evaluate(const Scenario& scenario, const EvaluateOptions& options = {});
 /// for filtering configurations that cannot fit before timing them.
 MemoryBreakdown peakMemory(const Scenario& scenario);
 
+/// Share of routed token copies a capacity factor drops, for expert loads spread evenly between
+/// (2 − I) and I times the mean (I = the load imbalance); 0 when dropless or balanced.
+double tokenDropRate(const MoeShape& moe);
+
 } // namespace madmax

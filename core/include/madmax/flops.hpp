@@ -6,11 +6,20 @@
 
 namespace madmax {
 
-/// Forward FLOPs per token of one transformer layer's GEMMs: QKV 2h(h+2gd), output 2h·(a·d),
-/// MLP 4hf (plain) or 6hf (gated).
+/// Forward FLOPs per token of one layer's attention projections: QKV 2h(a·d+2gd) and output
+/// 2h·(a·d); MLA: twice its projection weights (DeepSeek-V2 §2.1, no weight absorption).
+double attentionGemmFlopsPerToken(const Model& m);
+/// Forward FLOPs per token of one dense layer's GEMMs: attention projections plus the MLP,
+/// 4hf (plain) or 6hf (gated).
 double layerGemmFlopsPerToken(const Model& m);
-/// Forward FLOPs per token of the attention core for a context of `context` tokens, counted
-/// full (non-causal) as in Megatron's and PaLM's MFU convention: 4·s·a·d.
+/// Forward FLOPs per token of one MoE layer's GEMMs: attention projections, the router 2hE and
+/// k routed + shared experts of 4hf_e (plain) or 6hf_e (gated) each.
+double moeLayerGemmFlopsPerToken(const Model& m);
+/// Share of layers with sliding-window attention.
+double windowedLayerFraction(const Model& m);
+/// Forward FLOPs per token of the attention core for a context of `context` tokens, averaged
+/// over the layers, counted full (non-causal) as in Megatron's and PaLM's MFU convention:
+/// 2·s·a·(d_qk + d_v) = 4·s·a·d for MHA; windowed layers see min(s, window) keys.
 double attentionFlopsPerToken(const Model& m, double context);
 /// Forward FLOPs per token of the LM head, 2hV.
 double lmHeadFlopsPerToken(const Model& m);

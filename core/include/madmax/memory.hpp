@@ -11,7 +11,13 @@ namespace madmax {
 /// Activation bytes one transformer layer keeps for backward, for one micro-batch on one GPU.
 /// Generalises Korthikanti et al. Table 2 to GQA and gated MLPs; with the paper's shapes
 /// (g = a, f = 4h) it reduces to sbh(34 + 5as/h) and its TP/SP/recompute variants.
-double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w);
+/// `moeLayer`: a MoE layer (attention, shared experts, k routed copies of each token, router).
+double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w,
+                            bool moeLayer = false);
+
+/// Routed token copies one GPU's experts process for `tokens` tokens of its micro-batch:
+/// tokens · k · ETP / TP, times the load imbalance (capped by the capacity factor).
+double moeRoutedCopiesPerGpu(const Model& m, const Strategy& st, double tokens);
 
 /// Micro-batches whose activations a stage holds at peak: 1F1B holds min(p - stage, m);
 /// interleaving multiplies the first stage's by 1 + (p-1)/(p·v) (Narayanan et al. SC21 §2.2).

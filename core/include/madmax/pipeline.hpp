@@ -13,6 +13,7 @@ namespace madmax {
 struct PipelineStage {
     int index = 0;  ///< 0-based stage number (a middle stage is represented by stage 1)
     int layers = 0; ///< transformer layers it holds
+    int moeLayers = 0; ///< of which MoE layers (the rest have a dense MLP)
     bool first = false;
     bool last = false;
 };
@@ -26,12 +27,26 @@ struct PipelineStages {
 };
 
 /// Layers per stage: an even split of l / pp, or Llama-3-style first/last stage counts with the
-/// rest split evenly over the other stages. The scenario must be valid.
+/// rest split evenly over the other stages. The scenario must be valid. MoE layers are counted
+/// with stages holding consecutive layers (the leading dense layers sit on the first stage);
+/// the middle stage counts those of the last middle stage, the one with the most MoE layers.
 PipelineStages distinctStages(const Scenario& s);
+
+/// Parameters one GPU of a stage holds, by how they are split and sharded: the dense part
+/// (attention, dense MLPs, shared experts, router, embedding, head: ÷ TP, data-parallel over
+/// DP × CP) and the routed experts (÷ EP × ETP, data-parallel over EDP).
+struct StageParams {
+    double dense = 0;
+    double expert = 0;
+    double total() const { return dense + expert; }
+};
+StageParams stageParamSplit(const Model& m, const Strategy& st, const PipelineStage& stage);
 
 /// Parameters one GPU of `stage` holds (÷ TP): its layers, the embedding on the first stage, the
 /// final norm and the LM head (or, with tied embeddings and pp > 1, a copy of the embedding) on
 /// the last.
 double stageParamsPerGpu(const Model& m, const Strategy& st, const PipelineStage& stage);
+/// Parameters of one layer a GPU holds: a dense layer, or a MoE layer (both parts).
+StageParams layerParamsPerGpu(const Model& m, const Strategy& st, bool moeLayer);
 
 } // namespace madmax

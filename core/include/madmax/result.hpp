@@ -89,6 +89,21 @@ struct InferenceResult {
     }
 };
 
+/// Mixture-of-experts figures of the critical rank (when the model is MoE).
+struct MoeResult {
+    bool active = false;
+    int localExperts = 0;           ///< routed experts per GPU: E / EP
+    long long expertDataParallel = 0; ///< EDP = TP·CP·DP / (ETP·EP)
+    double routedCopiesPerGpu = 0;  ///< token copies one GPU's experts process per micro-batch
+    double dispatchS = 0, combineS = 0; ///< one all-to-all call each, one layer, forward
+    double dispatchScaleUpBytes = 0, dispatchScaleOutBytes = 0; ///< per GPU, one dispatch
+    double combineScaleUpBytes = 0, combineScaleOutBytes = 0;   ///< per GPU, one combine
+    double a2aPerStepS = 0;        ///< dispatch + combine, forward and backward, whole step
+    double a2aExposedPerStepS = 0; ///< of which the compute stream waited on
+    double tokenDropRate = 0;      ///< share of routed copies the capacity factor drops
+    double expertWeightsBytes = 0; ///< routed experts' 16-bit weights on the worst stage, per GPU
+};
+
 struct Result {
     double stepTimeS = 0;
     double samplesPerS = 0;
@@ -118,6 +133,7 @@ struct Result {
 
     bool isInference = false;
     InferenceResult inference; ///< when isInference
+    MoeResult moe;             ///< when the model is a mixture of experts
 
     /// Filled only when EvaluateOptions::timeline is set (it allocates).
     std::vector<TimelineEvent> timeline;

@@ -8,6 +8,12 @@
 
 namespace madmax {
 
+/// How MoE tokens reach their experts (WORKLOADS.md "Dispatch / combine all-to-all").
+enum class MoeDispatcher : std::uint8_t {
+    AllToAll, ///< one flat all-to-all over the EP group (Megatron-Core "alltoall")
+    DeepEp,   ///< hierarchical: once per destination node over RDMA, then NVLink fan-out
+};
+
 struct Strategy {
     int tp = 1; ///< tensor parallel
     int pp = 1; ///< pipeline parallel stages
@@ -30,6 +36,24 @@ struct Strategy {
     std::array<ParallelDim, kParallelDimCount> placement{
         ParallelDim::TP, ParallelDim::CP, ParallelDim::EP, ParallelDim::DP, ParallelDim::PP};
 
+    // Mixture of experts (Megatron-Core parallel folding: the experts use ETP × EP × EDP on
+    // the same GPUs as attention's TP × CP × DP, per pipeline stage).
+    int ep = 1;  ///< expert parallel: routed experts split over this many ranks
+    int etp = 1; ///< expert tensor parallel: each expert's FFN split over this many ranks
+    MoeDispatcher dispatcher = MoeDispatcher::AllToAll;
+    bool moeA2aOverlap = false; ///< all-to-all overlaps another micro-batch's compute (DualPipe)
+    bool moeFp8Dispatch = false; ///< dispatch in FP8 (combine stays 16-bit; DeepEP)
+    int moeNodeLimit = 0;        ///< node-limited routing: each token to ≤ this many nodes (0 = off)
+    /// Share of the SMs that communication kernels hold while they overlap compute (DeepEP
+    /// normal kernels: 20 of 132 on H800 ≈ 0.15); a compute slowdown during the overlap.
+    double moeCommSmFraction = 0.15;
+
+    /// Expert-data-parallel degree: TP·CP·DP ÷ (ETP·EP); 0 when it does not divide.
+    long long expertDataParallel() const {
+        const long long ranks = 1LL * tp * cp * dp, inner = 1LL * etp * ep;
+        return inner >= 1 && ranks % inner == 0 ? ranks / inner : 0;
+    }
+
     int degree(ParallelDim d) const {
         switch (d) {
         case ParallelDim::TP:
@@ -37,7 +61,7 @@ struct Strategy {
         case ParallelDim::CP:
             return cp;
         case ParallelDim::EP:
-            return 1;
+            return 1; // carved out of DP × CP: it adds no ranks to the attention grid
         case ParallelDim::DP:
             return dp;
         case ParallelDim::PP:
@@ -51,6 +75,18 @@ struct Strategy {
     /// Ranks a ZeRO stage shards over: the shard group's DP ranks × CP.
     int zeroShardRanks() const { return effectiveShardGroup() * cp; }
 };
+
+/// Ranks the routed experts' gradients are reduced and ZeRO-sharded over: the expert-data-
+/// parallel group (EDP), restricted to the ZeRO shard group when hybrid sharding is on.
+inline int expertShardRanks(const Strategy& st) {
+    const long long edp = st.expertDataParallel();
+    if (edp < 1) return 1;
+    if (st.shardGroup > 0) {
+        const long long g = 1LL * st.shardGroup * st.cp * st.tp / (1LL * st.ep * st.etp);
+        if (g >= 1 && g < edp) return int(g);
+    }
+    return int(edp);
+}
 
 /// GPUs one data-parallel replica spans: tp · pp · cp, in wide arithmetic that saturates at
 /// LLONG_MAX instead of wrapping (each degree passes its own range check; their product may not).

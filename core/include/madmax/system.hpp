@@ -25,6 +25,8 @@ struct ComputeCalibration {
     double decodeKernelOverheadS = 1.5e-6;
     /// Serving: fraction of the memory left after weights that the engine gives the KV cache.
     double kvCacheFraction = 0.9;
+    /// Fixed cost of one MoE dispatch/combine kernel call (launch, barrier, layout exchange).
+    double allToAllOverheadS = 25e-6;
     /// The attention kernel of the published runs this calibration was fitted to; validation
     /// assumes it for cases that do not say (the engine's own default is the workload's).
     AttentionKernel referenceAttention = AttentionKernel::Flash;

@@ -1,6 +1,7 @@
 #include "madmax/collectives.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace madmax {
 
@@ -82,6 +83,62 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
     }
     }
     return total;
+}
+
+MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aRequest& r) {
+    MoeA2aTraffic out;
+    const double n = g.size;
+    if (g.size <= 1 || r.tokens <= 0 || r.bytesPerToken <= 0) return out;
+    const double copies = r.tokens * r.topK * r.bytesPerToken; // bytes of all copies
+    // The innermost tier's domain holds `L` members of the group; the rest are `N` domains.
+    int first = -1;
+    for (int k = 0; k < g.tierCount; ++k)
+        if (g.factor[k] > 1) {
+            first = k;
+            break;
+        }
+    const double L = first == 0 ? g.factor[0] : 1.0;
+    const double nodes = n / L;
+    double remote = 0; // bytes leaving the domain
+    double local = copies * (L - 1) / n;
+    if (nodes > 1) {
+        const double k = r.topK;
+        double distinct = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
+        if (r.nodeLimit > 0) distinct = std::min(distinct, double(r.nodeLimit));
+        out.remoteNodes = distinct * (nodes - 1) / nodes;
+        if (r.dedupPerNode) {
+            remote = r.tokens * r.bytesPerToken * out.remoteNodes;
+            local += copies * (n - L) / n * (L - 1) / L; // fan-out after the RDMA hop
+            out.logicalBytes = r.tokens * r.bytesPerToken * distinct;
+        } else {
+            remote = copies * (n - L) / n;
+            if (r.nodeLimit > 0 && r.nodeLimit < nodes) remote *= r.nodeLimit / nodes;
+            out.logicalBytes = copies;
+        }
+    } else {
+        out.logicalBytes = copies;
+    }
+    // Spread the cross-domain bytes over the outer tiers by the peers each one adds.
+    long long inner = 1;
+    double outerPeers = n - L;
+    for (int k = 0; k < g.tierCount; ++k) {
+        const int f = g.factor[k];
+        const long long peers = inner * f - inner;
+        inner *= f;
+        if (f <= 1) continue;
+        out.tierBytes[k] = k == 0 ? local : (outerPeers > 0 ? remote * peers / outerPeers : 0.0);
+    }
+    double slowest = 0, latency = r.overheadS;
+    for (int k = 0; k < g.tierCount; ++k) {
+        if (out.tierBytes[k] <= 0) continue;
+        const NetworkTier& t = sys.tiers[k];
+        const double stream = t.bytesPerS / t.oversubscription * t.efficiency(1e300);
+        slowest = std::max(slowest, out.tierBytes[k] / stream);
+        latency += t.latencyS;
+        (k == 0 ? out.scaleUpBytes : out.scaleOutBytes) += out.tierBytes[k];
+    }
+    out.timeS = slowest + latency;
+    return out;
 }
 
 double p2pTime(const System& sys, long long stride, double bytes) {

@@ -26,6 +26,8 @@ namespace {
 
 struct Groups {
     GroupLayout tp, cp, dpShard, dpReplicas, gradReduce;
+    // MoE (parallel folding): the expert grid is ETP, EP, EDP innermost first on a stage's ranks.
+    GroupLayout ep, edpReduce, edpShard, edpReplicas;
     long long ppStride = 1;
 };
 
@@ -53,6 +55,15 @@ Groups makeGroups(const Scenario& s) {
     g.dpShard = layoutGroup(s.system, st.zeroShardRanks(), innerStride);
     g.dpReplicas = layoutGroup(s.system, st.dp / shard, dpStride * shard);
     g.ppStride = strideOf(st, ParallelDim::PP);
+    if (s.model.isMoe()) {
+        const long long edp = std::max(1LL, st.expertDataParallel());
+        const int eshard = expertShardRanks(st);
+        const long long epStride = st.etp, edpStride = 1LL * st.etp * st.ep;
+        g.ep = layoutGroup(s.system, st.ep, epStride);
+        g.edpReduce = layoutGroup(s.system, int(edp), edpStride);
+        g.edpShard = layoutGroup(s.system, eshard, edpStride);
+        g.edpReplicas = layoutGroup(s.system, int(edp / eshard), edpStride * eshard);
+    }
     return g;
 }
 
@@ -64,6 +75,9 @@ struct Shape {
     double kvDim;   ///< g·d / t
     double context; ///< keys each query sees (full sequence)
     double hSp;     ///< T·h elements held per GPU between TP regions (÷t with SP)
+    double keys;    ///< keys each query attends to, averaged over layers (causal, windows)
+    double moeSend;   ///< MoE: tokens this GPU dispatches (T·ETP/TP)
+    double moeCopies; ///< MoE: routed copies the critical rank's experts process
 };
 
 /// Durations of the ops of one layer, forward direction.
@@ -72,7 +86,76 @@ struct LayerCosts {
     double tpComm; ///< one TP collective (all-reduce, or reduce-scatter / all-gather with SP)
     double cpComm; ///< all-gather of K and V over the CP group (reduce-scatter of dK, dV back)
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
+    // MoE layer (forward direction; the backward GEMMs cost twice).
+    double router, permute, expertUp, expertAct, expertDown, unpermute, shared;
+    double dispatch, combine; ///< one all-to-all each (backward: both in 16-bit, as combine)
+    double fsdpGatherMoe, fsdpReduceMoe;
+    MoeA2aTraffic dispatchTraffic, combineTraffic;
 };
+
+double attentionProjections(const Model& m, const Shape& sh, const OpCoster& oc) {
+    if (!m.mla) return oc.gemm(sh.T, sh.qDim + 2.0 * sh.kvDim, sh.h);
+    // MLA (DeepSeek-V2 §2.1): down-projections replicated over TP, up-projections split by
+    // heads: W_DQ, W_UQ, W_DKV+W_KR, W_UK+W_UV.
+    const MlaShape& a = m.mlaShape;
+    const double heads = m.heads / sh.t;
+    double t = oc.gemm(sh.T, heads * double(a.qkNopeDim + a.qkRopeDim),
+                       a.qLoraRank > 0 ? double(a.qLoraRank) : sh.h);
+    if (a.qLoraRank > 0) t += oc.gemm(sh.T, double(a.qLoraRank), sh.h);
+    t += oc.gemm(sh.T, double(a.kvLoraRank + a.qkRopeDim), sh.h);
+    t += oc.gemm(sh.T, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank));
+    return t;
+}
+
+void moeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g,
+              LayerCosts& c) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const double act = 2.0;
+    const MoeShape& moe = m.moe;
+    const double fe = double(moe.expertFfn) / st.etp;
+    const double up = (m.gatedMlp ? 2.0 : 1.0) * fe;
+    const int local = moe.experts / st.ep;
+    c.router = oc.gemm(sh.T, double(moe.experts), sh.h) + oc.elementwise(sh.T * moe.experts * 8.0);
+    // Permute: gather each copy's row into expert order; unpermute: scatter back, weighted sum.
+    c.permute = oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act);
+    c.expertUp = oc.groupedGemm(sh.moeCopies, up, sh.h, local);
+    c.expertAct = oc.elementwise((up + fe) * sh.moeCopies * act);
+    c.expertDown = oc.groupedGemm(sh.moeCopies, sh.h, fe, local);
+    c.unpermute = oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act);
+    if (moe.sharedExperts > 0) {
+        const double fs = double(moe.sharedExperts) * moe.expertFfn / sh.t;
+        const double sUp = (m.gatedMlp ? 2.0 : 1.0) * fs;
+        c.shared = oc.gemm(sh.T, sUp, sh.h) + oc.elementwise((sUp + fs) * sh.T * act) +
+                   oc.gemm(sh.T, sh.h, fs);
+    }
+    // The critical rank receives its share × the load it carries (imbalance, capped by the
+    // capacity factor): its all-to-all bytes scale with it.
+    const double load = moe.capacityFactor > 0 ? std::min(moe.loadImbalance, moe.capacityFactor)
+                                               : moe.loadImbalance;
+    MoeA2aRequest req;
+    req.tokens = sh.moeSend * load;
+    req.topK = moe.topK;
+    req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
+    req.nodeLimit = st.moeNodeLimit;
+    req.overheadS = s.system.gpu.calibration.allToAllOverheadS;
+    // FP8 dispatch: one byte per element plus an fp32 scale per 128 (DeepEP).
+    req.bytesPerToken = st.moeFp8Dispatch ? sh.h * (1.0 + 4.0 / 128.0) : sh.h * act;
+    c.dispatchTraffic = moeAllToAll(s.system, g.ep, req);
+    req.bytesPerToken = sh.h * act;
+    c.combineTraffic = moeAllToAll(s.system, g.ep, req);
+    c.dispatch = c.dispatchTraffic.timeS;
+    c.combine = c.combineTraffic.timeS;
+    const StageParams lp = layerParamsPerGpu(m, st, true);
+    const double gradB = bytesPerElement(w.gradReducePrecision);
+    c.fsdpGatherMoe =
+        collectiveTime(s.system, g.dpShard, Collective::AllGather, lp.dense * 2.0) +
+        collectiveTime(s.system, g.edpShard, Collective::AllGather, lp.expert * 2.0);
+    c.fsdpReduceMoe =
+        collectiveTime(s.system, g.dpShard, Collective::ReduceScatter, lp.dense * gradB) +
+        collectiveTime(s.system, g.edpShard, Collective::ReduceScatter, lp.expert * gradB);
+}
 
 LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
     const Model& m = s.model;
@@ -81,12 +164,12 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     LayerCosts c{};
     const double act = 2.0; // 16-bit activations
     c.norm = oc.elementwise(2.0 * sh.hSp * act);
-    c.qkv = oc.gemm(sh.T, sh.qDim + 2.0 * sh.kvDim, sh.h);
+    c.qkv = attentionProjections(m, sh, oc);
     const double heads = m.heads / sh.t;
     if (w.attention == AttentionKernel::Flash) {
         // FlashAttention (Dao 2022): causal kernels skip the masked half; the backward pass
         // recomputes the scores, 2.5× the forward FLOPs (FlashAttention-2 §3.1).
-        const double fwd = 4.0 * sh.T * sh.context * sh.qDim * (m.causal ? 0.5 : 1.0);
+        const double fwd = 2.0 * sh.T * sh.keys * heads * double(m.qkHeadDim() + m.vHeadDim());
         c.attention = oc.flashAttention(fwd);
         c.attentionBwd = oc.flashAttention(2.5 * fwd);
     } else {
@@ -97,12 +180,14 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
         c.attention = gemms + oc.elementwise(11.0 * scores);
         c.attentionBwd = 2.0 * gemms + oc.elementwise(2.0 * 11.0 * scores);
     }
-    c.outProj = oc.gemm(sh.T, sh.h, sh.qDim);
+    c.outProj = oc.gemm(sh.T, sh.h, heads * double(m.vHeadDim()));
     c.residual = oc.elementwise(7.0 * sh.hSp * act * 0.5 + 2.0 * sh.hSp * act);
-    const double up = (m.gatedMlp ? 2.0 : 1.0) * sh.f / sh.t;
-    c.mlpUp = oc.gemm(sh.T, up, sh.h);
-    c.activation = oc.elementwise((up + sh.f / sh.t) * sh.T * act);
-    c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
+    if (m.denseLayerCount() > 0) {
+        const double up = (m.gatedMlp ? 2.0 : 1.0) * sh.f / sh.t;
+        c.mlpUp = oc.gemm(sh.T, up, sh.h);
+        c.activation = oc.elementwise((up + sh.f / sh.t) * sh.T * act);
+        c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
+    }
 
     const double tpBytes = sh.T * sh.h * act;
     c.tpComm = collectiveTime(
@@ -114,6 +199,7 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     c.fsdpGather = collectiveTime(s.system, g.dpShard, Collective::AllGather, layerParams * 2.0);
     c.fsdpReduce = collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
                                   layerParams * bytesPerElement(w.gradReducePrecision));
+    if (m.isMoe()) moeCosts(s, sh, oc, g, c);
     return c;
 }
 
@@ -154,6 +240,17 @@ class LayerBuilder {
         if (dur <= 0) return;
         waitAfterNext_ = comm(label, lane, dur, dim, kind, lastCompute_);
     }
+    /// A collective the next compute op waits for.
+    void blocking(const char* label, double dur, ParallelDim dim, Collective kind) {
+        if (dur <= 0) return;
+        waitBeforeNext_ = comm(label, Lane::Comm, dur, dim, kind, lastCompute_);
+    }
+    /// A collective overlapped with another micro-batch's compute (DualPipe-style): it runs on
+    /// the communication lane after the previous such one, and only the layer's end waits.
+    void detached(const char* label, double dur, ParallelDim dim, Collective kind) {
+        if (dur <= 0) return;
+        detached_ = comm(label, Lane::Comm, dur, dim, kind, detached_);
+    }
     /// A collective issued at the start of the layer that must finish by its end (prefetch).
     int background(const char* label, double dur, ParallelDim dim, Collective kind) {
         if (dur <= 0) return -1;
@@ -161,14 +258,14 @@ class LayerBuilder {
     }
     /// Close the layer: the next layer starts only when every pending collective is done.
     void finish(int waitA, int waitB) {
-        for (int w : {waitBeforeNext_, waitAfterNext_, waitA, waitB}) {
+        for (int w : {waitBeforeNext_, waitAfterNext_, waitA, waitB, detached_}) {
             if (w < 0) continue;
             SimOp op;
             op.label = "layer end";
             op.deps = {lastCompute_, w};
             lastCompute_ = sim_.add(op);
         }
-        waitBeforeNext_ = waitAfterNext_ = -1;
+        waitBeforeNext_ = waitAfterNext_ = detached_ = -1;
     }
 
   private:
@@ -187,6 +284,7 @@ class LayerBuilder {
     int lastCompute_ = -1;
     int waitBeforeNext_ = -1;
     int waitAfterNext_ = -1;
+    int detached_ = -1;
 };
 
 // Each block kind yields its ops onto the streams; a layer is its model's sequence of blocks.
@@ -247,6 +345,75 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) 
     b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
 }
 
+/// An MoE all-to-all: blocking, or overlapped with another micro-batch's compute.
+void moeA2a(LayerBuilder& b, const Scenario& s, const char* label, double dur) {
+    if (s.strategy.moeA2aOverlap)
+        b.detached(label, dur, ParallelDim::EP, Collective::AllToAll);
+    else
+        b.blocking(label, dur, ParallelDim::EP, Collective::AllToAll);
+}
+
+/// While overlapped all-to-all kernels run they hold a share of the SMs (DeepEP: 20 of 132):
+/// the compute beside them slows by that share of their duration.
+void smContention(LayerBuilder& b, const Scenario& s, double a2aS, Phase phase) {
+    if (s.strategy.moeA2aOverlap && s.strategy.moeCommSmFraction > 0)
+        b.compute("SMs held by all-to-all kernels", s.strategy.moeCommSmFraction * a2aS, phase);
+}
+
+/// Router → permute → dispatch → experts → combine → unpermute (Megatron-Core MoE layer); the
+/// shared experts run beside the dispatch (shared-expert overlap).
+void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
+    const bool sp = s.strategy.sequenceParallel;
+    const bool overlap = s.strategy.moeA2aOverlap;
+    b.compute("residual + norm (MoE)", c.residual + c.norm, phase);
+    if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
+    b.compute("router", c.router, phase);
+    b.compute("permute tokens", c.permute, phase);
+    if (c.shared > 0 && !overlap) {
+        b.besideNext("EP dispatch all-to-all", Lane::Comm, c.dispatch, ParallelDim::EP,
+                     Collective::AllToAll);
+        b.compute("shared experts", c.shared, phase);
+    } else {
+        moeA2a(b, s, "EP dispatch all-to-all", c.dispatch);
+        if (c.shared > 0) b.compute("shared experts", c.shared, phase);
+    }
+    b.compute("expert up GEMMs", c.expertUp, phase);
+    b.compute("expert activation", c.expertAct, phase);
+    b.compute("expert down GEMMs", c.expertDown, phase);
+    moeA2a(b, s, "EP combine all-to-all", c.combine);
+    b.compute("unpermute + combine", c.unpermute, phase);
+    smContention(b, s, c.dispatch + c.combine, phase);
+    b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
+                   sp ? Collective::ReduceScatter : Collective::AllReduce, false);
+    b.compute("residual", c.residual, phase);
+}
+
+void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+    const bool sp = s.strategy.sequenceParallel;
+    const bool overlap = s.strategy.moeA2aOverlap;
+    b.compute("residual (bwd)", c.residual, Phase::Backward);
+    if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
+    b.compute("unpermute + combine (bwd)", c.unpermute, Phase::Backward);
+    // The output gradients travel back to the experts (combine's mirror), 16-bit.
+    moeA2a(b, s, "EP combine all-to-all (bwd)", c.combine);
+    b.compute("expert down GEMMs (bwd)", 2.0 * c.expertDown, Phase::Backward);
+    b.compute("expert activation (bwd)", 2.0 * c.expertAct, Phase::Backward);
+    b.compute("expert up GEMMs (bwd)", 2.0 * c.expertUp, Phase::Backward);
+    if (c.shared > 0 && !overlap) {
+        b.besideNext("EP dispatch all-to-all (bwd)", Lane::Comm, c.combine, ParallelDim::EP,
+                     Collective::AllToAll);
+        b.compute("shared experts (bwd)", 2.0 * c.shared, Phase::Backward);
+    } else {
+        moeA2a(b, s, "EP dispatch all-to-all (bwd)", c.combine);
+        if (c.shared > 0) b.compute("shared experts (bwd)", 2.0 * c.shared, Phase::Backward);
+    }
+    b.compute("permute tokens (bwd)", c.permute, Phase::Backward);
+    b.compute("router (bwd)", 2.0 * c.router, Phase::Backward);
+    smContention(b, s, 2.0 * c.combine, Phase::Backward);
+    b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
+                   sp ? Collective::ReduceScatter : Collective::AllReduce, false);
+}
+
 void blockForward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c,
                   Phase phase) {
     switch (k) {
@@ -255,6 +422,9 @@ void blockForward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCo
         break;
     case BlockKind::Mlp:
         mlpForward(b, s, c, phase);
+        break;
+    case BlockKind::Moe:
+        moeForward(b, s, c, phase);
         break;
     case BlockKind::Embedding:
     case BlockKind::LmHead:
@@ -270,34 +440,43 @@ void blockBackward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerC
     case BlockKind::Mlp:
         mlpBackward(b, s, c);
         break;
+    case BlockKind::Moe:
+        moeBackward(b, s, c);
+        break;
     case BlockKind::Embedding:
     case BlockKind::LmHead:
         break;
     }
 }
 
-void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
+/// `layer`: a representative layer of its kind (dense or MoE).
+void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int layer) {
     LayerBuilder b(sim, s.strategy);
     const bool fsdp = s.strategy.zeroStage >= 3;
-    const int gather = fsdp ? b.background("FSDP all-gather (next layer)", c.fsdpGather,
-                                           ParallelDim::DP, Collective::AllGather)
-                            : -1;
-    for (BlockKind k : s.model.layerBlocks(0))
+    const bool moe = s.model.isMoeLayer(layer);
+    const int gather =
+        fsdp ? b.background("FSDP all-gather (next layer)", moe ? c.fsdpGatherMoe : c.fsdpGather,
+                            ParallelDim::DP, Collective::AllGather)
+             : -1;
+    for (BlockKind k : s.model.layerBlocks(layer))
         blockForward(k, b, s, c, Phase::Forward);
     b.finish(gather, -1);
 }
 
-void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c) {
+void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int layer) {
     const Strategy& st = s.strategy;
     LayerBuilder b(sim, st);
     const bool fsdp = st.zeroStage >= 3;
-    const int gather = fsdp ? b.background("FSDP all-gather (bwd, next layer)", c.fsdpGather,
-                                           ParallelDim::DP, Collective::AllGather)
+    const bool moe = s.model.isMoeLayer(layer);
+    const int gather = fsdp ? b.background("FSDP all-gather (bwd, next layer)",
+                                           moe ? c.fsdpGatherMoe : c.fsdpGather, ParallelDim::DP,
+                                           Collective::AllGather)
                             : -1;
-    const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)", c.fsdpReduce,
-                                           ParallelDim::DP, Collective::ReduceScatter)
+    const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)",
+                                           moe ? c.fsdpReduceMoe : c.fsdpReduce, ParallelDim::DP,
+                                           Collective::ReduceScatter)
                             : -1;
-    const LayerBlocks blocks = s.model.layerBlocks(0);
+    const LayerBlocks blocks = s.model.layerBlocks(layer);
     if (st.recompute == Recompute::Full)
         for (BlockKind k : blocks)
             blockForward(k, b, s, c, Phase::Recompute);
@@ -411,21 +590,48 @@ StepContext makeContext(const Scenario& s) {
     sh.kvDim = double(m.kvHeads) * m.headDim / st.tp;
     sh.context = w.seqLen;
     sh.hSp = sh.T * sh.h / (st.sequenceParallel ? st.tp : 1);
+    // Keys per query: causal full attention sees s/2 on average; a causal window of W < s
+    // sees W(1 − W/2s); windowed layers are a share of all (GPT-OSS alternates).
+    {
+        const double seq = w.seqLen, win = double(m.slidingWindow);
+        const double full = m.causal ? 0.5 * seq : seq;
+        const double windowed =
+            win > 0 && win < seq ? (m.causal ? win * (1.0 - win / (2.0 * seq)) : win) : full;
+        const double frac = windowedLayerFraction(m);
+        sh.keys = (1.0 - frac) * full + frac * windowed;
+    }
+    if (m.isMoe()) {
+        sh.moeSend = sh.T * st.etp / st.tp;
+        sh.moeCopies = moeRoutedCopiesPerGpu(m, st, sh.T);
+    }
     return {oc, makeGroups(s), sh, microBatchesPerStep(s)};
 }
 
-/// One transformer layer's forward and backward, scheduled on the streams, and the stage edges.
+/// One layer of each kind (dense MLP, MoE) forward and backward, scheduled on the streams, and
+/// the stage edges.
 struct LayerSchedule {
-    StreamSim fwd, bwd;
+    StreamSim fwd, bwd;       ///< a dense layer
+    StreamSim moeFwd, moeBwd; ///< a MoE layer (MoE models only)
+    LayerCosts costs{};
     EdgeCosts edge;
 };
 
 void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out) {
-    const LayerCosts lc = layerCosts(s, ctx.shape, ctx.oc, ctx.groups);
-    buildForward(out.fwd, s, lc);
-    buildBackward(out.bwd, s, lc);
-    out.fwd.run();
-    out.bwd.run();
+    const Model& m = s.model;
+    out.costs = layerCosts(s, ctx.shape, ctx.oc, ctx.groups);
+    if (m.denseLayerCount() > 0) {
+        const int dense = m.isMoe() && m.isMoeLayer(0) ? m.moe.denseLayers + 1 : 0;
+        buildForward(out.fwd, s, out.costs, dense);
+        buildBackward(out.bwd, s, out.costs, dense);
+        out.fwd.run();
+        out.bwd.run();
+    }
+    if (m.isMoe()) {
+        buildForward(out.moeFwd, s, out.costs, m.moe.denseLayers);
+        buildBackward(out.moeBwd, s, out.costs, m.moe.denseLayers);
+        out.moeFwd.run();
+        out.moeBwd.run();
+    }
     out.edge = edgeCosts(s, ctx.shape, ctx.oc, ctx.groups);
 }
 
@@ -436,7 +642,10 @@ struct StagePass {
 };
 
 StagePass stagePass(const LayerSchedule& l, const PipelineStage& stage) {
-    StagePass t{stage, stage.layers * l.fwd.makespanS(), stage.layers * l.bwd.makespanS()};
+    const int dense = stage.layers - stage.moeLayers;
+    StagePass t{stage,
+                dense * l.fwd.makespanS() + stage.moeLayers * l.moeFwd.makespanS(),
+                dense * l.bwd.makespanS() + stage.moeLayers * l.moeBwd.makespanS()};
     if (stage.first) {
         t.fwd += l.edge.embedFwd + l.edge.embedComm;
         t.bwd += l.edge.embedBwd;
@@ -484,33 +693,45 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     // backward (Narayanan et al. SC21 §2.2).
     out.bubbleS = st.pp > 1 ? double(st.pp - 1) / st.vp * out.microBatchWallS : 0.0;
 
-    const int layers = crit.stage.layers;
+    const int moeLayers = crit.stage.moeLayers, layers = crit.stage.layers - moeLayers;
     const bool first = crit.stage.first, last = crit.stage.last;
     const EdgeCosts& e = l.edge;
     addTable(comm, l.fwd.comm(), double(mbs) * layers);
     addTable(comm, l.bwd.comm(), double(mbs) * layers);
+    addTable(comm, l.moeFwd.comm(), double(mbs) * moeLayers);
+    addTable(comm, l.moeBwd.comm(), double(mbs) * moeLayers);
     if (first) addComm(comm, ParallelDim::TP, e.embedKind, mbs * e.embedComm, mbs * e.embedComm);
     if (last) addComm(comm, ParallelDim::TP, e.headKind, mbs * e.headComm, mbs * e.headComm);
     addComm(comm, ParallelDim::PP, Collective::P2P, mbs * p2pPerMb, mbs * p2pPerMb);
 
-    r.compute.forwardS = mbs * (layers * l.fwd.busyS(Phase::Forward) +
-                                (first ? e.embedFwd : 0.0) + (last ? e.headFwd : 0.0));
+    r.compute.forwardS =
+        mbs * (layers * l.fwd.busyS(Phase::Forward) + moeLayers * l.moeFwd.busyS(Phase::Forward) +
+               (first ? e.embedFwd : 0.0) + (last ? e.headFwd : 0.0));
     r.compute.backwardS = mbs * (layers * l.bwd.busyS(Phase::Backward) +
+                                 moeLayers * l.moeBwd.busyS(Phase::Backward) +
                                  (first ? e.embedBwd : 0.0) + (last ? e.headBwd : 0.0));
-    r.compute.recomputeS = mbs * layers * l.bwd.busyS(Phase::Recompute);
+    r.compute.recomputeS = mbs * (layers * l.bwd.busyS(Phase::Recompute) +
+                                  moeLayers * l.moeBwd.busyS(Phase::Recompute));
     return out;
 }
 
-/// Data-parallel gradient reduction and (ZeRO-1/2) parameter gathering, once per step; returns
-/// the exposed seconds.
-double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePass& crit,
-                        CommTable& comm) {
+/// The groups one set of parameters is reduced and sharded over: the dense part over DP × CP,
+/// the routed experts over the expert-data-parallel ranks.
+struct SyncGroups {
+    const GroupLayout& reduce;
+    const GroupLayout& shard;
+    const GroupLayout& replicas;
+    int shardRanks;
+};
+
+/// Data-parallel gradient reduction and (ZeRO-1/2) parameter gathering of `params` per GPU,
+/// once per step; returns the exposed seconds.
+double syncParams(const Scenario& s, const StepContext& ctx, const StagePass& crit,
+                  double params, const SyncGroups& g, CommTable& comm) {
     const Strategy& st = s.strategy;
-    if (st.gradReduceRanks() <= 1) return 0.0;
-    const Groups& groups = ctx.groups;
-    const double stageParams = stageParamsPerGpu(s.model, st, crit.stage);
-    const double gradBytes = stageParams * bytesPerElement(s.workload.gradReducePrecision);
-    const int shard = st.zeroShardRanks();
+    if (g.reduce.size <= 1 || params <= 0) return 0.0;
+    const double gradBytes = params * bytesPerElement(s.workload.gradReducePrecision);
+    const int shard = g.shardRanks;
     const int buckets = std::max(1, int(std::ceil(gradBytes / st.bucketBytes)));
     const double bucket = gradBytes / buckets;
     const double lastBackward = crit.bwd;
@@ -520,7 +741,7 @@ double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePa
 
     if (st.zeroStage == 0) {
         const double total =
-            buckets * collectiveTime(s.system, groups.gradReduce, Collective::AllReduce, bucket);
+            buckets * collectiveTime(s.system, g.reduce, Collective::AllReduce, bucket);
         const double exposed = exposedOf(total, lastBackward);
         addComm(comm, ParallelDim::DP, Collective::AllReduce, total, exposed);
         return exposed;
@@ -528,10 +749,9 @@ double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePa
     if (st.zeroStage <= 2) {
         // Reduce-scatter gradients (ZeRO-2: after every micro-batch, hidden behind its
         // backward except the tail); then all-reduce across hybrid replicas.
-        const double rsOne =
-            collectiveTime(s.system, groups.dpShard, Collective::ReduceScatter, bucket);
+        const double rsOne = collectiveTime(s.system, g.shard, Collective::ReduceScatter, bucket);
         const double arOne =
-            collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce, bucket / shard);
+            collectiveTime(s.system, g.replicas, Collective::AllReduce, bucket / shard);
         const int passes = st.zeroStage == 2 ? ctx.microBatches : 1;
         const double exposed = passes * exposedOf(buckets * (rsOne + arOne), lastBackward);
         addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * buckets * rsOne,
@@ -539,20 +759,35 @@ double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePa
         addComm(comm, ParallelDim::DP, Collective::AllReduce, passes * buckets * arOne,
                 exposed * (arOne / (rsOne + arOne)));
         // Updated 16-bit weights are all-gathered back, overlapping the next forward.
-        const double agTotal =
-            buckets * collectiveTime(s.system, groups.dpShard, Collective::AllGather,
-                                     stageParams * 2.0 / buckets);
+        const double agTotal = buckets * collectiveTime(s.system, g.shard, Collective::AllGather,
+                                                        params * 2.0 / buckets);
         const double agExposed = exposedOf(agTotal, crit.fwd);
         addComm(comm, ParallelDim::DP, Collective::AllGather, agTotal, agExposed);
         return exposed + agExposed;
     }
-    if (groups.dpReplicas.size <= 1) return 0.0;
+    if (g.replicas.size <= 1) return 0.0;
     // FSDP's per-layer traffic is in the layer simulation; hybrid sharding adds an all-reduce
     // of the gradient shards across replicas at the end.
-    const double ar =
-        collectiveTime(s.system, groups.dpReplicas, Collective::AllReduce, gradBytes / shard);
+    const double ar = collectiveTime(s.system, g.replicas, Collective::AllReduce, gradBytes / shard);
     const double exposed = exposedOf(ar, lastBackward);
     addComm(comm, ParallelDim::DP, Collective::AllReduce, ar, exposed);
+    return exposed;
+}
+
+/// Data-parallel synchronisation of the critical stage: the dense parameters over DP × CP, then
+/// (MoE) the routed experts over EDP; returns the exposed seconds.
+double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePass& crit,
+                        CommTable& comm) {
+    const Strategy& st = s.strategy;
+    const Groups& g = ctx.groups;
+    const StageParams p = stageParamSplit(s.model, st, crit.stage);
+    double exposed =
+        syncParams(s, ctx, crit, p.dense, {g.gradReduce, g.dpShard, g.dpReplicas,
+                                           st.zeroShardRanks()}, comm);
+    if (p.expert > 0)
+        exposed += syncParams(s, ctx, crit, p.expert,
+                              {g.edpReduce, g.edpShard, g.edpReplicas, expertShardRanks(st)},
+                              comm);
     return exposed;
 }
 
@@ -561,11 +796,13 @@ double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePa
 double optimizerStep(const Scenario& s, const StepContext& ctx, const StagePass& crit) {
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
-    const double optimizerShard = st.zeroStage >= 1 ? double(st.zeroShardRanks()) : 1.0;
+    const bool zero = st.zeroStage >= 1;
+    const double denseShard = zero ? double(st.zeroShardRanks()) : 1.0;
+    const double expertShard = zero ? double(expertShardRanks(st)) : 1.0;
     const double stateBytes = w.optimizer == Optimizer::Adam ? 24.0 : 16.0;
     const double perParam = stateBytes + bytesPerElement(w.gradReducePrecision) + 2.0;
-    return ctx.oc.elementwise(stageParamsPerGpu(s.model, st, crit.stage) / optimizerShard *
-                              perParam);
+    const StageParams p = stageParamSplit(s.model, st, crit.stage);
+    return ctx.oc.elementwise((p.dense / denseShard + p.expert / expertShard) * perParam);
 }
 
 /// Totals, throughput and FLOP utilisation: step = compute + exposed communication + bubble.
@@ -602,11 +839,21 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
     auto& tl = r.timeline;
     const int mbs = ctx.microBatches;
     double t0 = 0;
-    for (int layer = 0; layer < crit.stage.layers; ++layer) {
+    // Dense layers lead (MoE models' first layers), MoE layers follow; backward in reverse.
+    const int moeLayers = crit.stage.moeLayers, dense = crit.stage.layers - moeLayers;
+    for (int layer = 0; layer < dense; ++layer) {
         appendTimeline(tl, l.fwd, t0);
         t0 += l.fwd.makespanS();
     }
-    for (int layer = 0; layer < crit.stage.layers; ++layer) {
+    for (int layer = 0; layer < moeLayers; ++layer) {
+        appendTimeline(tl, l.moeFwd, t0);
+        t0 += l.moeFwd.makespanS();
+    }
+    for (int layer = 0; layer < moeLayers; ++layer) {
+        appendTimeline(tl, l.moeBwd, t0);
+        t0 += l.moeBwd.makespanS();
+    }
+    for (int layer = 0; layer < dense; ++layer) {
         appendTimeline(tl, l.bwd, t0);
         t0 += l.bwd.makespanS();
     }
@@ -629,7 +876,46 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
                   t + r.compute.optimizerS, false, ParallelDim::TP, Collective::AllReduce});
 }
 
+/// The MoE figures of the critical rank: expert placement, all-to-all traffic and time, drops.
+void moeSummary(const Scenario& s, const StepContext& ctx, const LayerSchedule& l,
+                const StagePass& crit, Result& r) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const LayerCosts& c = l.costs;
+    MoeResult& moe = r.moe;
+    moe.active = true;
+    moe.localExperts = m.moe.experts / st.ep;
+    moe.expertDataParallel = st.expertDataParallel();
+    moe.routedCopiesPerGpu = ctx.shape.moeCopies;
+    moe.dispatchS = c.dispatch;
+    moe.combineS = c.combine;
+    moe.dispatchScaleUpBytes = c.dispatchTraffic.scaleUpBytes;
+    moe.dispatchScaleOutBytes = c.dispatchTraffic.scaleOutBytes;
+    moe.combineScaleUpBytes = c.combineTraffic.scaleUpBytes;
+    moe.combineScaleOutBytes = c.combineTraffic.scaleOutBytes;
+    const CommTime& a2a = r.commTime(ParallelDim::EP, Collective::AllToAll);
+    moe.a2aPerStepS = a2a.serializedS;
+    moe.a2aExposedPerStepS = a2a.exposedS;
+    moe.tokenDropRate = tokenDropRate(m.moe);
+    double worst = 0;
+    for (const PipelineStage& stage : distinctStages(s))
+        worst = std::max(worst, stageParamSplit(m, st, stage).expert);
+    moe.expertWeightsBytes =
+        worst * 2.0 / (st.zeroStage >= 3 ? double(expertShardRanks(st)) : 1.0);
+    (void)crit;
+}
+
 } // namespace
+
+double tokenDropRate(const MoeShape& moe) {
+    // Expert loads spread evenly between 2 − I and I times the mean (mean 1, max I = the load
+    // imbalance); an expert over the capacity factor C drops its excess: the dropped share is
+    // ∫ max(0, x − C) over that spread, (I − C)² / (4(I − 1)) when 2 − I ≤ C < I.
+    const double I = moe.loadImbalance, C = moe.capacityFactor;
+    if (C <= 0 || I <= C || I <= 1.0) return 0.0;
+    if (C >= 2.0 - I) return (I - C) * (I - C) / (4.0 * (I - 1.0));
+    return 1.0 - C; // every expert over capacity (only when C < 1, which parsing refuses)
+}
 
 Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s);
@@ -647,6 +933,7 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     r.compute.optimizerS = optimizerStep(s, ctx, crit);
     finishStep(s, comm, pipe.bubbleS, r);
     r.memory = peakMemory(s);
+    if (s.model.isMoe()) moeSummary(s, ctx, layer, crit, r);
     if (options.timeline) appendStepTimeline(r, ctx, layer, crit, pipe, dpExposed);
     return r;
 }

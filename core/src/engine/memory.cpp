@@ -7,11 +7,22 @@
 
 namespace madmax {
 
-double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w) {
+double moeRoutedCopiesPerGpu(const Model& m, const Strategy& st, double tokens) {
+    // Parallel folding: the stage's tokens × k copies spread over its TP·CP·DP GPUs, each
+    // expert-TP group holding its copies in full (ETP splits the width, not the tokens). The
+    // critical rank takes the imbalance factor more, capped by the capacity factor.
+    const double load = m.moe.capacityFactor > 0
+                            ? std::min(m.moe.loadImbalance, m.moe.capacityFactor)
+                            : m.moe.loadImbalance;
+    return tokens * m.moe.topK * double(st.etp) / st.tp * load;
+}
+
+double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w, bool moeLayer) {
     // Korthikanti et al. 2022, §4 and Table 2, generalised: element counts per layer for one
     // micro-batch, with 16-bit activations (2 bytes) and 1-byte dropout masks.
     const double s = double(w.seqLen) / st.cp; // CP splits the sequence
-    const double b = st.microBatch, h = double(m.hidden), d = double(m.headDim);
+    const double b = st.microBatch, h = double(m.hidden);
+    const double dqk = double(m.qkHeadDim()), dv = double(m.vHeadDim());
     const double f = double(m.ffnHidden), t = st.tp;
     const double sb = s * b;
 
@@ -19,18 +30,33 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
         // Only each layer's input is kept (2sbh), split by TP when SP shards it.
         return 2.0 * sb * h / (st.sequenceParallel ? t : 1.0);
     }
-    // Tensors TP always splits: Q (2sbad), K and V (4sbgd), the output projection's input
-    // (2sbad) and the MLP intermediates (4sbf plain: GeLU input + fc2 input; 6sbf gated).
-    double split = 2.0 * sb * m.heads * d + 4.0 * sb * m.kvHeads * d + 2.0 * sb * m.heads * d +
-                   (m.gatedMlp ? 6.0 : 4.0) * sb * f;
+    // Tensors TP always splits: Q (2sbad), K and V (4sbgd; MLA: the up-projected per-head K and
+    // V), the output projection's input (2sbad) and the MLP intermediates (4sbf plain: GeLU
+    // input + fc2 input; 6sbf gated).
+    const double kv = m.mla ? 2.0 * sb * m.heads * (dqk + dv) : 4.0 * sb * m.kvHeads * dqk;
+    double split = 2.0 * sb * m.heads * dqk + kv + 2.0 * sb * m.heads * dv;
+    if (!moeLayer)
+        split += (m.gatedMlp ? 6.0 : 4.0) * sb * f;
+    else // shared experts: a dense MLP of width shared × f_e
+        split += (m.gatedMlp ? 6.0 : 4.0) * sb * double(m.moe.sharedExperts) * m.moe.expertFfn;
     // The attention score matrices (softmax output 2, dropout mask 1, dropout output 2 bytes per
     // element: 5as² per sample) exist only with an unfused kernel and no selective recompute.
     if (w.attention == AttentionKernel::Unfused && st.recompute != Recompute::Selective)
         split += 5.0 * m.heads * s * double(w.seqLen) * b;
     // Tensors replicated across TP unless sequence parallelism splits them: two norm inputs
-    // (4sbh), QKV and MLP inputs (4sbh), two dropout masks (2sbh).
-    const double replicated = 10.0 * sb * h;
-    return split / t + replicated / (st.sequenceParallel ? t : 1.0);
+    // (4sbh), QKV and MLP inputs (4sbh), two dropout masks (2sbh); MLA's latents (2sb(d_q+d_c)).
+    double replicated = 10.0 * sb * h;
+    if (m.mla) replicated += 2.0 * sb * double(m.mlaShape.qLoraRank + m.mlaShape.kvLoraRank);
+    double bytes = split / t + replicated / (st.sequenceParallel ? t : 1.0);
+    if (moeLayer) {
+        // Each routed copy keeps its dispatched input (2h B), the expert's up-projection output
+        // and activation (2 × 2f_e/ETP B gated + f_e/ETP, Megatron-Core grouped GEMM) and its
+        // output for the weighted combine (2h B); the router keeps fp32 logits (4E B per token).
+        const double fe = double(m.moe.expertFfn) / st.etp;
+        const double perCopy = 2.0 * h + (m.gatedMlp ? 6.0 : 4.0) * fe + 2.0 * h;
+        bytes += moeRoutedCopiesPerGpu(m, st, sb) * perCopy + 4.0 * sb * m.moe.experts / t;
+    }
+    return bytes;
 }
 
 double inFlightMicroBatches(const Strategy& st, int microBatches, int stage) {
@@ -41,7 +67,10 @@ double inFlightMicroBatches(const Strategy& st, int microBatches, int stage) {
 }
 
 MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
-    return stageMemory(s, PipelineStage{stage, layersOnStage, stage == 0,
+    const int begin = std::min(stage * layersOnStage, s.model.layers);
+    const int end = std::min(begin + layersOnStage, s.model.layers);
+    const int moe = s.model.moeLayersBefore(end) - s.model.moeLayersBefore(begin);
+    return stageMemory(s, PipelineStage{stage, layersOnStage, moe, stage == 0,
                                         stage == s.strategy.pp - 1});
 }
 
@@ -51,30 +80,47 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     const Workload& w = s.workload;
     const double t = st.tp;
     const int layersOnStage = stage.layers;
-    const double params = stageParamsPerGpu(m, st, stage);
+    const StageParams params = stageParamSplit(m, st, stage);
 
     // Mixed-precision training state (Rajbhandari et al. SC20 §3): 16-bit weights, gradients in
     // the reduction precision, and fp32 master weights + moments (Adam 12 B, SGD-momentum 8 B).
+    // The dense part shards over the ZeRO ranks (DP × CP); routed experts over the expert-data-
+    // parallel ranks (EDP), as Megatron-Core's distributed optimizer does for expert params.
     const double weightB = 2.0;
     const double gradB = bytesPerElement(w.gradReducePrecision);
     const double optB = w.optimizer == Optimizer::Adam ? 12.0 : 8.0;
     const double shard = double(st.zeroShardRanks());
+    const double eshard = double(expertShardRanks(st));
+    auto sharded = [&](double bytesPerParam, int fromStage) {
+        return params.dense * bytesPerParam / (st.zeroStage >= fromStage ? shard : 1.0) +
+               params.expert * bytesPerParam / (st.zeroStage >= fromStage ? eshard : 1.0);
+    };
 
     MemoryBreakdown mem;
-    mem.weightsBytes = params * weightB / (st.zeroStage >= 3 ? shard : 1.0);
-    if (st.zeroStage >= 3 && shard > 1) // the gathered layer in use and the one being prefetched
-        mem.weightsBytes += std::min(2, layersOnStage) * m.paramsPerLayer() / t * weightB;
-    mem.gradsBytes = params * gradB / (st.zeroStage >= 2 ? shard : 1.0);
-    mem.optimizerBytes = params * optB / (st.zeroStage >= 1 ? shard : 1.0);
+    mem.weightsBytes = sharded(weightB, 3);
+    if (st.zeroStage >= 3 && shard > 1) { // the gathered layer in use and the one prefetched
+        const bool moe = stage.moeLayers > 0;
+        const StageParams layer = layerParamsPerGpu(m, st, moe);
+        mem.weightsBytes += std::min(2, layersOnStage) * layer.total() * weightB;
+    }
+    mem.gradsBytes = sharded(gradB, 2);
+    mem.optimizerBytes = sharded(optB, 1);
 
     const int mbs = microBatchesPerStep(s);
-    double act = layerActivationBytes(m, st, w) * layersOnStage *
-                 inFlightMicroBatches(st, mbs, stage.index);
+    const double inFlight = inFlightMicroBatches(st, mbs, stage.index);
+    const int denseL = layersOnStage - stage.moeLayers;
+    double act = (denseL * layerActivationBytes(m, st, w, false) +
+                  stage.moeLayers * layerActivationBytes(m, st, w, true)) *
+                 inFlight;
     if (st.recompute == Recompute::Full && layersOnStage > 0) {
         // Backward recomputes one layer at a time: its full activations exist transiently.
         Strategy none = st;
         none.recompute = Recompute::None;
-        act += layerActivationBytes(m, none, w);
+        act += layerActivationBytes(m, none, w, stage.moeLayers > 0);
+    }
+    if (stage.moeLayers > 0) { // all-to-all send and receive buffers of one layer
+        const double tokens = st.microBatch * double(w.seqLen) / st.cp;
+        act += 2.0 * moeRoutedCopiesPerGpu(m, st, tokens) * double(m.hidden) * 2.0;
     }
     if (stage.last) // fp32 logits of the micro-batch being processed, for the loss
         act += 4.0 * st.microBatch * double(w.seqLen) / st.cp * double(m.vocab) / t;

@@ -47,6 +47,18 @@ struct OpCoster {
                               gpu.calibration.memoryEfficiency};
         return gemmBounds(gpu, p, M, N, K).timeS() + gpu.calibration.kernelLaunchS;
     }
+    /// Grouped GEMM over `groups` experts sharing `rows` token rows (Megatron-Core grouped
+    /// GEMM): every expert's weights are read, and each expert's GEMM has only rows/groups rows,
+    /// so its efficiency is that of the small GEMM (MODEL.md §2 at the real row count).
+    double groupedGemm(double rows, double N, double K, int groups) const {
+        if (rows <= 0 || groups < 1) return 0.0;
+        const double perExpertFlops = 2.0 * (rows / groups) * N * K;
+        const double flops = 2.0 * rows * N * K;
+        const double bytes = groups * K * N * elemBytes + rows * K * elemBytes + rows * N * 2.0;
+        const double compute =
+            flops / (peak * gpu.calibration.gemmEfficiency(perExpertFlops) * gemmScale);
+        return std::max(compute, memoryTime(bytes)) + gpu.calibration.kernelLaunchS;
+    }
     double elementwise(double bytes) const {
         return memoryTime(bytes) + gpu.calibration.kernelLaunchS;
     }

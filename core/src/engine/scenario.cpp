@@ -18,6 +18,10 @@ std::span<const CrossFieldRule> crossFieldRules() {
         {"model.kv_heads", "divides heads; TP divides it (training)"},
         {"model.heads", "divisible by TP"},
         {"model.ffn_hidden", "divisible by TP"},
+        {"model.moe.experts", "divisible by EP; ≥ top_k"},
+        {"model.moe.expert_ffn_hidden", "divisible by ETP"},
+        {"strategy.ep", "divides experts; EP × ETP divides TP × CP × DP; 1 for dense models"},
+        {"strategy.etp", "divides expert_ffn_hidden; 1 for dense models"},
         {"model.vocab", "divisible by TP"},
         {"model.layers", "divisible by PP × VP (or set first/last stage layers)"},
         {"system.tiers.*.gpus", "≥ the tier inside; the last ≥ the scenario's GPUs"},
@@ -30,6 +34,46 @@ std::span<const CrossFieldRule> crossFieldRules() {
     return rules;
 }
 
+namespace {
+
+/// Expert parallelism folds onto the attention grid (Megatron-Core parallel folding): EP × ETP
+/// must divide the TP·CP·DP ranks of a stage, EP the routed experts, ETP the expert width.
+std::optional<std::string> explainInvalidMoe(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    if (st.ep < 1 || st.etp < 1) return "strategy.ep and strategy.etp must be at least 1";
+    if (!m.isMoe()) {
+        if (st.ep != 1 || st.etp != 1)
+            return "strategy.ep = " + str(st.ep) + " and strategy.etp = " + str(st.etp) +
+                   " apply to mixture-of-experts models only; " + m.name +
+                   " is dense: set both to 1";
+        return std::nullopt;
+    }
+    const MoeShape& moe = m.moe;
+    if (moe.topK > moe.experts)
+        return "model.moe.top_k (" + str(moe.topK) + ") cannot exceed model.moe.experts (" +
+               str(moe.experts) + ")";
+    if (moe.experts % st.ep != 0)
+        return "EP=" + str(st.ep) + " does not divide the " + str(moe.experts) +
+               " routed experts (model.moe.experts); choose an EP that divides them";
+    if (moe.expertFfn % st.etp != 0)
+        return "ETP=" + str(st.etp) + " does not divide expert_ffn_hidden " +
+               str(moe.expertFfn) + "; choose an ETP that divides it";
+    if (st.expertDataParallel() == 0) {
+        const long long ranks = 1LL * st.tp * st.cp * st.dp;
+        return "EP × ETP = " + str(st.ep) + "×" + str(st.etp) + " = " +
+               str(1LL * st.ep * st.etp) + " does not divide the TP×CP×DP = " + str(ranks) +
+               " GPUs of a pipeline stage (parallel folding: EP is carved out of DP×CP and "
+               "ETP out of TP); choose EP×ETP dividing " + str(ranks);
+    }
+    if (st.moeNodeLimit < 0) return "strategy.moe_node_limit must be 0 (off) or at least 1";
+    if (!(st.moeCommSmFraction >= 0 && st.moeCommSmFraction < 1))
+        return "strategy.moe_comm_sm_fraction must be in [0, 1)";
+    return std::nullopt;
+}
+
+} // namespace
+
 std::optional<std::string> explainInvalid(const Scenario& s) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
@@ -38,8 +82,9 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
 
     // Model shape.
     if (m.layers < 1) return "model.layers must be at least 1";
-    if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || m.ffnHidden < 1 || m.vocab < 1 ||
-        m.headDim < 1)
+    const bool denseMlp = m.denseLayerCount() > 0;
+    if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || (denseMlp && m.ffnHidden < 1) ||
+        m.vocab < 1 || m.headDim < 1)
         return "model: hidden, heads, kv_heads, head_dim, ffn_hidden and vocab must all be "
                "positive";
     if (m.heads % m.kvHeads != 0)
@@ -103,13 +148,14 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
     if (m.kvHeads % st.tp != 0 && !(inference && st.tp % m.kvHeads == 0))
         return "TP=" + str(st.tp) + " does not divide " + str(m.kvHeads) +
                " KV heads; choose a TP that divides the KV-head count";
-    if (m.ffnHidden % st.tp != 0)
+    if (denseMlp && m.ffnHidden % st.tp != 0)
         return "TP=" + str(st.tp) + " does not divide ffn_hidden " + str(m.ffnHidden);
     if (m.vocab % st.tp != 0)
         return "TP=" + str(st.tp) + " does not divide the vocabulary of " + str(m.vocab) +
                " (pad the vocabulary to a multiple of TP)";
     if (w.seqLen % st.cp != 0)
         return "CP=" + str(st.cp) + " does not divide seq_len " + str(w.seqLen);
+    if (auto why = explainInvalidMoe(s)) return why;
 
     // Pipeline.
     if (st.vp > 1 && st.schedule != PipelineSchedule::Interleaved)

@@ -1,6 +1,8 @@
 // Scenarios and their parts written back as JSON; parseScenario(toJson(s)) reproduces s.
 #include "madmax/scenario_io.hpp"
 
+#include <cmath>
+
 namespace madmax {
 
 using nlohmann::json;
@@ -23,21 +25,44 @@ json linkJson(const LinkCalibration& l) {
 } // namespace
 
 json toJson(const Model& m) {
-    return {{"id", m.id},
-            {"name", m.name},
-            {"source", m.source},
-            {"arch", "dense"},
-            {"layers", m.layers},
-            {"hidden", m.hidden},
-            {"heads", m.heads},
-            {"kv_heads", m.kvHeads},
-            {"head_dim", m.headDim},
-            {"ffn_hidden", m.ffnHidden},
-            {"gated_mlp", m.gatedMlp},
-            {"vocab", m.vocab},
-            {"tied_embeddings", m.tiedEmbeddings},
-            {"causal", m.causal},
-            {"max_seq_len", m.maxSeqLen}};
+    json j = {{"id", m.id},
+              {"name", m.name},
+              {"source", m.source},
+              {"arch", m.arch == ModelArch::Moe ? "moe" : "dense"},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"heads", m.heads},
+              {"gated_mlp", m.gatedMlp},
+              {"vocab", m.vocab},
+              {"tied_embeddings", m.tiedEmbeddings},
+              {"causal", m.causal},
+              {"max_seq_len", m.maxSeqLen},
+              {"sliding_window", m.slidingWindow},
+              {"sliding_window_every", m.slidingWindowEvery}};
+    if (m.ffnHidden > 0) j["ffn_hidden"] = m.ffnHidden;
+    if (m.mla) {
+        const MlaShape& a = m.mlaShape;
+        j["mla"] = {{"q_lora_rank", a.qLoraRank},
+                    {"kv_lora_rank", a.kvLoraRank},
+                    {"qk_nope_head_dim", a.qkNopeDim},
+                    {"qk_rope_head_dim", a.qkRopeDim},
+                    {"v_head_dim", a.vHeadDim}};
+    } else {
+        j["kv_heads"] = m.kvHeads;
+        j["head_dim"] = m.headDim;
+    }
+    if (m.arch == ModelArch::Moe) {
+        const MoeShape& e = m.moe;
+        j["moe"] = {{"experts", e.experts},
+                    {"top_k", e.topK},
+                    {"expert_ffn_hidden", e.expertFfn},
+                    {"shared_experts", e.sharedExperts},
+                    {"dense_layers", e.denseLayers},
+                    {"moe_layer_freq", e.layerFreq},
+                    {"capacity_factor", e.capacityFactor},
+                    {"load_imbalance", e.loadImbalance}};
+    }
+    return j;
 }
 
 json toJson(const Gpu& g) {
@@ -62,6 +87,7 @@ json toJson(const Gpu& g) {
           {"decode_memory_efficiency", c.decodeMemoryEfficiency},
           {"decode_kernel_overhead_us", c.decodeKernelOverheadS * 1e6},
           {"kv_cache_fraction", c.kvCacheFraction},
+          {"all_to_all_overhead_us", std::round(c.allToAllOverheadS * 1e12) / 1e6}, // to 1 ps
           {"reference_attention", std::string(toString(c.referenceAttention))}}},
         {"links", {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},
         {"power_w", g.powerW}};
@@ -106,6 +132,13 @@ json toJson(const Strategy& st) {
             {"bucket_mb", st.bucketBytes / 1e6},
             {"recompute", std::string(toString(st.recompute))},
             {"schedule", std::string(toString(st.schedule))},
+            {"ep", st.ep},
+            {"etp", st.etp},
+            {"moe_dispatcher", st.dispatcher == MoeDispatcher::DeepEp ? "deepep" : "all_to_all"},
+            {"moe_a2a_overlap", st.moeA2aOverlap},
+            {"moe_fp8_dispatch", st.moeFp8Dispatch},
+            {"moe_node_limit", st.moeNodeLimit},
+            {"moe_comm_sm_fraction", st.moeCommSmFraction},
             {"first_stage_layers", st.firstStageLayers},
             {"last_stage_layers", st.lastStageLayers},
             {"placement", placement}};

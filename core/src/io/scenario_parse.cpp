@@ -66,26 +66,112 @@ template <class T> void readIdentity(ObjectReader& r, T& out) {
 
 } // namespace
 
+namespace {
+
+MoeShape parseMoe(const json& j, const std::string& file, const std::string& path) {
+    ObjectReader r(j, file, path);
+    MoeShape moe;
+    moe.experts = int(r.integer("experts", 1, 1 << 16));
+    moe.topK = int(r.integer("top_k", 1, 1 << 16));
+    moe.expertFfn = r.integer("expert_ffn_hidden", 1, 1LL << 32);
+    moe.sharedExperts = int(r.integer("shared_experts", 0, 1 << 16, 0));
+    moe.denseLayers = int(r.integer("dense_layers", 0, 100000, 0));
+    moe.layerFreq = int(r.integer("moe_layer_freq", 1, 100000, 1));
+    moe.capacityFactor = r.number("capacity_factor", 0, 1e4, 0.0);
+    r.record("capacity_factor", "0 (or absent) = dropless; else ≥ 1: tokens per expert × the mean");
+    if (moe.capacityFactor > 0 && moe.capacityFactor < 1)
+        r.fail("capacity_factor", "must be 0 (dropless) or at least 1, got " +
+                                      std::to_string(moe.capacityFactor));
+    moe.loadImbalance = r.number("load_imbalance", 1, 1e4, 1.0);
+    r.record("load_imbalance",
+             "≥ 1: max/mean tokens per expert (1 = force-balanced benchmark routing; learned "
+             "routing 1.1-1.5)");
+    r.ignore("routing");
+    r.ignore("notes");
+    if (moe.topK > moe.experts)
+        r.fail("top_k", "top_k (" + std::to_string(moe.topK) + ") cannot exceed experts (" +
+                            std::to_string(moe.experts) + ")");
+    r.finish();
+    return moe;
+}
+
+MlaShape parseMla(const json& j, const std::string& file, const std::string& path) {
+    ObjectReader r(j, file, path);
+    MlaShape m;
+    m.qLoraRank = r.integer("q_lora_rank", 0, 1LL << 24, 0);
+    m.kvLoraRank = r.integer("kv_lora_rank", 1, 1LL << 24);
+    m.qkNopeDim = r.integer("qk_nope_head_dim", 1, 1 << 20);
+    m.qkRopeDim = r.integer("qk_rope_head_dim", 0, 1 << 20);
+    m.vHeadDim = r.integer("v_head_dim", 1, 1 << 20);
+    r.ignore("notes");
+    r.finish();
+    return m;
+}
+
+} // namespace
+
 Model parseModel(const json& j, const std::string& file, const std::string& path) {
     ObjectReader r(j, file, path);
     Model m;
     readIdentity(r, m);
     r.ignore("params_billion");
-    r.choice("arch", {"dense"}, "dense");
+    r.ignore("active_params_billion");
+    const std::string arch = r.choice("arch", {"dense", "moe"}, "dense");
+    m.arch = arch == "moe" ? ModelArch::Moe : ModelArch::Dense;
     m.layers = int(r.integer("layers", 1, 100000));
     m.hidden = r.integer("hidden", 1, 1LL << 30);
     m.heads = int(r.integer("heads", 1, 1 << 20));
-    m.kvHeads = int(r.integer("kv_heads", 1, 1 << 20, m.heads));
-    if (!r.has("head_dim") && m.hidden % m.heads != 0)
-        r.fail("head_dim", "hidden (" + std::to_string(m.hidden) + ") is not divisible by heads (" +
-                               std::to_string(m.heads) + "); give head_dim explicitly");
-    m.headDim = r.integer("head_dim", 1, 1 << 20, m.hidden / m.heads);
-    m.ffnHidden = r.integer("ffn_hidden", 1, 1LL << 32);
+    if (r.has("mla")) {
+        m.mla = true;
+        m.mlaShape = parseMla(r.raw("mla"), file, r.pathOf("mla"));
+        if (r.has("kv_heads"))
+            r.fail("kv_heads", "MLA attention has no separate KV heads (every head reads the "
+                               "shared latent); remove kv_heads");
+        r.ignore("kv_heads");
+        m.kvHeads = m.heads;
+        if (r.has("head_dim"))
+            r.fail("head_dim", "MLA attention sets its head dimensions in mla "
+                               "(qk_nope_head_dim, qk_rope_head_dim, v_head_dim); remove head_dim");
+        r.ignore("head_dim");
+        m.headDim = m.mlaShape.qkNopeDim + m.mlaShape.qkRopeDim;
+    } else {
+        r.ignore("mla");
+        m.kvHeads = int(r.integer("kv_heads", 1, 1 << 20, m.heads));
+        if (!r.has("head_dim") && m.hidden % m.heads != 0)
+            r.fail("head_dim", "hidden (" + std::to_string(m.hidden) +
+                                   ") is not divisible by heads (" + std::to_string(m.heads) +
+                                   "); give head_dim explicitly");
+        m.headDim = r.integer("head_dim", 1, 1 << 20, m.hidden / m.heads);
+    }
+    if (m.arch == ModelArch::Moe) {
+        if (!r.has("moe"))
+            r.fail("moe", "arch \"moe\" needs a moe block: experts, top_k, expert_ffn_hidden "
+                          "(and optionally shared_experts, dense_layers, moe_layer_freq, "
+                          "capacity_factor, load_imbalance)");
+        m.moe = parseMoe(r.raw("moe"), file, r.pathOf("moe"));
+        if (m.moe.denseLayers >= m.layers)
+            r.fail("moe", "moe.dense_layers (" + std::to_string(m.moe.denseLayers) +
+                              ") leaves no MoE layer among the " + std::to_string(m.layers) +
+                              " layers; use arch \"dense\" or fewer dense layers");
+    } else if (r.has("moe")) {
+        r.fail("moe", "a moe block needs arch \"moe\"");
+    } else {
+        r.ignore("moe");
+    }
+    // A dense MLP exists unless every layer is MoE; only then may ffn_hidden be absent.
+    const bool denseMlp = !m.isMoe() || m.moeLayerCount() < m.layers;
+    if (denseMlp || r.has("ffn_hidden"))
+        m.ffnHidden = r.integer("ffn_hidden", 1, 1LL << 32);
+    else
+        r.ignore("ffn_hidden");
     m.gatedMlp = r.boolean("gated_mlp", false);
     m.vocab = r.integer("vocab", 1, 1LL << 32);
     m.tiedEmbeddings = r.boolean("tied_embeddings", false);
     m.causal = r.boolean("causal", true);
     m.maxSeqLen = r.integer("max_seq_len", 0, 1LL << 32, 0);
+    m.slidingWindow = r.integer("sliding_window", 0, 1LL << 32, 0);
+    r.record("sliding_window", "0 = none; else keys a query sees in windowed layers");
+    m.slidingWindowEvery = int(r.integer("sliding_window_every", 1, 100000, 1));
     if (m.kvHeads > m.heads)
         r.fail("kv_heads", "cannot exceed heads (" + std::to_string(m.heads) + ")");
     r.finish();
@@ -128,6 +214,7 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
             c.number("decode_memory_efficiency", 0, 1, cal.memoryEfficiency, true);
         cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
         cal.kvCacheFraction = c.number("kv_cache_fraction", 0, 1, 0.9, true);
+        cal.allToAllOverheadS = c.number("all_to_all_overhead_us", 0, 1e5, 25.0) * 1e-6;
         cal.referenceAttention =
             *parseAttentionKernel(c.choice("reference_attention", {"flash", "unfused"}, "flash"));
         c.ignore("notes");
@@ -220,6 +307,15 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
     st.schedule = *parsePipelineSchedule(
         r.choice("schedule", {"1f1b", "interleaved"}, st.vp > 1 ? "interleaved" : "1f1b"));
+    st.ep = int(r.integer("ep", 1, 1 << 20, 1));
+    st.etp = int(r.integer("etp", 1, 1 << 20, 1));
+    st.dispatcher = r.choice("moe_dispatcher", {"all_to_all", "deepep"}, "all_to_all") == "deepep"
+                        ? MoeDispatcher::DeepEp
+                        : MoeDispatcher::AllToAll;
+    st.moeA2aOverlap = r.boolean("moe_a2a_overlap", false);
+    st.moeFp8Dispatch = r.boolean("moe_fp8_dispatch", false);
+    st.moeNodeLimit = int(r.integer("moe_node_limit", 0, 1 << 20, 0));
+    st.moeCommSmFraction = r.number("moe_comm_sm_fraction", 0, 0.9, 0.15);
     st.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000, 0));
     st.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000, 0));
     if (r.has("placement")) {

@@ -1,17 +1,37 @@
 #include "madmax/flops.hpp"
 
+#include <algorithm>
+
 namespace madmax {
 
+double attentionGemmFlopsPerToken(const Model& m) {
+    // Every projection weight is used once per token: 2 FLOPs per weight (norms excluded).
+    const double norms = m.mla ? double(m.hidden + m.mlaShape.kvLoraRank + m.mlaShape.qLoraRank)
+                               : double(m.hidden);
+    return 2.0 * (m.attentionParamsPerLayer() - norms);
+}
+
 double layerGemmFlopsPerToken(const Model& m) {
-    const double h = double(m.hidden), d = double(m.headDim), f = double(m.ffnHidden);
-    const double qkv = 2.0 * h * (m.heads * d + 2.0 * m.kvHeads * d);
-    const double out = 2.0 * m.heads * d * h;
-    const double mlp = (m.gatedMlp ? 6.0 : 4.0) * h * f;
-    return qkv + out + mlp;
+    return attentionGemmFlopsPerToken(m) + (m.gatedMlp ? 6.0 : 4.0) * double(m.hidden) *
+                                               double(m.ffnHidden);
+}
+
+double moeLayerGemmFlopsPerToken(const Model& m) {
+    const double h = double(m.hidden);
+    const double experts = double(m.moe.topK + m.moe.sharedExperts) * 2.0 * m.expertParams();
+    return attentionGemmFlopsPerToken(m) + experts + 2.0 * h * m.moe.experts; // + router
+}
+
+double windowedLayerFraction(const Model& m) {
+    if (m.slidingWindow <= 0) return 0.0;
+    return double((m.layers + m.slidingWindowEvery - 1) / m.slidingWindowEvery) / m.layers;
 }
 
 double attentionFlopsPerToken(const Model& m, double context) {
-    return 4.0 * context * m.heads * double(m.headDim);
+    const double perKey = 2.0 * m.heads * double(m.qkHeadDim() + m.vHeadDim());
+    const double frac = windowedLayerFraction(m);
+    const double windowed = std::min(context, double(m.slidingWindow));
+    return perKey * ((1.0 - frac) * context + frac * windowed);
 }
 
 double lmHeadFlopsPerToken(const Model& m) {
@@ -19,8 +39,12 @@ double lmHeadFlopsPerToken(const Model& m) {
 }
 
 namespace {
+double layersGemmFlopsPerToken(const Model& m) {
+    const int moeL = m.moeLayerCount();
+    return (m.layers - moeL) * layerGemmFlopsPerToken(m) + moeL * moeLayerGemmFlopsPerToken(m);
+}
 double forwardFlopsPerToken(const Model& m, double seqLen) {
-    return m.layers * (layerGemmFlopsPerToken(m) + attentionFlopsPerToken(m, seqLen)) +
+    return layersGemmFlopsPerToken(m) + m.layers * attentionFlopsPerToken(m, seqLen) +
            lmHeadFlopsPerToken(m);
 }
 } // namespace
@@ -33,7 +57,7 @@ double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, R
     const double tokens = globalBatch * seqLen;
     double extra = 0;
     if (r == Recompute::Full)
-        extra = m.layers * (layerGemmFlopsPerToken(m) + attentionFlopsPerToken(m, seqLen));
+        extra = layersGemmFlopsPerToken(m) + m.layers * attentionFlopsPerToken(m, seqLen);
     else if (r == Recompute::Selective)
         extra = m.layers * attentionFlopsPerToken(m, seqLen);
     return modelFlopsPerStep(m, globalBatch, seqLen) + tokens * extra;

@@ -89,16 +89,53 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
             {"tiers", tiers}};
 }
 
-/// The case's transformer shape (kv_heads null: multi-head attention).
-json modelFor(const json& m) {
-    return {{"name", m.at("name")},
-            {"layers", m.at("layers")},
-            {"hidden", m.at("hidden")},
-            {"heads", m.at("heads")},
-            {"kv_heads", isNull(m, "kv_heads") ? m.at("heads") : m.at("kv_heads")},
-            {"ffn_hidden", m.at("ffn_hidden")},
-            {"gated_mlp", m.value("gated_mlp", false)},
-            {"vocab", m.at("vocab")}};
+/// The model preset with the case's shape (arch, layers, hidden, heads), if any: the published
+/// tables omit head dimensions, MLA ranks and attention windows, which the preset takes from the
+/// model's released config (README "Validation").
+const json* shapePresetFor(const json& m, const PresetLibrary& lib) {
+    for (const Preset* p : lib.list(PresetKind::Model)) {
+        const json& j = p->json;
+        if (j.value("arch", "dense") == m.value("arch", "dense") &&
+            j.value("layers", -1) == m.value("layers", -2) &&
+            j.value("hidden", -1) == m.value("hidden", -2) &&
+            j.value("heads", -1) == m.value("heads", -2))
+            return &j;
+    }
+    return nullptr;
+}
+
+/// The case's transformer shape (kv_heads null: multi-head attention, or MLA for a preset that
+/// has it); MoE cases add their moe block.
+json modelFor(const json& m, const PresetLibrary& lib) {
+    json out = {{"name", m.at("name")},
+                {"layers", m.at("layers")},
+                {"hidden", m.at("hidden")},
+                {"heads", m.at("heads")},
+                {"gated_mlp", m.value("gated_mlp", false)},
+                {"vocab", m.at("vocab")}};
+    const json* preset = shapePresetFor(m, lib);
+    if (preset && preset->contains("mla")) {
+        out["mla"] = preset->at("mla");
+    } else {
+        out["kv_heads"] = isNull(m, "kv_heads") ? m.at("heads") : m.at("kv_heads");
+        if (preset && preset->contains("head_dim")) out["head_dim"] = preset->at("head_dim");
+    }
+    if (preset)
+        for (const char* key : {"sliding_window", "sliding_window_every"})
+            if (preset->contains(key)) out[key] = preset->at(key);
+    if (!isNull(m, "ffn_hidden")) out["ffn_hidden"] = m.at("ffn_hidden");
+    if (m.value("arch", "dense") == "moe") {
+        const json& e = m.at("moe");
+        out["arch"] = "moe";
+        // Routing: every MoE row here is force-balanced (load imbalance 1.0, the default).
+        json moe = {{"experts", e.at("experts")},
+                    {"top_k", e.at("top_k")},
+                    {"expert_ffn_hidden", e.at("expert_ffn_hidden")}};
+        for (const char* key : {"shared_experts", "dense_layers", "moe_layer_freq", "capacity_factor"})
+            if (!isNull(e, key)) moe[key] = e.at(key);
+        out["moe"] = moe;
+    }
+    return out;
 }
 
 } // namespace
@@ -109,7 +146,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     const json& par = c.at("parallel");
     const int gpus = intField(sys, "gpus", 0, "system");
 
-    const json model = modelFor(m);
+    const json model = modelFor(m, lib);
 
     const int tp = intField(par, "tp", 1, "parallel"), pp = intField(par, "pp", 1, "parallel"),
               cp = intField(par, "cp", 1, "parallel");
@@ -125,6 +162,13 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                      {"sequence_parallel", isNull(par, "sequence_parallel")
                                                ? json(tp > 1)
                                                : par.at("sequence_parallel")}};
+    if (model.value("arch", "dense") == "moe") {
+        strategy["ep"] = intField(par, "ep", 1, "parallel");
+        strategy["etp"] = intField(par, "etp", 1, "parallel");
+        // Megatron-Bridge's MoE recipes use the flex dispatcher (DeepEP / HybridEP): tokens
+        // cross the network once per destination node (README "Validation").
+        strategy["moe_dispatcher"] = "deepep";
+    }
     const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
     int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
     if (pp > 1) {
@@ -153,7 +197,17 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                      {"attention", attention}};
     json doc = {{"name", c.at("id")}, {"model", model},       {"system", system},
                 {"gpus", gpus},       {"strategy", strategy}, {"workload", workload}};
-    return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
+    const std::string where = file + ": case " + c.at("id").get<std::string>();
+    if (!isNull(par, "recompute")) return parseScenario(doc, where);
+    // Recompute not published: the run did fit in memory, so take the least recompute under
+    // which it fits (none, then selective, then full) — README "Validation".
+    Scenario out;
+    for (const char* r : {"none", "selective", "full"}) {
+        doc["strategy"]["recompute"] = r;
+        out = parseScenario(doc, where);
+        if (peakMemory(out).fits()) break;
+    }
+    return out;
 }
 
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
@@ -162,7 +216,7 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
     const json& sys = c.at("system");
     const json& inf = c.at("inference");
     const int gpus = intField(sys, "gpus", 0, "system");
-    const json model = modelFor(m);
+    const json model = modelFor(m, lib);
     const int tp = intField(inf, "tp", 1, "inference"), pp = intField(inf, "pp", 1, "inference");
     const int replicas =
         intField(inf, "replicas", dataParallelDegree(gpus, tp, pp, 1), "inference");
@@ -309,6 +363,38 @@ void checkCase(const json& c, std::size_t i, const std::string& file) {
 
 } // namespace
 
+/// A MoE dispatch/combine benchmark (DeepEP): tokens per rank to top-k experts over EP ranks.
+/// Normal kernels forward once per destination node (dedup), low-latency kernels send every
+/// copy directly. Predicts the per-call latency or DeepEP's "bottleneck bandwidth": the logical
+/// bytes over the bottleneck link class (local-rank traffic included) per second.
+static void predictMoeAllToAll(const json& c, const PresetLibrary& lib, const std::string& file,
+                        std::size_t i, CaseOutcome& o) {
+    const json& col = c.at("collective");
+    const json& sys = c.at("system");
+    const int n = intField(col, "ep", intField(col, "gpus", 0, "collective", 2), "collective", 2);
+    Scenario dummy;
+    dummy.system =
+        parseSystem(systemFor(sys, lib, n), file, "cases[" + std::to_string(i) + "].system");
+    const std::string phase = col.value("phase", "dispatch");
+    const std::string dtype =
+        phase == "dispatch" ? col.value("dispatch_dtype", "bf16") : col.value("combine_dtype", "bf16");
+    const double hidden = intField(col, "hidden", 0, "collective");
+    MoeA2aRequest req;
+    req.tokens = intField(col, "tokens_per_rank", 0, "collective");
+    req.topK = intField(col, "top_k", 1, "collective");
+    // FP8: one byte per element plus an fp32 scale per 128 channels (DeepEP); else 2 bytes.
+    req.bytesPerToken = dtype == "fp8" ? hidden * (1.0 + 4.0 / 128.0) : 2.0 * hidden;
+    req.dedupPerNode = col.value("kernel", "normal") == "normal";
+    req.overheadS = dummy.system.gpu.calibration.allToAllOverheadS;
+    const MoeA2aTraffic t = moeAllToAll(dummy.system, layoutGroup(dummy.system, n, 1), req);
+    if (o.metric == "latency_s")
+        o.predicted = t.timeS;
+    else if (o.metric == "a2a_bottleneck_gbps")
+        o.predicted = t.logicalBytes / t.timeS / 1e9;
+    else
+        o.skipped = "metric " + o.metric + " is not predicted for all-to-all";
+}
+
 ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                                const std::string& file) {
     if (schemaOf(dataset) != "madmax-validation/1")
@@ -338,7 +424,9 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
             if (o.kind == "collective") {
                 const json& col = c.at("collective");
                 const std::string op = col.at("op").get<std::string>();
-                if (op != "all_reduce") {
+                if (op == "all_to_all") {
+                    predictMoeAllToAll(c, lib, file, i, o);
+                } else if (op != "all_reduce") {
                     o.skipped = "collective " + op + " is not modelled for validation yet";
                 } else {
                     const int n = intField(col, "gpus", 0, "collective", 2);
@@ -358,7 +446,7 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                 }
             } else if (o.kind == "training") {
                 const std::string arch = c.at("model").at("arch").get<std::string>();
-                if (arch != "dense") {
+                if (arch != "dense" && arch != "moe") {
                     o.skipped =
                         arch +
                         " training is not modelled yet (MoE and DLRM arrive with their issues)";
