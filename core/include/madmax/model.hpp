@@ -113,7 +113,8 @@ struct Model {
     double embeddingParams() const { return double(vocab) * double(hidden); }
     double lmHeadParams() const { return tiedEmbeddings ? 0.0 : double(vocab) * double(hidden); }
     double totalParams() const;
-    /// Parameters one token's forward pass uses (MoE: k routed + shared experts per layer).
+    /// Parameters one token's forward pass multiplies (MoE: k routed + shared experts per
+    /// layer; the embedding is a lookup, not counted; the LM head is).
     double activeParams() const;
     /// Bytes per token of the KV cache per layer at `bytesPerElement` (MLA: latent + rope key).
     double kvCacheElementsPerTokenPerLayer() const;

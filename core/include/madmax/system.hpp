@@ -25,6 +25,10 @@ struct ComputeCalibration {
     double decodeKernelOverheadS = 1.5e-6;
     /// Serving: fraction of the memory left after weights that the engine gives the KV cache.
     double kvCacheFraction = 0.9;
+    /// Host (CPU) time to issue one kernel from an eager framework (PyTorch + Megatron/TE op
+    /// dispatch and launch). The host runs ahead of the GPU except across a host sync; where it
+    /// is slower the GPU idles (MoE layers: many small kernels and a sync per layer).
+    double hostOpS = 0;
     /// Fixed cost of one MoE dispatch/combine kernel call (launch, barrier, layout exchange).
     double allToAllOverheadS = 25e-6;
     /// The attention kernel of the published runs this calibration was fitted to; validation

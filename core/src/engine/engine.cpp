@@ -83,15 +83,26 @@ struct Shape {
 /// Durations of the ops of one layer, forward direction.
 struct LayerCosts {
     double norm, qkv, attention, attentionBwd, outProj, residual, mlpUp, activation, mlpDown;
+    double mlaUp; ///< MLA: the up-projections from the latents (part of qkv)
     double tpComm; ///< one TP collective (all-reduce, or reduce-scatter / all-gather with SP)
     double cpComm; ///< all-gather of K and V over the CP group (reduce-scatter of dK, dV back)
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
     // MoE layer (forward direction; the backward GEMMs cost twice).
     double router, permute, expertUp, expertAct, expertDown, unpermute, shared;
     double dispatch, combine; ///< one all-to-all each (backward: both in 16-bit, as combine)
+    int expertKernels;        ///< launches of one grouped GEMM: per local expert (+ FP8 casts)
     double fsdpGatherMoe, fsdpReduceMoe;
     MoeA2aTraffic dispatchTraffic, combineTraffic;
 };
+
+/// MLA's up-projections: queries from their latent, per-head K and V from the KV latent.
+double mlaUpProjections(const Model& m, const Shape& sh, const OpCoster& oc) {
+    const MlaShape& a = m.mlaShape;
+    const double heads = m.heads / sh.t;
+    return oc.gemm(sh.T, heads * double(a.qkNopeDim + a.qkRopeDim),
+                   a.qLoraRank > 0 ? double(a.qLoraRank) : sh.h) +
+           oc.gemm(sh.T, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank));
+}
 
 double attentionProjections(const Model& m, const Shape& sh, const OpCoster& oc) {
     if (!m.mla) return oc.gemm(sh.T, sh.qDim + 2.0 * sh.kvDim, sh.h);
@@ -117,13 +128,20 @@ void moeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Grou
     const double fe = double(moe.expertFfn) / st.etp;
     const double up = (m.gatedMlp ? 2.0 : 1.0) * fe;
     const int local = moe.experts / st.ep;
-    c.router = oc.gemm(sh.T, double(moe.experts), sh.h) + oc.elementwise(sh.T * moe.experts * 8.0);
+    // A single expert needs no router and no permutation: the block is a dense MLP.
+    const bool routed = moe.experts > 1;
+    c.router = routed ? oc.gemm(sh.T, double(moe.experts), sh.h) +
+                            oc.elementwise(sh.T * moe.experts * 8.0)
+                      : 0.0;
     // Permute: gather each copy's row into expert order; unpermute: scatter back, weighted sum.
-    c.permute = oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act);
+    c.permute = routed ? oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act) : 0.0;
     c.expertUp = oc.groupedGemm(sh.moeCopies, up, sh.h, local);
     c.expertAct = oc.elementwise((up + fe) * sh.moeCopies * act);
     c.expertDown = oc.groupedGemm(sh.moeCopies, sh.h, fe, local);
-    c.unpermute = oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act);
+    c.unpermute = c.permute;
+    // Grouped GEMMs run one GEMM per local expert (Transformer Engine GroupedLinear), each
+    // with a quantisation kernel of its input below 16 bits.
+    c.expertKernels = local * (bytesPerElement(w.precision) < 2.0 ? 2 : 1);
     if (moe.sharedExperts > 0) {
         const double fs = double(moe.sharedExperts) * moe.expertFfn / sh.t;
         const double sUp = (m.gatedMlp ? 2.0 : 1.0) * fs;
@@ -165,6 +183,7 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     const double act = 2.0; // 16-bit activations
     c.norm = oc.elementwise(2.0 * sh.hSp * act);
     c.qkv = attentionProjections(m, sh, oc);
+    if (m.mla) c.mlaUp = mlaUpProjections(m, sh, oc);
     const double heads = m.heads / sh.t;
     if (w.attention == AttentionKernel::Flash) {
         // FlashAttention (Dao 2022): causal kernels skip the masked half; the backward pass
@@ -208,12 +227,16 @@ class LayerBuilder {
   public:
     LayerBuilder(StreamSim& sim, const Strategy& st) : sim_(sim), st_(st) {}
 
-    int compute(const char* label, double dur, Phase phase) {
+    /// `kernels`: launches the host issues for it; `hostSync`: the host waits for it to finish.
+    int compute(const char* label, double dur, Phase phase, int kernels = 1,
+                bool hostSync = false) {
         SimOp op;
         op.label = label;
         op.lane = Lane::Compute;
         op.phase = phase;
         op.durationS = dur;
+        op.kernels = kernels;
+        op.hostSync = hostSync;
         op.deps = {lastCompute_, waitBeforeNext_};
         waitBeforeNext_ = waitAfterNext_;
         waitAfterNext_ = -1;
@@ -333,8 +356,10 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) 
     b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
     b.compute("output projection (bwd)", 2.0 * c.outProj, Phase::Backward);
-    if (st.recompute == Recompute::Selective)
+    if (st.recompute == Recompute::Selective) {
+        if (s.model.mla) b.compute("MLA up-projections (recompute)", c.mlaUp, Phase::Recompute);
         b.compute("attention core (recompute)", c.attention, Phase::Recompute);
+    }
     if (st.cp > 1)
         b.besideNext("CP reduce-scatter dK,dV", Lane::Comm, c.cpComm, ParallelDim::CP,
                      Collective::ReduceScatter);
@@ -367,7 +392,8 @@ void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     const bool overlap = s.strategy.moeA2aOverlap;
     b.compute("residual + norm (MoE)", c.residual + c.norm, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
-    b.compute("router", c.router, phase);
+    // Dropless routing sizes the buffers from the token counts: the host waits for the router.
+    b.compute("router", c.router, phase, 4, s.model.moe.capacityFactor <= 0);
     b.compute("permute tokens", c.permute, phase);
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all", Lane::Comm, c.dispatch, ParallelDim::EP,
@@ -377,9 +403,9 @@ void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
         moeA2a(b, s, "EP dispatch all-to-all", c.dispatch);
         if (c.shared > 0) b.compute("shared experts", c.shared, phase);
     }
-    b.compute("expert up GEMMs", c.expertUp, phase);
+    b.compute("expert up GEMMs", c.expertUp, phase, c.expertKernels);
     b.compute("expert activation", c.expertAct, phase);
-    b.compute("expert down GEMMs", c.expertDown, phase);
+    b.compute("expert down GEMMs", c.expertDown, phase, c.expertKernels);
     moeA2a(b, s, "EP combine all-to-all", c.combine);
     b.compute("unpermute + combine", c.unpermute, phase);
     smContention(b, s, c.dispatch + c.combine, phase);
@@ -396,9 +422,12 @@ void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
     b.compute("unpermute + combine (bwd)", c.unpermute, Phase::Backward);
     // The output gradients travel back to the experts (combine's mirror), 16-bit.
     moeA2a(b, s, "EP combine all-to-all (bwd)", c.combine);
-    b.compute("expert down GEMMs (bwd)", 2.0 * c.expertDown, Phase::Backward);
+    if (s.strategy.recompute == Recompute::Selective)
+        b.compute("expert activation (recompute)", c.expertAct, Phase::Recompute);
+    b.compute("expert down GEMMs (bwd)", 2.0 * c.expertDown, Phase::Backward,
+              2 * c.expertKernels);
     b.compute("expert activation (bwd)", 2.0 * c.expertAct, Phase::Backward);
-    b.compute("expert up GEMMs (bwd)", 2.0 * c.expertUp, Phase::Backward);
+    b.compute("expert up GEMMs (bwd)", 2.0 * c.expertUp, Phase::Backward, 2 * c.expertKernels);
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all (bwd)", Lane::Comm, c.combine, ParallelDim::EP,
                      Collective::AllToAll);
@@ -619,18 +648,23 @@ struct LayerSchedule {
 void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out) {
     const Model& m = s.model;
     out.costs = layerCosts(s, ctx.shape, ctx.oc, ctx.groups);
+    const double hostOp = s.system.gpu.calibration.hostOpS;
+    auto run = [&](StreamSim& sim) {
+        sim.run();
+        sim.addHostStalls(hostOp, "host launch stalls");
+    };
     if (m.denseLayerCount() > 0) {
         const int dense = m.isMoe() && m.isMoeLayer(0) ? m.moe.denseLayers + 1 : 0;
         buildForward(out.fwd, s, out.costs, dense);
         buildBackward(out.bwd, s, out.costs, dense);
-        out.fwd.run();
-        out.bwd.run();
+        run(out.fwd);
+        run(out.bwd);
     }
     if (m.isMoe()) {
         buildForward(out.moeFwd, s, out.costs, m.moe.denseLayers);
         buildBackward(out.moeBwd, s, out.costs, m.moe.denseLayers);
-        out.moeFwd.run();
-        out.moeBwd.run();
+        run(out.moeFwd);
+        run(out.moeBwd);
     }
     out.edge = edgeCosts(s, ctx.shape, ctx.oc, ctx.groups);
 }
@@ -724,71 +758,74 @@ struct SyncGroups {
     int shardRanks;
 };
 
-/// Data-parallel gradient reduction and (ZeRO-1/2) parameter gathering of `params` per GPU,
-/// once per step; returns the exposed seconds.
-double syncParams(const Scenario& s, const StepContext& ctx, const StagePass& crit,
-                  double params, const SyncGroups& g, CommTable& comm) {
+/// Serialized data-parallel traffic of one set of parameters, once per step.
+struct SyncTraffic {
+    double reduceScatter = 0; ///< in the backward window (ZeRO-1/2), per pass
+    double allReduce = 0;     ///< in the backward window (per pass for ZeRO-1/2)
+    double allGather = 0;     ///< ZeRO-1/2: updated weights, in the next forward's window
+    int buckets = 0;
+};
+
+SyncTraffic syncTraffic(const Scenario& s, double params, const SyncGroups& g) {
     const Strategy& st = s.strategy;
-    if (g.reduce.size <= 1 || params <= 0) return 0.0;
+    SyncTraffic t;
+    if (g.reduce.size <= 1 || params <= 0) return t;
     const double gradBytes = params * bytesPerElement(s.workload.gradReducePrecision);
     const int shard = g.shardRanks;
-    const int buckets = std::max(1, int(std::ceil(gradBytes / st.bucketBytes)));
-    const double bucket = gradBytes / buckets;
-    const double lastBackward = crit.bwd;
-    auto exposedOf = [&](double total, double overlapS) {
-        return st.dpOverlap ? bucketedExposed(total, buckets, overlapS) : total;
-    };
-
+    t.buckets = std::max(1, int(std::ceil(gradBytes / st.bucketBytes)));
+    const double bucket = gradBytes / t.buckets;
     if (st.zeroStage == 0) {
-        const double total =
-            buckets * collectiveTime(s.system, g.reduce, Collective::AllReduce, bucket);
-        const double exposed = exposedOf(total, lastBackward);
-        addComm(comm, ParallelDim::DP, Collective::AllReduce, total, exposed);
-        return exposed;
+        t.allReduce = t.buckets * collectiveTime(s.system, g.reduce, Collective::AllReduce, bucket);
+    } else if (st.zeroStage <= 2) {
+        // Reduce-scatter gradients (ZeRO-2: after every micro-batch); then all-reduce across
+        // hybrid replicas; the updated 16-bit weights are all-gathered back.
+        t.reduceScatter =
+            t.buckets * collectiveTime(s.system, g.shard, Collective::ReduceScatter, bucket);
+        t.allReduce = t.buckets * collectiveTime(s.system, g.replicas, Collective::AllReduce,
+                                                 bucket / shard);
+        t.allGather = t.buckets * collectiveTime(s.system, g.shard, Collective::AllGather,
+                                                 params * 2.0 / t.buckets);
+    } else if (g.replicas.size > 1) {
+        // FSDP's per-layer traffic is in the layer simulation; hybrid sharding adds an
+        // all-reduce of the gradient shards across replicas at the end.
+        t.allReduce = collectiveTime(s.system, g.replicas, Collective::AllReduce, gradBytes / shard);
+        t.buckets = 1;
     }
-    if (st.zeroStage <= 2) {
-        // Reduce-scatter gradients (ZeRO-2: after every micro-batch, hidden behind its
-        // backward except the tail); then all-reduce across hybrid replicas.
-        const double rsOne = collectiveTime(s.system, g.shard, Collective::ReduceScatter, bucket);
-        const double arOne =
-            collectiveTime(s.system, g.replicas, Collective::AllReduce, bucket / shard);
-        const int passes = st.zeroStage == 2 ? ctx.microBatches : 1;
-        const double exposed = passes * exposedOf(buckets * (rsOne + arOne), lastBackward);
-        addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * buckets * rsOne,
-                exposed * (rsOne / (rsOne + arOne)));
-        addComm(comm, ParallelDim::DP, Collective::AllReduce, passes * buckets * arOne,
-                exposed * (arOne / (rsOne + arOne)));
-        // Updated 16-bit weights are all-gathered back, overlapping the next forward.
-        const double agTotal = buckets * collectiveTime(s.system, g.shard, Collective::AllGather,
-                                                        params * 2.0 / buckets);
-        const double agExposed = exposedOf(agTotal, crit.fwd);
-        addComm(comm, ParallelDim::DP, Collective::AllGather, agTotal, agExposed);
-        return exposed + agExposed;
-    }
-    if (g.replicas.size <= 1) return 0.0;
-    // FSDP's per-layer traffic is in the layer simulation; hybrid sharding adds an all-reduce
-    // of the gradient shards across replicas at the end.
-    const double ar = collectiveTime(s.system, g.replicas, Collective::AllReduce, gradBytes / shard);
-    const double exposed = exposedOf(ar, lastBackward);
-    addComm(comm, ParallelDim::DP, Collective::AllReduce, ar, exposed);
-    return exposed;
+    return t;
 }
 
-/// Data-parallel synchronisation of the critical stage: the dense parameters over DP × CP, then
-/// (MoE) the routed experts over EDP; returns the exposed seconds.
+/// Data-parallel synchronisation of the critical stage, once per step: the dense parameters
+/// over DP × CP and (MoE) the routed experts over EDP share one stream, bucket by bucket, beside
+/// the backward pass (and the all-gathers beside the next forward); returns the exposed seconds.
 double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePass& crit,
                         CommTable& comm) {
     const Strategy& st = s.strategy;
     const Groups& g = ctx.groups;
     const StageParams p = stageParamSplit(s.model, st, crit.stage);
-    double exposed =
-        syncParams(s, ctx, crit, p.dense, {g.gradReduce, g.dpShard, g.dpReplicas,
-                                           st.zeroShardRanks()}, comm);
-    if (p.expert > 0)
-        exposed += syncParams(s, ctx, crit, p.expert,
-                              {g.edpReduce, g.edpShard, g.edpReplicas, expertShardRanks(st)},
-                              comm);
-    return exposed;
+    const SyncTraffic d = syncTraffic(s, p.dense, {g.gradReduce, g.dpShard, g.dpReplicas,
+                                                  st.zeroShardRanks()});
+    const SyncTraffic e = syncTraffic(s, p.expert, {g.edpReduce, g.edpShard, g.edpReplicas,
+                                                   expertShardRanks(st)});
+    const int buckets = std::max(1, d.buckets + e.buckets);
+    auto exposedOf = [&](double total, double overlapS) {
+        return st.dpOverlap ? bucketedExposed(total, buckets, overlapS) : total;
+    };
+    const double rs = d.reduceScatter + e.reduceScatter, ar = d.allReduce + e.allReduce;
+    const double ag = d.allGather + e.allGather;
+    const int passes = st.zeroStage == 2 ? ctx.microBatches : 1;
+    const double bwdTotal = rs + ar;
+    const double exposed = bwdTotal > 0 ? passes * exposedOf(bwdTotal, crit.bwd) : 0.0;
+    if (rs > 0)
+        addComm(comm, ParallelDim::DP, Collective::ReduceScatter, passes * rs,
+                exposed * rs / bwdTotal);
+    if (ar > 0)
+        addComm(comm, ParallelDim::DP, Collective::AllReduce, passes * ar, exposed * ar / bwdTotal);
+    double agExposed = 0;
+    if (ag > 0) {
+        agExposed = exposedOf(ag, crit.fwd);
+        addComm(comm, ParallelDim::DP, Collective::AllGather, ag, agExposed);
+    }
+    return exposed + agExposed;
 }
 
 /// The optimizer streams params, gradients and state through HBM (Adam: read and write fp32

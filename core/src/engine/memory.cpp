@@ -33,8 +33,13 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
     // Tensors TP always splits: Q (2sbad), K and V (4sbgd; MLA: the up-projected per-head K and
     // V), the output projection's input (2sbad) and the MLP intermediates (4sbf plain: GeLU
     // input + fc2 input; 6sbf gated).
-    const double kv = m.mla ? 2.0 * sb * m.heads * (dqk + dv) : 4.0 * sb * m.kvHeads * dqk;
-    double split = 2.0 * sb * m.heads * dqk + kv + 2.0 * sb * m.heads * dv;
+    // Selective recompute of an MLA layer also recomputes its up-projections (Megatron-Core
+    // recompute module mla_up_proj): the per-head Q, K, V are rebuilt from the kept latents.
+    const bool selective = st.recompute == Recompute::Selective;
+    const double kv = m.mla ? (selective ? 0.0 : 2.0 * sb * m.heads * (dqk + dv))
+                            : 4.0 * sb * m.kvHeads * dqk;
+    double split = (m.mla && selective ? 0.0 : 2.0 * sb * m.heads * dqk) + kv +
+                   2.0 * sb * m.heads * dv;
     if (!moeLayer)
         split += (m.gatedMlp ? 6.0 : 4.0) * sb * f;
     else // shared experts: a dense MLP of width shared × f_e
@@ -52,8 +57,11 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
         // Each routed copy keeps its dispatched input (2h B), the expert's up-projection output
         // and activation (2 × 2f_e/ETP B gated + f_e/ETP, Megatron-Core grouped GEMM) and its
         // output for the weighted combine (2h B); the router keeps fp32 logits (4E B per token).
+        // Selective recompute also recomputes the expert activation (module moe_act): its
+        // output (2f_e/ETP B) is not kept.
         const double fe = double(m.moe.expertFfn) / st.etp;
-        const double perCopy = 2.0 * h + (m.gatedMlp ? 6.0 : 4.0) * fe + 2.0 * h;
+        const double keptFfn = (m.gatedMlp ? 6.0 : 4.0) - (selective ? 2.0 : 0.0);
+        const double perCopy = 2.0 * h + keptFfn * fe + 2.0 * h;
         bytes += moeRoutedCopiesPerGpu(m, st, sb) * perCopy + 4.0 * sb * m.moe.experts / t;
     }
     return bytes;

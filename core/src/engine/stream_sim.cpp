@@ -37,4 +37,45 @@ void StreamSim::run() {
     }
 }
 
+double StreamSim::addHostStalls(double hostOpS, const char* label) {
+    if (hostOpS <= 0 || n_ == 0 || n_ >= kCapacity) return 0.0;
+    int sync = -1;
+    double host = 0, hostBefore = 0;
+    for (int i = 0; i < n_; ++i) {
+        host += ops_[i].kernels * hostOpS;
+        if (ops_[i].hostSync && sync < 0) {
+            sync = i;
+            hostBefore = host;
+        }
+    }
+    double stall;
+    if (sync < 0) {
+        stall = std::max(0.0, host - makespan_);
+    } else {
+        const double gpuBefore = end_[sync], gpuAfter = makespan_ - end_[sync];
+        stall = std::max(0.0, hostBefore - gpuBefore) +
+                std::max(0.0, (host - hostBefore) - gpuAfter);
+    }
+    if (stall <= 0) return 0.0;
+    // The stall is charged to the phase of the work it delays (the layer's last compute op).
+    Phase phase = Phase::Forward;
+    for (int i = n_ - 1; i >= 0; --i)
+        if (!ops_[i].isComm() && ops_[i].phase != Phase::None) {
+            phase = ops_[i].phase;
+            break;
+        }
+    SimOp op;
+    op.label = label;
+    op.phase = phase;
+    op.durationS = stall;
+    op.kernels = 0;
+    ops_[n_] = op;
+    start_[n_] = makespan_;
+    end_[n_] = makespan_ + stall;
+    ++n_;
+    makespan_ += stall;
+    busy_[int(phase)] += stall;
+    return stall;
+}
+
 } // namespace madmax::detail

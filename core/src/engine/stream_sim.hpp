@@ -21,6 +21,8 @@ struct SimOp {
     std::array<int, 2> deps{-1, -1};
     ParallelDim dim = ParallelDim::TP;
     Collective collective = Collective::AllReduce;
+    int kernels = 1;       ///< kernels the host launches for this op
+    bool hostSync = false; ///< the host waits for this op to finish (a device-to-host copy)
     bool isComm() const { return lane != Lane::Compute; }
 };
 
@@ -41,6 +43,11 @@ class StreamSim {
 
     /// Schedule every op; afterwards makespan(), busy(), exposure tables are valid.
     void run();
+    /// Host launch limit (after run()): the host issues every kernel in order at `hostOpS`
+    /// each, running ahead of the GPU except across a host sync. Where it is slower than the
+    /// GPU — before the sync, or after it — the compute stream idles; that idle time is added
+    /// as one final op. Returns the seconds added.
+    double addHostStalls(double hostOpS, const char* label);
     double makespanS() const { return makespan_; }
     double busyS(Phase p) const { return busy_[static_cast<int>(p)]; }
     const CommTable& comm() const { return comm_; }

@@ -87,6 +87,7 @@ json toJson(const Gpu& g) {
           {"decode_memory_efficiency", c.decodeMemoryEfficiency},
           {"decode_kernel_overhead_us", c.decodeKernelOverheadS * 1e6},
           {"kv_cache_fraction", c.kvCacheFraction},
+          {"host_op_us", std::round(c.hostOpS * 1e12) / 1e6},
           {"all_to_all_overhead_us", std::round(c.allToAllOverheadS * 1e12) / 1e6}, // to 1 ps
           {"reference_attention", std::string(toString(c.referenceAttention))}}},
         {"links", {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},

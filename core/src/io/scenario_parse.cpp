@@ -215,6 +215,7 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
         cal.kvCacheFraction = c.number("kv_cache_fraction", 0, 1, 0.9, true);
         cal.allToAllOverheadS = c.number("all_to_all_overhead_us", 0, 1e5, 25.0) * 1e-6;
+        cal.hostOpS = c.number("host_op_us", 0, 1e5, 0.0) * 1e-6;
         cal.referenceAttention =
             *parseAttentionKernel(c.choice("reference_attention", {"flash", "unfused"}, "flash"));
         c.ignore("notes");

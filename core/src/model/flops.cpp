@@ -19,7 +19,8 @@ double layerGemmFlopsPerToken(const Model& m) {
 double moeLayerGemmFlopsPerToken(const Model& m) {
     const double h = double(m.hidden);
     const double experts = double(m.moe.topK + m.moe.sharedExperts) * 2.0 * m.expertParams();
-    return attentionGemmFlopsPerToken(m) + experts + 2.0 * h * m.moe.experts; // + router
+    const double router = m.moe.experts > 1 ? 2.0 * h * m.moe.experts : 0.0; // none for one expert
+    return attentionGemmFlopsPerToken(m) + experts + router;
 }
 
 double windowedLayerFraction(const Model& m) {

@@ -49,7 +49,9 @@ double Model::expertParams() const {
 
 double Model::moeSharedParamsPerLayer() const {
     const double h = double(hidden);
-    return moe.sharedExperts * expertParams() + h * moe.experts + h; // + router, pre-MLP norm
+    // A single expert needs no router.
+    const double router = moe.experts > 1 ? h * moe.experts : 0.0;
+    return moe.sharedExperts * expertParams() + router + h; // + pre-MLP norm
 }
 
 double Model::totalParams() const {
@@ -62,8 +64,8 @@ double Model::totalParams() const {
 double Model::activeParams() const {
     const int moeL = moeLayerCount();
     return layers * attentionParamsPerLayer() + (layers - moeL) * mlpParamsPerLayer() +
-           moeL * (moeSharedParamsPerLayer() + moe.topK * expertParams()) + embeddingParams() +
-           lmHeadParams() + double(hidden);
+           moeL * (moeSharedParamsPerLayer() + moe.topK * expertParams()) +
+           (tiedEmbeddings ? embeddingParams() : lmHeadParams()) + double(hidden);
 }
 
 double Model::kvCacheElementsPerTokenPerLayer() const {

@@ -198,9 +198,11 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     json doc = {{"name", c.at("id")}, {"model", model},       {"system", system},
                 {"gpus", gpus},       {"strategy", strategy}, {"workload", workload}};
     const std::string where = file + ": case " + c.at("id").get<std::string>();
-    if (!isNull(par, "recompute")) return parseScenario(doc, where);
-    // Recompute not published: the run did fit in memory, so take the least recompute under
-    // which it fits (none, then selective, then full) — README "Validation".
+    if (!isNull(par, "recompute") || model.value("arch", "dense") != "moe")
+        return parseScenario(doc, where); // dense rows: "none" when not published
+    // MoE rows (Megatron-Bridge recipes recompute modules to fit; the table does not say
+    // which): the run did fit in memory, so take the least recompute under which it fits
+    // (none, then selective, then full) — README "Validation".
     Scenario out;
     for (const char* r : {"none", "selective", "full"}) {
         doc["strategy"]["recompute"] = r;

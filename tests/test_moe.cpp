@@ -1,0 +1,274 @@
+// Mixture of experts: numbers derived by hand on a toy MoE with round hardware numbers, the
+// invariants a MoE model must keep, the published parameter counts of the presets, and the
+// field-level errors of bad MoE input. Every expected value is worked out in its comment from
+// the formula's source (WORKLOADS.md "Mixture of experts"), not from the code.
+#include "test_support.hpp"
+
+#include "madmax/collectives.hpp"
+#include "madmax/flops.hpp"
+#include "madmax/memory.hpp"
+#include "madmax/pipeline.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace madmax;
+using nlohmann::json;
+
+namespace {
+
+// Toy MoE: l = 4, h = 1024, 8 heads of 128 (MHA), 8 routed experts of f_e = 512 (plain GELU),
+// top-2, no shared expert, V = 32768. Hardware: 100 TFLOP/s, 1 TB/s HBM at efficiency 1, no
+// launch or link latency, all-to-all kernels without a fixed cost, NVLink 100 GB/s in domains
+// of 8 GPUs, network 10 GB/s, every efficiency 1.
+const json kToyMoe = json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy-moe",
+  "model": {"id": "toy-moe", "arch": "moe", "layers": 4, "hidden": 1024, "heads": 8,
+            "kv_heads": 8, "head_dim": 128, "vocab": 32768, "gated_mlp": false,
+            "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512}},
+  "system": {
+    "id": "toy-system", "gpus_per_node": 8, "reserve_gb": 0,
+    "gpu": {"id": "toy-gpu", "peak_tflops": {"bf16": 100}, "hbm_gb": 80, "hbm_tbps": 1,
+            "calibration": {"gemm_efficiency": 0.5, "attention_efficiency": 0.5,
+                            "memory_efficiency": 1, "kernel_launch_us": 0,
+                            "all_to_all_overhead_us": 0}},
+    "tiers": [
+      {"kind": "scale_up", "gpus": 8, "gbps": 100, "latency_us": 0, "efficiency": 1,
+       "all_reduce_speedup": 1},
+      {"kind": "scale_out", "gpus": 1024, "gbps": 10, "latency_us": 0, "efficiency": 1}
+    ]
+  },
+  "gpus": 16,
+  "strategy": {"tp": 1, "pp": 1, "dp": 16, "ep": 8, "micro_batch": 1, "zero_stage": 0},
+  "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
+               "attention": "flash"}
+})");
+
+Scenario toyMoe(const std::vector<std::pair<std::string, json>>& edits = {}) {
+    json doc = kToyMoe;
+    for (const auto& [path, value] : edits)
+        applyOverride(doc, path, value, "toy-moe");
+    return parseScenario(doc, "toy-moe");
+}
+
+/// The error parsing the toy with these edits gives ("" when it parses).
+std::string errorOf(const std::vector<std::pair<std::string, json>>& edits) {
+    try {
+        toyMoe(edits);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST_CASE("Hand-derived MoE: parameters and FLOPs per token of the toy") {
+    const Model m = toyMoe().model;
+    // Routed experts per layer: E · 2·h·f_e = 8 · 2 · 1024 · 512 = 8,388,608.
+    CHECK(m.moeRoutedParamsPerLayer() == 8388608.0);
+    // The rest of the MoE block: router h·E = 8,192 + pre-MLP norm 1,024 = 9,216.
+    CHECK(m.moeSharedParamsPerLayer() == 9216.0);
+    // Forward FLOPs per token of a MoE layer's GEMMs: attention projections
+    // 2·(h·(a·d + 2g·d) + a·d·h) = 2·(1024·3072 + 1024·1024) = 8,388,608; k experts
+    // 2 · 2·(2·h·f_e) = 4,194,304; router 2·h·E = 16,384. Total 12,599,296.
+    CHECK(moeLayerGemmFlopsPerToken(m) == 12599296.0);
+    // Total: 4 layers × (attention 4,195,328 + MoE block 8,397,824) = 50,372,608, + embedding
+    // and LM head 2 · 32,768 · 1,024 = 67,108,864, + final norm 1,024: 117,482,496.
+    CHECK(m.totalParams() == 117482496.0);
+    // Active (what a token's forward pass multiplies; the embedding is a lookup): the k = 2
+    // experts instead of 8: 4 × (4,195,328 + 9,216 + 2,097,152) = 25,206,784, + LM head
+    // 33,554,432 + final norm 1,024: 58,762,240.
+    CHECK(m.activeParams() == 58762240.0);
+}
+
+TEST_CASE("Hand-derived MoE: dispatch all-to-all bytes and time, flat and per-node") {
+    // EP 8 at stride 1 sits in one 8-GPU NVLink domain: each GPU sends T·k copies of h·2 B,
+    // T = 1024, k = 2: 4,194,304 B, of which 7/8 leave the GPU: 3,670,016 B at 100 GB/s =
+    // 3.670016e-5 s.
+    const Result in = evaluate(toyMoe());
+    CHECK(in.moe.dispatchScaleUpBytes == Approx(3670016.0));
+    CHECK(in.moe.dispatchScaleOutBytes == 0.0);
+    CHECK(in.moe.dispatchS == Approx(3.670016e-5).epsilon(1e-9));
+
+    // EP 16 spans two domains of 8: 7/16 of the copies stay in the domain (1,835,008 B), 8/16
+    // cross the network (2,097,152 B at 10 GB/s = 2.097152e-4 s, the bottleneck).
+    const Result flat = evaluate(toyMoe({{"strategy.ep", 16}, {"model.moe.experts", 16}}));
+    CHECK(flat.moe.dispatchScaleUpBytes == Approx(1835008.0));
+    CHECK(flat.moe.dispatchScaleOutBytes == Approx(2097152.0));
+    CHECK(flat.moe.dispatchS == Approx(2.097152e-4).epsilon(1e-9));
+    // Forward dispatch + combine and their backward mirrors: 4 calls per layer, 4 layers,
+    // 1 micro-batch (16 sequences over DP 16): 16 × 2.097152e-4 = 3.3554432e-3 s, all exposed.
+    const CommTime& a2a = flat.commTime(ParallelDim::EP, Collective::AllToAll);
+    CHECK(a2a.serializedS == Approx(3.3554432e-3).epsilon(1e-9));
+    CHECK(a2a.exposedS == Approx(3.3554432e-3).epsilon(1e-9));
+
+    // Per-node dedup (DeepEP): a token reaches N(1 − (1 − 1/N)^k) = 2(1 − 1/4) = 1.5 domains,
+    // 0.75 of them remote: 1024 · 2048 · 0.75 = 1,572,864 B over the network = 1.572864e-4 s.
+    const Result dedup = evaluate(toyMoe({{"strategy.ep", 16},
+                                          {"model.moe.experts", 16},
+                                          {"strategy.moe_dispatcher", "deepep"}}));
+    CHECK(dedup.moe.dispatchScaleOutBytes == Approx(1572864.0));
+    CHECK(dedup.moe.dispatchS == Approx(1.572864e-4).epsilon(1e-9));
+    // Node-limited routing to 1 of 2 domains halves the network share: 1,048,576 B.
+    const Result limited = evaluate(toyMoe({{"strategy.ep", 16},
+                                            {"model.moe.experts", 16},
+                                            {"strategy.moe_node_limit", 1}}));
+    CHECK(limited.moe.dispatchScaleOutBytes == Approx(1048576.0));
+    // FP8 dispatch: h·(1 + 4/128) = 1056 B per copy: 1024·2·1056·8/16 = 1,081,344 B; the
+    // combine stays 16-bit.
+    const Result fp8 = evaluate(toyMoe({{"strategy.ep", 16},
+                                        {"model.moe.experts", 16},
+                                        {"strategy.moe_fp8_dispatch", true}}));
+    CHECK(fp8.moe.dispatchScaleOutBytes == Approx(1081344.0));
+    CHECK(fp8.moe.combineScaleOutBytes == Approx(2097152.0));
+}
+
+TEST_CASE("Hand-derived MoE: the all-to-all model against DeepEP's published kernels") {
+    // moeAllToAll alone on the DeepEP H800 setting (hidden 7168, top-8, FP8 dispatch at
+    // 7168·(1 + 4/128) = 7392 B per copy). Low-latency EP256 (128 tokens, 32 nodes): the
+    // network carries 128·8·7392·248/256 = 7,332,864 B at 50 GB/s × 0.92 (the RDMA tier's
+    // large-message efficiency) = 159.4 µs, plus α 6 µs + 2 µs and the 25 µs kernel cost:
+    // 192.4 µs. DeepEP measured 194 µs (deepep-v1-lowlat-ep256-dispatch).
+    System sys = test::systemPreset("hgx-h800");
+    MoeA2aRequest r;
+    r.tokens = 128;
+    r.topK = 8;
+    r.bytesPerToken = 7392;
+    r.overheadS = 25e-6;
+    const MoeA2aTraffic t = moeAllToAll(sys, layoutGroup(sys, 256, 1), r);
+    CHECK(t.scaleOutBytes == Approx(7332864.0));
+    CHECK(t.timeS == Approx(7332864.0 / (50e9 * 0.92) + 8e-6 + 25e-6).epsilon(1e-9));
+    CHECK(t.timeS == Approx(194e-6).epsilon(0.05));
+}
+
+TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is its dense model") {
+    const Result balanced = evaluate(toyMoe({{"strategy.ep", 16}, {"model.moe.experts", 16}}));
+    // The critical rank carries the imbalance: its all-to-all bytes (bandwidth-bound here) and
+    // expert GEMMs scale by it; imbalance 1.0 is force-balanced.
+    const Result skewed = evaluate(toyMoe({{"strategy.ep", 16},
+                                           {"model.moe.experts", 16},
+                                           {"model.moe.load_imbalance", 1.3}}));
+    CHECK(skewed.moe.dispatchS == Approx(1.3 * balanced.moe.dispatchS).epsilon(1e-12));
+    CHECK(skewed.stepTimeS > balanced.stepTimeS);
+    CHECK(skewed.moe.routedCopiesPerGpu == Approx(1.3 * balanced.moe.routedCopiesPerGpu));
+    // A capacity factor caps the critical rank's load and drops tokens: loads spread over
+    // [2 − I, I] = [0.6, 1.4], C = 1.2 drops (1.4 − 1.2)² / (4 · 0.4) = 0.025 of the copies.
+    const Result capped = evaluate(toyMoe({{"strategy.ep", 16},
+                                           {"model.moe.experts", 16},
+                                           {"model.moe.load_imbalance", 1.4},
+                                           {"model.moe.capacity_factor", 1.2}}));
+    CHECK(capped.moe.tokenDropRate == Approx(0.025));
+    CHECK(capped.moe.routedCopiesPerGpu == Approx(1.2 * balanced.moe.routedCopiesPerGpu));
+    CHECK(balanced.moe.tokenDropRate == 0.0);
+
+    // More EP never increases a GPU's expert memory (experts split E / EP ways).
+    double previous = 1e300;
+    for (int ep : {1, 2, 4, 8, 16}) {
+        const Scenario s = toyMoe({{"strategy.ep", ep}, {"model.moe.experts", 16}});
+        const double expertBytes = evaluate(s).moe.expertWeightsBytes;
+        INFO("ep " << ep);
+        CHECK(expertBytes <= previous);
+        // 4 layers × 16 experts × 2·1024·512 params × 2 B / EP.
+        CHECK(expertBytes == Approx(4.0 * 16 * 2 * 1024 * 512 * 2 / ep));
+        previous = expertBytes;
+    }
+
+    // One expert, top-1, of the dense FFN width: no router, no routing, no all-to-all — the
+    // same step as the dense model (DP reduction unbucketed so bucket counts cannot differ).
+    const Scenario one = toyMoe({{"model.moe.experts", 1},
+                                 {"model.moe.top_k", 1},
+                                 {"strategy.ep", 1},
+                                 {"strategy.dp_overlap", false}});
+    json dense = kToyMoe;
+    dense["model"].erase("moe");
+    dense["model"]["arch"] = "dense";
+    dense["model"]["ffn_hidden"] = 512;
+    dense["strategy"]["ep"] = 1;
+    dense["strategy"]["dp_overlap"] = false;
+    const Scenario d = parseScenario(dense, "dense");
+    CHECK(evaluate(one).stepTimeS == Approx(evaluate(d).stepTimeS).epsilon(1e-12));
+    CHECK(one.model.totalParams() == d.model.totalParams());
+    CHECK(evaluate(one).modelFlopsPerStep == Approx(evaluate(d).modelFlopsPerStep));
+}
+
+TEST_CASE("MoE all-to-all overlap hides the all-to-all behind compute, at an SM cost") {
+    const Result exposed = evaluate(toyMoe({{"strategy.ep", 16}, {"model.moe.experts", 16}}));
+    const Result overlapped = evaluate(toyMoe(
+        {{"strategy.ep", 16}, {"model.moe.experts", 16}, {"strategy.moe_a2a_overlap", true}}));
+    const CommTime& e = exposed.commTime(ParallelDim::EP, Collective::AllToAll);
+    const CommTime& o = overlapped.commTime(ParallelDim::EP, Collective::AllToAll);
+    CHECK(o.serializedS == Approx(e.serializedS));
+    CHECK(o.exposedS < e.exposedS);
+    CHECK(overlapped.stepTimeS < exposed.stepTimeS);
+    // The compute stream pays 0.15 (default SM share) of the overlapped all-to-all time.
+    CHECK(overlapped.computeS == Approx(exposed.computeS + 0.15 * e.serializedS).epsilon(1e-9));
+}
+
+TEST_CASE("MoE presets: parameter counts as published") {
+    // DeepSeek-V3 report: 671B total, 37B activated; Qwen3 report Table 1: 30.5B / 3.3B and
+    // 235B / 22B; GPT-OSS model card: 116.8B / 5.1B (5.13B incl. embedding); Mixtral paper:
+    // 46.7B / 12.9B; the MAD-Max seed: GPT-4 1.8T has 1,815.5B.
+    struct Row {
+        const char* id;
+        double total, active, tol;
+    };
+    for (const Row& r : {Row{"deepseek-v3", 671e9, 37e9, 0.02},
+                         Row{"qwen3-30b-a3b", 30.5e9, 3.3e9, 0.03},
+                         Row{"qwen3-235b-a22b", 235e9, 22e9, 0.03},
+                         Row{"gpt-oss-120b", 116.8e9, 5.13e9, 0.03},
+                         Row{"mixtral-8x7b", 46.7e9, 12.9e9, 0.02},
+                         Row{"gpt4-1.8t", 1815.5e9, 0, 0.01}}) {
+        INFO(r.id);
+        const Model m = test::modelPreset(r.id);
+        CHECK(m.totalParams() == Approx(r.total).epsilon(r.tol));
+        if (r.active > 0) CHECK(m.activeParams() == Approx(r.active).epsilon(r.tol * 3));
+    }
+}
+
+TEST_CASE("MoE: bad input names the field and the fix") {
+    CHECK_THAT(errorOf({{"model.moe.top_k", 9}}), Catch::Contains("top_k") &&
+                                                      Catch::Contains("cannot exceed experts"));
+    CHECK_THAT(errorOf({{"strategy.ep", 3}, {"strategy.dp", 16}}),
+               Catch::Contains("EP=3") && Catch::Contains("experts"));
+    CHECK_THAT(errorOf({{"strategy.ep", 8}, {"strategy.etp", 4}}),
+               Catch::Contains("EP × ETP") && Catch::Contains("divide"));
+    CHECK_THAT(errorOf({{"strategy.etp", 3}}), Catch::Contains("ETP=3"));
+    CHECK_THAT(errorOf({{"model.moe.capacity_factor", 0.5}}),
+               Catch::Contains("capacity_factor") && Catch::Contains("dropless"));
+    CHECK_THAT(errorOf({{"model.moe.load_imbalance", 0.5}}), Catch::Contains("load_imbalance"));
+    CHECK_THAT(errorOf({{"model.moe.experts", -4}}), Catch::Contains("model.moe.experts"));
+    CHECK_THAT(errorOf({{"model.moe.dense_layers", 4}}), Catch::Contains("dense_layers"));
+    CHECK_THAT(errorOf({{"model.moe.expert_ffn", 4}}), Catch::Contains("expert_ffn_hidden"));
+    CHECK_THAT(errorOf({{"model.arch", "dense"}}), Catch::Contains("needs arch \"moe\""));
+    // A dense model with EP: refused, with the fix.
+    std::string msg;
+    try {
+        test::preset("default", {"strategy.ep=2"});
+    } catch (const InputError& e) {
+        msg = e.what();
+    }
+    CHECK_THAT(msg, Catch::Contains("apply to mixture-of-experts models only"));
+    // MLA: kv_heads and head_dim belong to the latent shape, not beside it.
+    CHECK_THAT(errorOf({{"model.mla", json{{"kv_lora_rank", 64},
+                                           {"qk_nope_head_dim", 64},
+                                           {"qk_rope_head_dim", 32},
+                                           {"v_head_dim", 64}}}}),
+               Catch::Contains("kv_heads"));
+}
+
+TEST_CASE("MoE scenario presets evaluate, fit, and round-trip through JSON") {
+    for (const char* id : {"deepseek-v3-256-gb200", "qwen3-235b-256-h100"}) {
+        INFO(id);
+        const Scenario s = test::preset(id);
+        REQUIRE(s.model.isMoe());
+        const Result r = evaluate(s);
+        CHECK(r.memory.fits());
+        CHECK(r.moe.active);
+        CHECK(r.commTime(ParallelDim::EP, Collective::AllToAll).serializedS > 0);
+        CHECK(r.mfu > 0.05);
+        CHECK(r.mfu < 0.8);
+        const Scenario back = parseScenario(toJson(s), "roundtrip");
+        CHECK(evaluate(back).stepTimeS == r.stepTimeS);
+    }
+}
