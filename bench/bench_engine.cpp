@@ -28,6 +28,12 @@ void BM_EvaluateDefault(benchmark::State& state) {
 }
 BENCHMARK(BM_EvaluateDefault);
 
+/// A MoE step: DeepSeek-V3 on 256 GB200 (MLA, dense + MoE layers, EP 64 all-to-all).
+void BM_EvaluateMoe(benchmark::State& state) {
+    evaluateLoop(state, "deepseek-v3-256-gb200", false);
+}
+BENCHMARK(BM_EvaluateMoe);
+
 /// A serving configuration: Llama 3.3 70B on 2 H100 (TP2, FP8), batch solved from memory.
 void BM_EvaluateServing(benchmark::State& state) {
     evaluateLoop(state, "serve-llama33-70b-2xh100-tp2", false);

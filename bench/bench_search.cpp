@@ -52,6 +52,16 @@ void BM_SearchLlama405B_16384_H100(benchmark::State& st) {
 }
 BENCHMARK(BM_SearchLlama405B_16384_H100)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void BM_SearchDeepSeekV3_256_GB200(benchmark::State& st) {
+    // Issue #10: the MoE space (EP and ETP enumerated too); aim ≥ 1,000,000 configurations/s.
+    searchLoop(st, "deepseek-v3-256-gb200", true);
+}
+BENCHMARK(BM_SearchDeepSeekV3_256_GB200)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 /// Time from setting the cancel flag to search() returning.
 void BM_CancelLatency(benchmark::State& state) {
     const madmax::Scenario s =

@@ -15,6 +15,8 @@ double layerGemmFlopsPerToken(const Model& m);
 /// Forward FLOPs per token of one MoE layer's GEMMs: attention projections, the router 2hE and
 /// k routed + shared experts of 4hf_e (plain) or 6hf_e (gated) each.
 double moeLayerGemmFlopsPerToken(const Model& m);
+/// Forward GEMM FLOPs per token of all layers (dense and MoE).
+double layersGemmFlopsPerToken(const Model& m);
 /// Share of layers with sliding-window attention.
 double windowedLayerFraction(const Model& m);
 /// Forward FLOPs per token of the attention core for a context of `context` tokens, averaged

@@ -20,6 +20,7 @@ std::optional<Objective> parseObjective(std::string_view s);
 /// Restrictions on each dimension; an empty list means every valid value.
 struct SearchSpace {
     std::vector<int> tp, pp, vp, cp, microBatch, zeroStage;
+    std::vector<int> ep, etp; ///< MoE: expert parallel and expert tensor parallel degrees
     std::vector<Recompute> recompute;
     std::vector<int> sequenceParallel; ///< 0 / 1
     std::vector<int> tpCommOverlap;    ///< 0 / 1

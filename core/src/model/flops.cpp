@@ -39,11 +39,12 @@ double lmHeadFlopsPerToken(const Model& m) {
     return 2.0 * double(m.hidden) * double(m.vocab);
 }
 
-namespace {
 double layersGemmFlopsPerToken(const Model& m) {
     const int moeL = m.moeLayerCount();
     return (m.layers - moeL) * layerGemmFlopsPerToken(m) + moeL * moeLayerGemmFlopsPerToken(m);
 }
+
+namespace {
 double forwardFlopsPerToken(const Model& m, double seqLen) {
     return layersGemmFlopsPerToken(m) + m.layers * attentionFlopsPerToken(m, seqLen) +
            lmHeadFlopsPerToken(m);

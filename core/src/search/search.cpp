@@ -63,7 +63,7 @@ auto keyOf(const Candidate& c) {
     const Strategy& s = c.strategy;
     return std::make_tuple(c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage,
                            int(s.recompute), int(s.sequenceParallel), int(s.tpCommOverlap),
-                           s.firstStageLayers, s.lastStageLayers);
+                           s.firstStageLayers, s.lastStageLayers, s.ep, s.etp);
 }
 
 /// A well-mixed 64-bit hash of the configuration: the deterministic scatter sample.
@@ -131,15 +131,35 @@ std::vector<PipelineLayout> pipelineLayouts(const Model& m, const std::vector<in
     return out;
 }
 
+template <class T> bool allowed(const std::vector<T>& restrict, T v) {
+    return restrict.empty() || std::find(restrict.begin(), restrict.end(), v) != restrict.end();
+}
+
 struct Task {
     int gpus, tp, cp, dp;
     PipelineLayout layout;
     int vp;
+    int ep = 1, etp = 1;
 };
 
-template <class T> bool allowed(const std::vector<T>& restrict, T v) {
-    return restrict.empty() || std::find(restrict.begin(), restrict.end(), v) != restrict.end();
+/// (EP, ETP) pairs for a MoE model on a stage of `ranks` = TP·CP·DP GPUs (parallel folding):
+/// EP divides the experts, ETP the expert width (powers of two up to the scale-up domain), and
+/// EP·ETP divides the ranks. Dense models: only (1, 1).
+std::vector<std::pair<int, int>> expertLayouts(const Model& m, const SearchSpace& space,
+                                               long long ranks, int domain) {
+    std::vector<std::pair<int, int>> out;
+    if (!m.isMoe()) return {{1, 1}};
+    for (int ep : divisorsOf(m.moe.experts, m.moe.experts)) {
+        if (!allowed(space.ep, ep) || ep > ranks) continue;
+        for (int etp = 1; etp <= domain && 1LL * ep * etp <= ranks; etp *= 2) {
+            if (!allowed(space.etp, etp) || m.moe.expertFfn % etp != 0) continue;
+            if (ranks % (1LL * ep * etp) != 0) continue;
+            out.emplace_back(ep, etp);
+        }
+    }
+    return out;
 }
+
 
 /// Best-first list of at most n candidates.
 struct TopN {
@@ -231,10 +251,12 @@ std::vector<Task> buildTasks(const Scenario& base, const SearchSpace& space) {
                     if (base.workload.globalBatch % dp != 0) continue;
                     std::vector<int> vps = {1};
                     if (lay.pp > 1) vps = divisorsOf(lay.middle, lay.middle);
+                    const auto experts = expertLayouts(m, space, 1LL * tp * cp * dp, domain);
                     for (int vp : vps) {
                         if (!allowed(space.vp, vp)) continue;
                         if (vp > 1 && lay.first == 0 && m.layers % (lay.pp * vp) != 0) continue;
-                        tasks.push_back({g, tp, cp, dp, lay, vp});
+                        for (const auto& [ep, etp] : experts)
+                            tasks.push_back({g, tp, cp, dp, lay, vp, ep, etp});
                     }
                 }
             }
@@ -266,6 +288,8 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
     st.cp = t.cp;
     st.dp = t.dp;
     st.vp = t.vp;
+    st.ep = t.ep;
+    st.etp = t.etp;
     st.schedule = t.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
     if (st.shardGroup > 0 && st.dp % st.shardGroup != 0) st.shardGroup = 0;
     const int perReplica = s.workload.globalBatch / t.dp;
@@ -426,7 +450,7 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
 
     const double gemmFlops =
         3.0 * double(base.workload.globalBatch) * base.workload.seqLen *
-        (base.model.layers * layerGemmFlopsPerToken(base.model) + lmHeadFlopsPerToken(base.model));
+        (layersGemmFlopsPerToken(base.model) + lmHeadFlopsPerToken(base.model));
 
     int threads =
         opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -594,6 +618,10 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             st.sequenceParallel = toInt(v, k, where) != 0;
         else if (k == "overlap" || k == "tp_comm_overlap")
             st.tpCommOverlap = toInt(v, k, where) != 0;
+        else if (k == "ep")
+            st.ep = toInt(v, k, where);
+        else if (k == "etp")
+            st.etp = toInt(v, k, where);
         else if (k == "first")
             st.firstStageLayers = toInt(v, k, where);
         else if (k == "last")
@@ -604,8 +632,8 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             st.recompute = *r;
         } else {
             throw InputError(where, k,
-                             "unknown field; use tp, pp, vp, cp, dp, mb, zero, recompute, sp, "
-                             "overlap, first, last");
+                             "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
+                             "recompute, sp, overlap, first, last");
         }
     }
     st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
@@ -646,6 +674,10 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
             ints(space.vp, 1, kDegreeMax);
         else if (k == "cp")
             ints(space.cp, 1, kDegreeMax);
+        else if (k == "ep")
+            ints(space.ep, 1, kDegreeMax);
+        else if (k == "etp")
+            ints(space.etp, 1, kDegreeMax);
         else if (k == "mb" || k == "micro_batch")
             ints(space.microBatch, 1, kDegreeMax);
         else if (k == "zero" || k == "zero_stage")
@@ -665,7 +697,8 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
         } else {
             throw InputError(
                 where, k,
-                "unknown dimension; use tp, pp, vp, cp, mb, zero, recompute, sp, overlap, gpus");
+                "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, sp, overlap, "
+                "gpus");
         }
     }
 }
@@ -676,6 +709,7 @@ std::string strategySpec(const Strategy& st) {
        << ",mb=" << st.microBatch << ",zero=" << st.zeroStage
        << ",recompute=" << toString(st.recompute) << ",sp=" << int(st.sequenceParallel)
        << ",overlap=" << int(st.tpCommOverlap);
+    if (st.ep > 1 || st.etp > 1) os << ",ep=" << st.ep << ",etp=" << st.etp;
     if (st.firstStageLayers || st.lastStageLayers)
         os << ",first=" << st.firstStageLayers << ",last=" << st.lastStageLayers;
     return os.str();
