@@ -209,13 +209,13 @@ void addSearchCommand(CLI::App& app) {
                                  .dump(2)
                           << "\n";
             } else {
-                std::cout << "rank  TP  PP  replicas  precision  batch   tok/s/GPU       TTFT  "
+                std::cout << "rank  TP  PP  replicas   EP  precision  batch   tok/s/GPU       TTFT  "
                              "     TPOT\n";
                 int rank = 1;
                 for (const auto& c : r.top)
-                    std::printf("%4d %3d %3d %9d %10s %6d %11.1f %10s %10s\n", rank++,
+                    std::printf("%4d %3d %3d %9d %4d %10s %6d %11.1f %10s %10s\n", rank++,
                                 c.scenario.strategy.tp, c.scenario.strategy.pp,
-                                c.scenario.strategy.dp,
+                                c.scenario.strategy.dp, c.scenario.strategy.ep,
                                 std::string(toString(c.scenario.workload.precision)).c_str(),
                                 c.batch, c.outputTokensPerSPerGpu,
                                 formatSeconds(c.ttftS).c_str(), formatSeconds(c.tpotS).c_str());

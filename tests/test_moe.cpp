@@ -272,3 +272,44 @@ TEST_CASE("MoE scenario presets evaluate, fit, and round-trip through JSON") {
         CHECK(evaluate(back).stepTimeS == r.stepTimeS);
     }
 }
+
+TEST_CASE("MoE serving: expert weights split over EP, decode reads only the experts touched") {
+    auto serving = [](int ep, int batch) {
+        json doc = kToyMoe;
+        doc["gpus"] = 2;
+        doc["strategy"] = {{"tp", 1}, {"pp", 1}, {"dp", 2}, {"ep", ep}};
+        doc["workload"] = {{"kind", "inference"}, {"input_tokens", 128},
+                           {"output_tokens", 128}, {"batch", batch}};
+        return evaluate(parseScenario(doc, "toy-moe-serving"));
+    };
+    // Weights per GPU, 16-bit: 4 layers × (attention 4,194,304 + router 8,192 + routed experts
+    // 8,388,608 / EP) + embedding and LM head 2 · 33,554,432, all × 2 B. EP 1: 4 × 12,591,104 +
+    // 67,108,864 = 117,473,280 params = 234,946,560 B; EP 2: 4 × 8,396,800 + 67,108,864 =
+    // 100,696,064 params = 201,392,128 B.
+    CHECK(serving(1, 1).memory.weightsBytes == Approx(234946560.0));
+    CHECK(serving(2, 1).memory.weightsBytes == Approx(201392128.0));
+    // At batch 1 a token touches k = 2 of 8 experts (8·(1 − (7/8)²) = 1.875 expected); at batch
+    // 16 (32 copies) nearly all 8 (7.86): the decode step reads more expert weights as the
+    // batch grows (every GEMM still memory-bound at 16 rows on this 100 TFLOP/s, 1 TB/s GPU).
+    const Result one = serving(1, 1), many = serving(1, 16);
+    CHECK(one.inference.decodeWeightReadS < many.inference.decodeWeightReadS);
+    // EP 2 spreads the experts over both replicas: an all-to-all per MoE layer per step.
+    CHECK(serving(2, 8).commTime(ParallelDim::EP, Collective::AllToAll).serializedS > 0);
+    CHECK(serving(1, 8).commTime(ParallelDim::EP, Collective::AllToAll).serializedS == 0);
+}
+
+TEST_CASE("MoE serving preset fits and the serving search enumerates EP") {
+    const Scenario s = test::preset("serve-deepseek-v3-16xh200");
+    const Result r = evaluate(s);
+    CHECK(r.memory.fits());
+    CHECK(r.inference.outputTokensPerSPerGpu > 0);
+    // MLA: 61 layers × (512 + 64) latent elements × 1 B (FP8 cache) = 35,136 B per token.
+    CHECK(r.inference.kvBytesPerToken == Approx(35136.0));
+    std::string out;
+    REQUIRE(test::runCli("search serve-deepseek-v3-16xh200 --json", &out) == 0);
+    const auto j = json::parse(out);
+    bool wideEp = false;
+    for (const auto& c : j["top"])
+        wideEp = wideEp || c["strategy"]["ep"].get<int>() > 1;
+    CHECK(wideEp);
+}

@@ -68,7 +68,9 @@ std::string formatInference(const Scenario& s, const Result& r) {
     o += "System     " + s.system.name + ", " + std::to_string(s.gpus) + " x " + s.system.gpu.name +
          "\n";
     o += "Serving    TP" + std::to_string(s.strategy.tp) + " PP" + std::to_string(s.strategy.pp) +
-         " x " + std::to_string(s.strategy.dp) + " replicas; weights " +
+         " x " + std::to_string(s.strategy.dp) + " replicas" +
+         (s.model.isMoe() ? ", EP" + std::to_string(s.strategy.ep) : std::string()) +
+         "; weights " +
          std::string(toString(w.weightPrecision)) + ", activations " +
          std::string(toString(s.workload.precision)) + ", KV cache " +
          std::string(toString(w.kvPrecision)) + "\n";
@@ -91,7 +93,9 @@ std::string formatInference(const Scenario& s, const Result& r) {
     line("weight reads", ir.decodeWeightReadS);
     line("KV-cache reads", ir.decodeKvReadS);
     line("compute", ir.decodeComputeS);
-    line("TP communication", ir.decodeCommS);
+    const double a2a = r.commTime(ParallelDim::EP, Collective::AllToAll).serializedS;
+    line("TP communication", ir.decodeCommS - a2a);
+    if (s.model.isMoe()) line("EP all-to-all", a2a);
     line("kernel overheads", ir.decodeOverheadS);
     line("prefills (new requests)", ir.prefillPerIterationS);
     line("pipeline p2p", r.commTime(ParallelDim::PP, Collective::P2P).serializedS);
@@ -114,6 +118,13 @@ std::string formatReport(const Scenario& s, const Result& r) {
          std::to_string(r.microBatches) + ", ZeRO-" + std::to_string(st.zeroStage) +
          ", recompute " + std::string(toString(st.recompute)) +
          (st.sequenceParallel ? ", SP" : "") + (st.tpCommOverlap ? ", TP overlap" : "") + "\n";
+    if (s.model.isMoe())
+        o += "Experts    EP" + std::to_string(st.ep) + " ETP" + std::to_string(st.etp) + " EDP" +
+             std::to_string(st.expertDataParallel()) + ", " +
+             (st.dispatcher == MoeDispatcher::DeepEp ? "per-node (DeepEP) dispatch"
+                                                     : "flat all-to-all dispatch") +
+             (st.moeFp8Dispatch ? " in FP8" : "") +
+             (st.moeA2aOverlap ? ", all-to-all overlapped" : ", all-to-all exposed") + "\n";
     o += "Workload   global batch " + std::to_string(s.workload.globalBatch) + " x " +
          std::to_string(s.workload.seqLen) + " tokens, " +
          std::string(toString(s.workload.precision)) + "\n\n";
@@ -148,6 +159,28 @@ std::string formatReport(const Scenario& s, const Result& r) {
                  formatSeconds(t.exposedS) + "\n";
         }
 
+    if (r.moe.active) {
+        const MoeResult& e = r.moe;
+        o += "\nMixture of experts (critical rank, one layer, one micro-batch)\n";
+        o += "  " + pad("experts per GPU", 22) + std::to_string(e.localExperts) + " of " +
+             std::to_string(s.model.moe.experts) + ", top-" + std::to_string(s.model.moe.topK) +
+             fmt(", %.0f token copies", e.routedCopiesPerGpu) + "\n";
+        o += "  " + pad("dispatch", 22) + pad(formatSeconds(e.dispatchS), 12) + "NVLink " +
+             formatBytes(e.dispatchScaleUpBytes) + ", network " +
+             formatBytes(e.dispatchScaleOutBytes) + "\n";
+        o += "  " + pad("combine", 22) + pad(formatSeconds(e.combineS), 12) + "NVLink " +
+             formatBytes(e.combineScaleUpBytes) + ", network " +
+             formatBytes(e.combineScaleOutBytes) + "\n";
+        o += "  " + pad("all-to-all per step", 22) + formatSeconds(e.a2aPerStepS) + ", exposed " +
+             formatSeconds(e.a2aExposedPerStepS) + "\n";
+        o += "  " + pad("expert weights", 22) + formatBytes(e.expertWeightsBytes) + " per GPU\n";
+        o += "  " + pad("load imbalance", 22) + fmt("%.2f", s.model.moe.loadImbalance) +
+             (s.model.moe.capacityFactor > 0
+                  ? fmt(", capacity factor %.2f", s.model.moe.capacityFactor) +
+                        fmt(", %.2f%% of copies dropped", 100 * e.tokenDropRate)
+                  : std::string(", dropless")) +
+             "\n";
+    }
     appendMemory(o, r.memory, nullptr);
     return o;
 }

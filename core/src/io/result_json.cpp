@@ -91,6 +91,22 @@ json toJson(const Result& r) {
                               {"overhead_s", i.prefillOverheadS}}}};
         out["memory"]["kv_cache_bytes"] = r.memory.kvCacheBytes;
     }
+    if (r.moe.active) {
+        const MoeResult& e = r.moe;
+        out["moe"] = {{"local_experts", e.localExperts},
+                      {"expert_data_parallel", e.expertDataParallel},
+                      {"routed_copies_per_gpu", e.routedCopiesPerGpu},
+                      {"dispatch_s", e.dispatchS},
+                      {"combine_s", e.combineS},
+                      {"dispatch_scale_up_bytes", e.dispatchScaleUpBytes},
+                      {"dispatch_scale_out_bytes", e.dispatchScaleOutBytes},
+                      {"combine_scale_up_bytes", e.combineScaleUpBytes},
+                      {"combine_scale_out_bytes", e.combineScaleOutBytes},
+                      {"all_to_all_per_step_s", e.a2aPerStepS},
+                      {"all_to_all_exposed_per_step_s", e.a2aExposedPerStepS},
+                      {"token_drop_rate", e.tokenDropRate},
+                      {"expert_weights_bytes", e.expertWeightsBytes}};
+    }
     if (!r.timeline.empty()) {
         json tl = json::array();
         for (const auto& e : r.timeline) {

@@ -32,6 +32,8 @@ struct Serving {
     const Scenario& s;
     const Gpu& gpu;
     double t, p, h, f, V, qDim, kvDim, layers; ///< per GPU (÷TP) and per stage (÷PP)
+    double moeLayers = 0, denseLayers = 0;     ///< of the fullest stage's layers
+    GroupLayout epGroup;
     double wB, aB, kvB, peak, peak16, gemmScale, bw, etaMem;
     GroupLayout tpGroup;
     double weightsBytes, kvPerToken, reservedContext, residentContext;
@@ -48,6 +50,7 @@ struct Serving {
         qDim = double(m.heads) * m.headDim / t;
         kvDim = std::ceil(double(m.kvHeads) / t) *
                 m.headDim; // KV heads are replicated when TP exceeds them
+        if (m.mla) kvDim = double(m.kvCacheElementsPerTokenPerLayer()) / 2.0;
         layers = std::ceil(double(m.layers) / p);
         wB = bytesPerElement(in.weightPrecision);
         aB = 2.0;
@@ -63,12 +66,20 @@ struct Serving {
         input = in.inputTokens;
         output = in.outputTokens;
 
-        const double perLayer =
-            (h * (qDim + 2 * kvDim) + qDim * h + (m.gatedMlp ? 3.0 : 2.0) * h * f / t) * wB;
-        // The fullest stage: the last holds the LM head (and, without PP, the embedding too).
-        weightsBytes =
-            layers * perLayer + V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
-        kvPerToken = layers * 2.0 * kvDim * kvB;
+        // The fullest stage: the MoE layers (where present) are its heavier layers.
+        moeLayers = std::min(layers, double(m.moeLayerCount()));
+        denseLayers = layers - moeLayers;
+        epGroup = layoutGroup(s.system, s.strategy.ep, s.strategy.etp);
+        const double attnW = (m.attentionParamsPerLayer() - h) / t * wB;
+        const double denseW = attnW + (m.gatedMlp ? 3.0 : 2.0) * h * f / t * wB;
+        const double moeW = m.isMoe() ? attnW + (m.moeSharedParamsPerLayer() - h) / t * wB +
+                                            m.moeRoutedParamsPerLayer() /
+                                                (double(s.strategy.ep) * s.strategy.etp) * wB
+                                      : 0.0;
+        weightsBytes = denseLayers * denseW + moeLayers * moeW +
+                       V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
+        // MLA caches the KV latent and the shared rope key, whole on every TP rank.
+        kvPerToken = layers * (m.mla ? m.kvCacheElementsPerTokenPerLayer() : 2.0 * kvDim) * kvB;
         // Admission reserves the prompt and the mean output (paged KV blocks absorb the spread,
         // inside the kv_cache_fraction headroom); the cache holds on average the prompt and
         // E[o²]/(2E[o]) generated tokens per sequence.
@@ -98,24 +109,101 @@ struct Serving {
         c.overhead += overheadS;
     }
 
-    /// One layer for `rows` tokens, each attending `context` keys on average.
-    Costs layer(double rows, double context, bool decode) const {
+    /// The attention half of a layer for `rows` tokens, each attending `context` keys.
+    Costs attention(double rows, double context, bool decode, double ov) const {
         Costs c;
-        const double ov =
-            decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
-        gemm(c, rows, qDim + 2 * kvDim, h, ov);
-        gemm(c, rows, h, qDim, ov);
-        gemm(c, rows, (s.model.gatedMlp ? 2.0 : 1.0) * f / t, h, ov);
-        gemm(c, rows, h, f / t, ov);
+        const Model& m = s.model;
+        if (m.mla) {
+            // MLA with the up-projections absorbed (DeepSeek-V2 §2.1.2): projections from the
+            // hidden state into the latents and the per-head queries, one output projection.
+            const MlaShape& a = m.mlaShape;
+            const double heads = m.heads / t;
+            if (a.qLoraRank > 0) {
+                gemm(c, rows, double(a.qLoraRank), h, ov);
+                gemm(c, rows, heads * double(a.qkNopeDim + a.qkRopeDim), double(a.qLoraRank), ov);
+            } else {
+                gemm(c, rows, heads * double(a.qkNopeDim + a.qkRopeDim), h, ov);
+            }
+            gemm(c, rows, double(a.kvLoraRank + a.qkRopeDim), h, ov);
+            gemm(c, rows, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank), ov);
+            gemm(c, rows, h, heads * double(a.vHeadDim), ov);
+        } else {
+            gemm(c, rows, qDim + 2 * kvDim, h, ov);
+            gemm(c, rows, h, qDim, ov);
+        }
         // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
         // a causal flash-attention pass.
-        const double attnFlops = 4 * rows * context * qDim;
+        const double heads = m.heads / t;
+        const double attnFlops =
+            decode && m.mla
+                ? 2 * rows * context * heads * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim)
+                : 2 * rows * context * heads * double(m.qkHeadDim() + m.vHeadDim());
         const double tc = attnFlops / (peak16 * gpu.calibration.attentionEfficiency);
         const double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
         if (tm >= tc)
             c.kv += tm;
         else
             c.compute += tc;
+        return c;
+    }
+
+    /// A MoE block for `rows` tokens of this GPU's replica: its experts receive rows·k·ETP/TP
+    /// copies (× the load imbalance) spread over E/EP local experts; each expert touched is read
+    /// once, expected E_l(1 − (1 − 1/E_l)^copies) of them; dispatch and combine all-to-alls.
+    Costs moeBlock(double rows, double ov) const {
+        Costs c;
+        const Model& m = s.model;
+        const Strategy& st = s.strategy;
+        const MoeShape& moe = m.moe;
+        const double local = double(moe.experts) / st.ep;
+        const double load = moe.capacityFactor > 0 ? std::min(moe.loadImbalance, moe.capacityFactor)
+                                                   : moe.loadImbalance;
+        const double copies = rows * moe.topK * st.etp / t * load;
+        const double touched = local * (1.0 - std::pow(1.0 - 1.0 / local, copies));
+        const double fe = double(moe.expertFfn) / st.etp;
+        const double up = (m.gatedMlp ? 2.0 : 1.0) * fe;
+        if (touched > 0) {
+            const double perExpert = copies / touched;
+            Costs e;
+            gemm(e, perExpert, up, h, 0.0);
+            gemm(e, perExpert, h, fe, 0.0);
+            c += e.scaled(touched);
+            c.overhead += 2 * ov; // grouped GEMMs
+        }
+        if (moe.sharedExperts > 0) {
+            const double fs = double(moe.sharedExperts) * moe.expertFfn / t;
+            gemm(c, rows, (m.gatedMlp ? 2.0 : 1.0) * fs, h, ov);
+            gemm(c, rows, h, fs, ov);
+        }
+        if (moe.experts > 1) gemm(c, rows, double(moe.experts), h, ov); // router
+        // Dispatch (optionally FP8) and combine over the EP group; with two-batch overlap they
+        // hide behind the other micro-batch's work, up to its length.
+        MoeA2aRequest req;
+        req.tokens = rows * st.etp / t * load;
+        req.topK = moe.topK;
+        req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
+        req.nodeLimit = st.moeNodeLimit;
+        req.overheadS = gpu.calibration.allToAllOverheadS;
+        req.bytesPerToken = st.moeFp8Dispatch ? h * (1.0 + 4.0 / 128.0) : h * aB;
+        double a2a = moeAllToAll(s.system, epGroup, req).timeS;
+        req.bytesPerToken = h * aB;
+        a2a += moeAllToAll(s.system, epGroup, req).timeS;
+        if (st.moeA2aOverlap) a2a = std::max(0.0, a2a - c.total());
+        c.comm += a2a;
+        return c;
+    }
+
+    /// One layer for `rows` tokens, each attending `context` keys on average.
+    Costs layer(double rows, double context, bool decode, bool moe = false) const {
+        const double ov =
+            decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
+        Costs c = attention(rows, context, decode, ov);
+        if (moe) {
+            c += moeBlock(rows, ov);
+        } else {
+            gemm(c, rows, (s.model.gatedMlp ? 2.0 : 1.0) * f / t, h, ov);
+            gemm(c, rows, h, f / t, ov);
+        }
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
         c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
         c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
@@ -124,7 +212,8 @@ struct Serving {
 
     /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
     Costs stage(double rows, double context, bool decode, double headRows) const {
-        Costs c = layer(rows, context, decode).scaled(layers);
+        Costs c = layer(rows, context, decode).scaled(denseLayers);
+        if (moeLayers > 0) c += layer(rows, context, decode, true).scaled(moeLayers);
         gemm(c, headRows, V / t, h,
              decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS);
         return c;
@@ -168,8 +257,12 @@ struct Serving {
     double activationBytes(double batch) const {
         const double chunk = std::max(
             input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
-        return chunk * (2 * h + qDim + 2 * kvDim + (s.model.gatedMlp ? 3.0 : 2.0) * f / t) * aB +
-               batch * V / t * 4.0;
+        const Model& m = s.model;
+        const double mlp = m.isMoe() ? (m.gatedMlp ? 3.0 : 2.0) *
+                                           std::max(f / t, double(m.moe.expertFfn) * m.moe.topK *
+                                                               s.strategy.etp / t)
+                                     : (m.gatedMlp ? 3.0 : 2.0) * f / t;
+        return chunk * (2 * h + qDim + 2 * kvDim + mlp) * aB + batch * V / t * 4.0;
     }
 };
 
@@ -262,15 +355,28 @@ Result evaluateInference(const Scenario& sc) {
     r.tokensPerSPerGpu = ir.outputTokensPerSPerGpu;
     r.samplesPerS = ir.requestsPerS;
     r.microBatches = 1;
-    r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {it.decode.comm, it.decode.comm};
+    {
+        // Split the decode communication: MoE all-to-alls apart from the TP all-reduces.
+        double a2a = 0;
+        if (sc.model.isMoe() && sv.moeLayers > 0) {
+            const double rows = std::ceil(batch / sv.p);
+            const Costs withA2a = sv.layer(rows, sv.residentContext, true, true);
+            Costs noA2a = withA2a;
+            noA2a.comm = 2 * collectiveTime(sc.system, sv.tpGroup, Collective::AllReduce,
+                                            rows * sv.h * sv.aB);
+            a2a = (withA2a.comm - noA2a.comm) * sv.moeLayers * sv.p;
+        }
+        const double tpComm = it.decode.comm - a2a;
+        r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {tpComm, tpComm};
+        r.comm[int(ParallelDim::EP)][int(Collective::AllToAll)] = {a2a, a2a};
+    }
     r.comm[int(ParallelDim::PP)][int(Collective::P2P)] = {it.p2pS, it.p2pS};
     r.exposedCommS = it.decode.comm + it.p2pS;
     r.compute.forwardS = tpot - r.exposedCommS;
     r.computeS = r.compute.totalS();
     r.bubbleS = 0;
     // Model FLOPs: 2 per parameter per token, generated and prompt tokens alike.
-    const double params = sc.model.layers * sc.model.paramsPerLayer() + sc.model.lmHeadParams() +
-                          (sc.model.tiedEmbeddings ? sc.model.embeddingParams() : 0.0);
+    const double params = sc.model.activeParams(); // MoE: the k routed + shared experts
     const double tokensPerIter = batch * replicas * (1 + sv.input / sv.output);
     r.modelFlopsPerStep = 2 * params * tokensPerIter;
     r.hardwareFlopsPerStep = r.modelFlopsPerStep;

@@ -58,8 +58,19 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
         for (int pp : divisorsOf(m.layers, base.gpus)) {
             const int replicas = dataParallelDegree(base.gpus, tp, pp, 1);
             if (replicas == 0) continue;
+            // MoE: experts over EP ranks of the stage's tp × replicas GPUs (attention-DP +
+            // wide EP); dense models: EP 1.
+            std::vector<int> eps = {1};
+            if (m.isMoe()) {
+                eps.clear();
+                for (int ep : divisorsOf(m.moe.experts, m.moe.experts))
+                    if ((1LL * tp * replicas) % ep == 0) eps.push_back(ep);
+            }
+            for (int ep : eps)
             for (Precision p : precisions) {
                 if (o.cancel && o.cancel->load()) return res;
+                s.strategy.ep = ep;
+                s.strategy.etp = 1;
                 s.strategy.tp = tp;
                 s.strategy.pp = pp;
                 s.strategy.vp = 1;
@@ -97,8 +108,8 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
                   if (a.score != b.score) return a.score > b.score;
                   const auto& x = a.scenario.strategy;
                   const auto& y = b.scenario.strategy;
-                  return std::make_tuple(x.tp, x.pp, int(a.scenario.workload.precision)) <
-                         std::make_tuple(y.tp, y.pp, int(b.scenario.workload.precision));
+                  return std::make_tuple(x.tp, x.pp, x.ep, int(a.scenario.workload.precision)) <
+                         std::make_tuple(y.tp, y.pp, y.ep, int(b.scenario.workload.precision));
               });
     if (int(res.top.size()) > o.topN) res.top.resize(std::size_t(std::max(0, o.topN)));
     return res;
