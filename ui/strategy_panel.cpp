@@ -33,6 +33,13 @@ const RowSpec kRows[] = {
     {"cp", "CP",
      "Context parallel: splits the sequence; K and V blocks circulate while attention computes."},
     {"dp", "DP", "Data-parallel replicas; changing DP changes the GPU count."},
+    {"ep", "EP",
+     "MoE expert parallel: the routed experts split over EP ranks carved out of DP × CP "
+     "(Megatron-Core parallel folding). EP divides only the experts, not attention; it must "
+     "divide the expert count, and EP × ETP must divide TP × CP × DP."},
+    {"etp", "ETP",
+     "MoE expert tensor parallel: each expert's FFN split over ETP ranks (independent of the "
+     "attention's TP); must divide the expert width."},
     {"micro_batch", "Micro-batch",
      "Sequences per micro-batch per GPU; gradient accumulation = global batch / (DP × "
      "micro-batch)."},
@@ -45,6 +52,7 @@ const RowSpec kRows[] = {
 };
 const QStringList kTrainingOnly = {"vp", "cp", "micro_batch", "global_batch"};
 const QStringList kServingOnly = {"batch", "input_tokens", "output_tokens"};
+const QStringList kMoeOnly = {"ep", "etp"};
 
 std::vector<int> withValue(std::vector<int> v, int current) {
     if (std::find(v.begin(), v.end(), current) == v.end()) v.push_back(current);
@@ -163,6 +171,74 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     outer->addWidget(switches);
     switches_ = switches;
 
+    moe_ = new QGroupBox("Mixture of experts");
+    auto* mform = new QFormLayout(moe_);
+    imbalance_ = new QDoubleSpinBox;
+    imbalance_->setRange(1.0, 4.0);
+    imbalance_->setSingleStep(0.05);
+    imbalance_->setDecimals(2);
+    imbalance_->setToolTip("Max/mean tokens per expert on the busiest rank: 1.00 = force-balanced "
+                           "(benchmarks), 1.1-1.5 for learned routing. Scales that rank's expert "
+                           "GEMMs and all-to-all bytes.");
+    capacity_ = new QDoubleSpinBox;
+    capacity_->setRange(0.0, 16.0);
+    capacity_->setSingleStep(0.25);
+    capacity_->setDecimals(2);
+    capacity_->setSpecialValueText("dropless");
+    capacity_->setToolTip("Capacity factor: tokens an expert accepts, × the mean; the excess is "
+                          "dropped (the drop rate is reported). 0 = dropless.");
+    nodeLimit_ = new QSpinBox;
+    nodeLimit_->setRange(0, 1 << 20);
+    nodeLimit_->setSpecialValueText("off");
+    nodeLimit_->setToolTip("Node-limited routing (DeepSeek-V3: 4): each token reaches at most this "
+                           "many nodes, cutting the all-to-all's network bytes.");
+    for (auto* sb : {imbalance_, capacity_})
+        sb->setKeyboardTracking(false);
+    nodeLimit_->setKeyboardTracking(false);
+    mform->addRow("Load imbalance", imbalance_);
+    mform->addRow("Capacity factor", capacity_);
+    mform->addRow("Node limit", nodeLimit_);
+    auto* dispatcher = new QComboBox;
+    dispatcher->addItems({"flat all-to-all", "per-node (DeepEP)"});
+    dispatcher->setToolTip("Flat: every token copy travels to its expert's GPU. Per-node "
+                           "(DeepEP): once per destination node over the network, then NVLink.");
+    mform->addRow("Dispatch", dispatcher);
+    combos_["moe_dispatcher"] = dispatcher;
+    auto* fp8 = new QCheckBox("FP8 dispatch");
+    fp8->setToolTip("Send the dispatched tokens in FP8 (+ a scale per 128 channels); the combine "
+                    "stays 16-bit (DeepEP).");
+    mform->addRow(fp8);
+    checks_["moe_fp8_dispatch"] = fp8;
+    auto* overlap = new QCheckBox("Overlap all-to-all with another micro-batch");
+    overlap->setToolTip("DualPipe / 1F1B all-to-all overlap: dispatch and combine hide behind "
+                        "another micro-batch's compute, which loses the SMs the communication "
+                        "kernels hold while they run.");
+    mform->addRow(overlap);
+    checks_["moe_a2a_overlap"] = overlap;
+    auto* note = new QLabel("EP and ETP split the experts only; attention runs on TP × CP × DP.");
+    note->setWordWrap(true);
+    mform->addRow(note);
+    outer->addWidget(moe_);
+    connect(imbalance_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"model.moe.load_imbalance", v}}, "load imbalance", imbalance_);
+    });
+    connect(capacity_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"model.moe.capacity_factor", v}}, "capacity factor", capacity_);
+    });
+    connect(nodeLimit_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyEdits({{"strategy.moe_node_limit", v}}, "node limit", nodeLimit_);
+    });
+    connect(dispatcher, &QComboBox::currentIndexChanged, this, [this](int i) {
+        applyEdits({{"strategy.moe_dispatcher", i == 1 ? "deepep" : "all_to_all"}}, "dispatch",
+                   combos_["moe_dispatcher"]);
+    });
+    for (const char* key : {"moe_fp8_dispatch", "moe_a2a_overlap"}) {
+        const QString k = key;
+        connect(checks_[k], &QCheckBox::toggled, this, [this, k](bool on) {
+            applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
+        });
+    }
+
     serving_ = new QGroupBox("Serving");
     auto* sform = new QFormLayout(serving_);
     auto* precision = new QComboBox;
@@ -254,14 +330,28 @@ void StrategyPanel::refresh(const Scenario& s) {
         const QSignalBlocker b(kind_);
         kind_->setCurrentIndex(serving ? 1 : 0);
     }
+    const bool moe = s.model.isMoe();
     for (auto& [key, row] : rows_) {
-        const bool show = serving ? !kTrainingOnly.contains(key) : !kServingOnly.contains(key);
+        const bool show = (serving ? !kTrainingOnly.contains(key) : !kServingOnly.contains(key)) &&
+                          (moe || !kMoeOnly.contains(key));
         for (QWidget* w : {static_cast<QWidget*>(row.label), static_cast<QWidget*>(row.slider),
                            static_cast<QWidget*>(row.spin)})
             w->setVisible(show);
     }
     rows_.at("dp").label->setText(serving ? "Replicas" : "DP");
     switches_->setVisible(!serving);
+    moe_->setVisible(moe);
+    if (moe) {
+        const QSignalBlocker b1(imbalance_), b2(capacity_), b3(nodeLimit_),
+            b4(combos_["moe_dispatcher"]), b5(checks_["moe_fp8_dispatch"]),
+            b6(checks_["moe_a2a_overlap"]);
+        imbalance_->setValue(s.model.moe.loadImbalance);
+        capacity_->setValue(s.model.moe.capacityFactor);
+        nodeLimit_->setValue(st.moeNodeLimit);
+        combos_["moe_dispatcher"]->setCurrentIndex(st.dispatcher == MoeDispatcher::DeepEp ? 1 : 0);
+        checks_["moe_fp8_dispatch"]->setChecked(st.moeFp8Dispatch);
+        checks_["moe_a2a_overlap"]->setChecked(st.moeA2aOverlap);
+    }
     serving_->setVisible(serving);
     if (serving) {
         const QSignalBlocker b1(combos_["precision"]), b2(combos_["mode"]), b3(ttft_), b4(tpot_);
@@ -290,6 +380,9 @@ void StrategyPanel::refresh(const Scenario& s) {
         {"global_batch",
          {scaledPowers(1LL * st.dp * st.microBatch, 1LL << 22), s.workload.globalBatch}},
         {"gpus", {scaledPowers(inner, maxGpus), s.gpus}},
+        {"ep", {moe ? divisorsOf(s.model.moe.experts, s.model.moe.experts) : std::vector<int>{1},
+                st.ep}},
+        {"etp", {moe ? divisorsOf(s.model.moe.expertFfn, 64) : std::vector<int>{1}, st.etp}},
     };
     for (auto& [key, cv] : spec) {
         Row& r = rows_.at(key);
@@ -346,6 +439,10 @@ void StrategyPanel::applyValue(const QString& key, int v) {
     } else if (key == "dp") {
         edits.push_back({"strategy.dp", v});
         edits.push_back({"gpus", replicaGpus(st) * v});
+    } else if (key == "ep") {
+        edits.push_back({"strategy.ep", v});
+    } else if (key == "etp") {
+        edits.push_back({"strategy.etp", v});
     } else if (key == "micro_batch") {
         edits.push_back({"strategy.micro_batch", v});
     } else if (key == "global_batch") {
@@ -397,10 +494,18 @@ void StrategyPanel::switchWorkload(bool serving) {
         edits.push_back({"strategy.vp", 1});
         edits.push_back({"strategy.cp", 1});
         edits.push_back({"strategy.schedule", "1f1b"});
-        edits.push_back({"strategy.first_stage_layers", 0});
-        edits.push_back({"strategy.last_stage_layers", 0});
-        if (const int replicas = dataParallelDegree(s.gpus, st.tp, st.pp, 1))
+        if (s.model.layers % st.pp == 0) { // an uneven split (e.g. 61 layers) stays as it is
+            edits.push_back({"strategy.first_stage_layers", 0});
+            edits.push_back({"strategy.last_stage_layers", 0});
+        }
+        if (const int replicas = dataParallelDegree(s.gpus, st.tp, st.pp, 1)) {
             edits.push_back({"strategy.dp", replicas});
+            // MoE: the experts stay on EP ranks when they still fold onto TP × replicas.
+            if (s.model.isMoe() && (1LL * st.tp * replicas) % (1LL * st.ep * st.etp) != 0) {
+                edits.push_back({"strategy.ep", 1});
+                edits.push_back({"strategy.etp", 1});
+            }
+        }
     } else {
         const int dp = st.dp;
         edits.push_back({"workload",

@@ -28,6 +28,8 @@ class StrategyPanel : public QWidget {
     QComboBox* combo(const QString& key) const { return combos_.at(key); }
     QCheckBox* check(const QString& key) const { return checks_.at(key); }
     QComboBox* workloadSwitch() const { return kind_; }
+    QWidget* moeBox() const { return moe_; }
+    QDoubleSpinBox* loadImbalance() const { return imbalance_; }
     QString message() const { return message_->text(); }
     static QStringList keys();
     /// The values the slider of `key` steps through for the current scenario.
@@ -57,6 +59,10 @@ class StrategyPanel : public QWidget {
     QWidget* serving_;
     QDoubleSpinBox* ttft_;
     QDoubleSpinBox* tpot_;
+    QWidget* moe_;              ///< mixture-of-experts controls (MoE models only)
+    QDoubleSpinBox* imbalance_;
+    QDoubleSpinBox* capacity_;
+    QSpinBox* nodeLimit_;
     QWidget* marked_ = nullptr;
 };
 

@@ -343,7 +343,9 @@ TEST_CASE("The explorer switches to serving and back without restarting") {
     CHECK(w.chart("curve")->isVisibleTo(&w));
     CHECK_FALSE(w.chart("breakdown")->isVisibleTo(&w));
     CHECK_FALSE(w.chart("timeline")->isVisibleTo(&w));
-    CHECK(w.chart("serving")->table().rows.size() == 2 * 7);
+    // TTFT and TPOT × 8 components (weights, KV, compute, TP comm, EP all-to-all, overheads,
+    // prefills, p2p); the table keeps the zero ones the legend hides.
+    CHECK(w.chart("serving")->table().rows.size() == 2 * 8);
     CHECK(w.chart("curve")->table().rows.size() >= 6);
     const Result expected = evaluate(w.document()->scenario());
     CHECK(w.shown().result.inference.tpotS == Approx(expected.inference.tpotS));
@@ -382,4 +384,51 @@ TEST_CASE("Serving presets open with their charts, and objectives draw the box")
     QFile f(dir.filePath("curve.svg"));
     REQUIRE(f.open(QIODevice::ReadOnly));
     CHECK(f.readAll().contains("TPOT objective"));
+}
+
+TEST_CASE("MoE in the explorer: EP and ETP sliders, expert controls, all-to-all and expert memory") {
+    test::Explorer e("deepseek-v3-256-gb200");
+    auto& w = *e.window;
+    REQUIRE(w.document()->scenario().model.isMoe());
+    auto* panel = w.strategyPanel();
+    CHECK(panel->slider("ep")->isVisibleTo(&w));
+    CHECK(panel->slider("etp")->isVisibleTo(&w));
+    CHECK(panel->moeBox()->isVisibleTo(&w));
+    CHECK(panel->spinBox("ep")->value() == 64);
+    // The communication chart has the all-to-all with its network share; the memory chart the
+    // experts' weights; the timeline the dispatch and combine.
+    bool a2a = false;
+    for (const auto& row : w.chart("comm")->table().rows)
+        a2a = a2a || row.join(" ").contains("EP all-to-all");
+    CHECK(a2a);
+    bool experts = false;
+    for (const auto& row : w.chart("memory")->table().rows)
+        if (row.size() >= 3 && row[1] == "Expert weights") experts = experts || row[2].toDouble() > 0;
+    CHECK(experts);
+    bool dispatch = false;
+    for (const auto& row : w.chart("timeline")->table().rows)
+        dispatch = dispatch || row.join(" ").contains("EP dispatch all-to-all");
+    CHECK(dispatch);
+
+    // An EP that does not divide the stage's GPUs is refused with the reason; the rest holds.
+    panel->spinBox("ep")->setValue(256);
+    CHECK(panel->message().contains("EP"));
+    CHECK(w.document()->scenario().strategy.ep == 64);
+    // A valid EP applies and the charts follow.
+    panel->spinBox("ep")->setValue(32);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.ep == 32);
+    CHECK(w.shown().result.moe.localExperts == 8);
+    // Load imbalance slows the step.
+    const double before = w.shown().result.stepTimeS;
+    panel->loadImbalance()->setValue(1.3);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().model.moe.loadImbalance == Approx(1.3));
+    CHECK(w.shown().result.stepTimeS > before);
+    // Serving works for MoE: the experts stay on EP ranks.
+    panel->workloadSwitch()->setCurrentIndex(1);
+    REQUIRE(e.settle());
+    REQUIRE(w.shown().result.isInference);
+    CHECK(w.shown().result.inference.outputTokensPerSPerGpu > 0);
+    CHECK(panel->slider("ep")->isVisibleTo(&w));
 }

@@ -1,5 +1,7 @@
 #include "comm_chart.hpp"
 
+#include <cmath>
+
 #include <QChart>
 #include <QLegend>
 
@@ -56,9 +58,18 @@ void CommChart::setInput(const ChartInput& in) {
             const CommTime& t = r.comm[d][k];
             const CommTime bt = b ? b->comm[d][k] : CommTime{};
             if (t.serializedS <= 0 && bt.serializedS <= 0) continue;
-            names << QString("%1 %2").arg(
+            QString name = QString("%1 %2").arg(
                 QString::fromStdString(std::string(toString(ParallelDim(d)))).toUpper(),
                 QString::fromStdString(std::string(toString(Collective(k)))).replace('_', '-'));
+            // MoE: how the dispatch/combine bytes split between NVLink and the network.
+            if (ParallelDim(d) == ParallelDim::EP && Collective(k) == Collective::AllToAll &&
+                r.moe.active) {
+                const double up = r.moe.dispatchScaleUpBytes + r.moe.combineScaleUpBytes;
+                const double out = r.moe.dispatchScaleOutBytes + r.moe.combineScaleOutBytes;
+                if (up + out > 0)
+                    name += QString(" (%1% network)").arg(std::lround(100.0 * out / (up + out)));
+            }
+            names << name;
             ser << t.serializedS;
             exp << t.exposedS;
             bexp << bt.exposedS;

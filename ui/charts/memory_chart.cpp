@@ -10,11 +10,19 @@
 namespace madmax::ui {
 
 namespace {
-const Component kParts[] = {Component::Weights,     Component::Grads,   Component::OptimizerState,
-                            Component::Activations, Component::KvCache, Component::Reserve};
-std::vector<double> parts(const MemoryBreakdown& m) {
-    return {m.weightsBytes / 1e9,     m.gradsBytes / 1e9,   m.optimizerBytes / 1e9,
-            m.activationsBytes / 1e9, m.kvCacheBytes / 1e9, m.reserveBytes / 1e9};
+const Component kParts[] = {Component::Weights,        Component::ExpertWeights,
+                            Component::Grads,          Component::OptimizerState,
+                            Component::Activations,    Component::KvCache,
+                            Component::Reserve};
+/// MoE training: the routed experts' share of the weights as its own segment.
+std::vector<double> parts(const Result& r) {
+    const MemoryBreakdown& m = r.memory;
+    const double experts =
+        r.moe.active ? std::min(r.moe.expertWeightsBytes, m.weightsBytes) : 0.0;
+    return {(m.weightsBytes - experts) / 1e9, experts / 1e9,
+            m.gradsBytes / 1e9,               m.optimizerBytes / 1e9,
+            m.activationsBytes / 1e9,         m.kvCacheBytes / 1e9,
+            m.reserveBytes / 1e9};
 }
 } // namespace
 
@@ -71,10 +79,10 @@ void MemoryChart::setInput(const ChartInput& in) {
     std::vector<std::vector<double>> bars;
     QStringList names;
     if (in.baseline) {
-        bars.push_back(parts(in.baseline->eval.result.memory));
+        bars.push_back(parts(in.baseline->eval.result));
         names << "Baseline";
     }
-    bars.push_back(parts(in.current->result.memory));
+    bars.push_back(parts(in.current->result));
     names << (in.current->result.memory.fits() ? "Current" : "Current (does not fit)");
     setCategories(categories_, names_, names);
     const double maxTotal = fillStackedBars(sets_, bars);

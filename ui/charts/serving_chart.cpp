@@ -8,19 +8,21 @@
 namespace madmax::ui {
 
 namespace {
-const char* kParts[] = {"Weight reads",     "KV-cache reads",     "Compute",     "TP comm",
-                        "Overheads", "Prefills / waiting", "Pipeline p2p"};
-const Component kColours[] = {Component::Weights, Component::KvCache,   Component::Backward,
-                              Component::CommTP,  Component::Optimizer, Component::Recompute,
-                              Component::Bubble};
+const char* kParts[] = {"Weight reads", "KV-cache reads",     "Compute",     "TP comm",
+                        "EP all-to-all", "Overheads",      "Prefills / waiting", "Pipeline p2p"};
+const Component kColours[] = {Component::Weights,   Component::KvCache, Component::Backward,
+                              Component::CommTP,    Component::CommEP,  Component::Optimizer,
+                              Component::Recompute, Component::Bubble};
 
 /// TPOT = one iteration; TTFT = the prompt's prefill + half an iteration of waiting.
 std::vector<double> tpotParts(const Result& r) {
     const auto& i = r.inference;
+    const double a2a = r.commTime(ParallelDim::EP, Collective::AllToAll).serializedS;
     return {i.decodeWeightReadS,
             i.decodeKvReadS,
             i.decodeComputeS,
-            i.decodeCommS,
+            i.decodeCommS - a2a,
+            a2a,
             i.decodeOverheadS,
             i.prefillPerIterationS,
             r.commTime(ParallelDim::PP, Collective::P2P).serializedS};
@@ -29,7 +31,7 @@ std::vector<double> ttftParts(const Result& r) {
     const auto& i = r.inference;
     const double wait =
         std::max(0.0, i.ttftS - i.prefillComputeS - i.prefillCommS - i.prefillOverheadS);
-    return {0.0, 0.0, i.prefillComputeS, i.prefillCommS, i.prefillOverheadS, wait, 0.0};
+    return {0.0, 0.0, i.prefillComputeS, i.prefillCommS, 0.0, i.prefillOverheadS, wait, 0.0};
 }
 } // namespace
 
@@ -56,7 +58,8 @@ ServingChart::ServingChart(QWidget* parent) : ExplorerChart(parent) {
 QString ServingChart::description() const {
     return "TPOT is one continuous-batching iteration: a decode step (every weight read once, "
            "every "
-           "sequence's KV cache read, two TP all-reduces per layer, kernel overheads; Pope et al. "
+           "sequence's KV cache read, two TP all-reduces per layer, for MoE the experts the batch "
+           "touches and a dispatch/combine all-to-all per layer, kernel overheads; Pope et al. "
            "2022) "
            "plus the prefills of the requests admitted meanwhile. TTFT is the prompt's prefill "
            "plus, on "
@@ -88,6 +91,8 @@ void ServingChart::setInput(const ChartInput& in) {
     setCategories(bars_, names_, names);
     const double maxTotal = fillStackedBars(sets_, bars);
     setNiceRange(ms_, std::max(maxTotal, 1e-6) * 1.02);
+    // Dense models have no all-to-all, single-stage engines no p2p: not in the legend.
+    if (showOccurringSets(series_, sets_, bars, active_, this)) restyle();
 }
 
 ChartTable ServingChart::table() const {

@@ -31,6 +31,7 @@ class ServingChart : public ExplorerChart {
     QBarCategoryAxis* bars_;
     QValueAxis* ms_;
     std::vector<QBarSet*> sets_;
+    std::vector<bool> active_; ///< which sets the series holds now
     QStringList names_;
 };
 

@@ -31,6 +31,8 @@ QColor componentColor(Component c) {
         return QColor(0x33, 0x33, 0x33); // near black
     case Component::Weights:
         return QColor(0x00, 0x72, 0xB2);
+    case Component::ExpertWeights:
+        return QColor(0x00, 0x45, 0x6B); // a darker blue: the weights' expert share
     case Component::Grads:
         return QColor(0x56, 0xB4, 0xE9);
     case Component::OptimizerState:
@@ -71,6 +73,8 @@ QString componentName(Component c) {
         return "Bubble";
     case Component::Weights:
         return "Weights";
+    case Component::ExpertWeights:
+        return "Expert weights";
     case Component::Grads:
         return "Gradients";
     case Component::OptimizerState:
@@ -108,7 +112,9 @@ QString componentTooltip(Component c) {
         return "Context-parallel exchange of K and V blocks, overlapped with attention (ring "
                "attention).";
     case Component::CommEP:
-        return "Expert-parallel all-to-all (MoE).";
+        return "Expert-parallel all-to-all (MoE): token dispatch to the experts and combine back, "
+               "forward and backward; NVLink share of the destinations at NVLink speed, the rest "
+               "over the network (per destination node with DeepEP-style dispatch).";
     case Component::CommDP:
         return "Data-parallel gradient reduction (bucketed, overlapping the last backward), ZeRO "
                "parameter all-gathers and FSDP per-layer traffic.";
@@ -120,7 +126,10 @@ QString componentTooltip(Component c) {
                "(Narayanan et al. SC21 §2.2).";
     case Component::Weights:
         return "16-bit weights of the stage, ÷TP (÷DP shard with ZeRO-3, plus two gathered "
-               "layers).";
+               "layers); for MoE models without the routed experts.";
+    case Component::ExpertWeights:
+        return "MoE: the routed experts' 16-bit weights on the fullest stage, split E/EP ways "
+               "and ÷ETP (÷EDP shard with ZeRO-3).";
     case Component::Grads:
         return "Gradients in the reduction precision (÷DP shard from ZeRO-2), Rajbhandari et al. "
                "SC20.";

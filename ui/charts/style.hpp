@@ -23,6 +23,7 @@ enum class Component {
     CommPP,
     Bubble,
     Weights,
+    ExpertWeights,
     Grads,
     OptimizerState,
     Activations,
