@@ -31,7 +31,14 @@ std::vector<double> ttftParts(const Result& r) {
     const auto& i = r.inference;
     const double wait =
         std::max(0.0, i.ttftS - i.prefillComputeS - i.prefillCommS - i.prefillOverheadS);
-    return {0.0, 0.0, i.prefillComputeS, i.prefillCommS, 0.0, i.prefillOverheadS, wait, 0.0};
+    return {0.0,
+            0.0,
+            i.prefillComputeS,
+            i.prefillCommS - i.prefillAllToAllS,
+            i.prefillAllToAllS,
+            i.prefillOverheadS,
+            wait,
+            0.0};
 }
 } // namespace
 

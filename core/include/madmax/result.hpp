@@ -84,6 +84,7 @@ struct InferenceResult {
     double prefillPerIterationS = 0; ///< prefills of new requests interleaved into each iteration
     // Prefill of one prompt (the service part of TTFT).
     double prefillComputeS = 0, prefillCommS = 0, prefillOverheadS = 0;
+    double prefillAllToAllS = 0; ///< of prefillCommS: MoE dispatch and combine
     double decodeS() const {
         return decodeWeightReadS + decodeKvReadS + decodeComputeS + decodeCommS + decodeOverheadS;
     }

@@ -88,6 +88,7 @@ json toJson(const Result& r) {
                             {"prefill",
                              {{"compute_s", i.prefillComputeS},
                               {"comm_s", i.prefillCommS},
+                              {"all_to_all_s", i.prefillAllToAllS},
                               {"overhead_s", i.prefillOverheadS}}}};
         out["memory"]["kv_cache_bytes"] = r.memory.kvCacheBytes;
     }

@@ -16,14 +16,15 @@ namespace {
 
 struct Costs {
     double weight = 0, kv = 0, compute = 0, comm = 0, overhead = 0;
+    double a2a = 0; ///< of comm: MoE dispatch and combine
     double total() const { return weight + kv + compute + comm + overhead; }
     Costs& operator+=(const Costs& o) {
         weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm,
-            overhead += o.overhead;
+            overhead += o.overhead, a2a += o.a2a;
         return *this;
     }
     Costs scaled(double f) const {
-        return {weight * f, kv * f, compute * f, comm * f, overhead * f};
+        return {weight * f, kv * f, compute * f, comm * f, overhead * f, a2a * f};
     }
 };
 
@@ -190,6 +191,7 @@ struct Serving {
         a2a += moeAllToAll(s.system, epGroup, req).timeS;
         if (st.moeA2aOverlap) a2a = std::max(0.0, a2a - c.total());
         c.comm += a2a;
+        c.a2a += a2a;
         return c;
     }
 
@@ -347,6 +349,7 @@ Result evaluateInference(const Scenario& sc) {
     const Costs prompt = sv.stage(sv.input, sv.input / 2, false, 1).scaled(sv.p);
     ir.prefillComputeS = prompt.compute + prompt.weight + prompt.kv;
     ir.prefillCommS = prompt.comm;
+    ir.prefillAllToAllS = prompt.a2a;
     ir.prefillOverheadS = prompt.overhead;
 
     // The generic view: one iteration as the "step".
@@ -355,21 +358,10 @@ Result evaluateInference(const Scenario& sc) {
     r.tokensPerSPerGpu = ir.outputTokensPerSPerGpu;
     r.samplesPerS = ir.requestsPerS;
     r.microBatches = 1;
-    {
-        // Split the decode communication: MoE all-to-alls apart from the TP all-reduces.
-        double a2a = 0;
-        if (sc.model.isMoe() && sv.moeLayers > 0) {
-            const double rows = std::ceil(batch / sv.p);
-            const Costs withA2a = sv.layer(rows, sv.residentContext, true, true);
-            Costs noA2a = withA2a;
-            noA2a.comm = 2 * collectiveTime(sc.system, sv.tpGroup, Collective::AllReduce,
-                                            rows * sv.h * sv.aB);
-            a2a = (withA2a.comm - noA2a.comm) * sv.moeLayers * sv.p;
-        }
-        const double tpComm = it.decode.comm - a2a;
-        r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {tpComm, tpComm};
-        r.comm[int(ParallelDim::EP)][int(Collective::AllToAll)] = {a2a, a2a};
-    }
+    // The decode communication: MoE all-to-alls apart from the TP all-reduces.
+    r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {it.decode.comm - it.decode.a2a,
+                                                                 it.decode.comm - it.decode.a2a};
+    r.comm[int(ParallelDim::EP)][int(Collective::AllToAll)] = {it.decode.a2a, it.decode.a2a};
     r.comm[int(ParallelDim::PP)][int(Collective::P2P)] = {it.p2pS, it.p2pS};
     r.exposedCommS = it.decode.comm + it.p2pS;
     r.compute.forwardS = tpot - r.exposedCommS;
