@@ -10,7 +10,7 @@ void StreamSim::run() {
     comm_ = {};
     makespan_ = 0;
     for (int i = 0; i < n_; ++i) {
-        const SimOp& op = ops_[i];
+        const SimOp& op = ops_[i].op;
         double ready = 0;
         int blocker = -1;
         for (int d : op.deps) {
@@ -22,8 +22,8 @@ void StreamSim::run() {
         }
         const int lane = static_cast<int>(op.lane);
         const double begin = std::max(laneFree[lane], ready);
-        if (!op.isComm() && begin > laneFree[lane] && blocker >= 0 && ops_[blocker].isComm()) {
-            const SimOp& c = ops_[blocker];
+        if (!op.isComm() && begin > laneFree[lane] && blocker >= 0 && ops_[blocker].op.isComm()) {
+            const SimOp& c = ops_[blocker].op;
             comm_[int(c.dim)][int(c.collective)].exposedS += begin - laneFree[lane];
         }
         start_[i] = begin;
@@ -42,8 +42,8 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
     int sync = -1;
     double host = 0, hostBefore = 0;
     for (int i = 0; i < n_; ++i) {
-        host += ops_[i].kernels * hostOpS;
-        if (ops_[i].hostSync && sync < 0) {
+        host += ops_[i].op.kernels * hostOpS;
+        if (ops_[i].op.hostSync && sync < 0) {
             sync = i;
             hostBefore = host;
         }
@@ -60,8 +60,8 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
     // The stall is charged to the phase of the work it delays (the layer's last compute op).
     Phase phase = Phase::Forward;
     for (int i = n_ - 1; i >= 0; --i)
-        if (!ops_[i].isComm() && ops_[i].phase != Phase::None) {
-            phase = ops_[i].phase;
+        if (!ops_[i].op.isComm() && ops_[i].op.phase != Phase::None) {
+            phase = ops_[i].op.phase;
             break;
         }
     SimOp op;
@@ -69,7 +69,7 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
     op.phase = phase;
     op.durationS = stall;
     op.kernels = 0;
-    ops_[n_] = op;
+    ops_[n_].op = op;
     start_[n_] = makespan_;
     end_[n_] = makespan_ + stall;
     ++n_;

@@ -8,6 +8,7 @@
 #include "madmax/types.hpp"
 
 #include <array>
+#include <cstdlib>
 
 namespace madmax::detail {
 
@@ -33,11 +34,12 @@ class StreamSim {
     static constexpr int kCapacity = 96;
 
     int add(const SimOp& op) {
-        ops_[n_] = op;
+        if (n_ >= kCapacity) std::abort(); // a layer has at most ~60 ops: cannot happen
+        ops_[n_].op = op;
         return n_++;
     }
     int size() const { return n_; }
-    const SimOp& op(int i) const { return ops_[i]; }
+    const SimOp& op(int i) const { return ops_[i].op; }
     double start(int i) const { return start_[i]; }
     double end(int i) const { return end_[i]; }
 
@@ -53,8 +55,14 @@ class StreamSim {
     const CommTable& comm() const { return comm_; }
 
   private:
-    std::array<SimOp, kCapacity> ops_{};
-    std::array<double, kCapacity> start_{}, end_{};
+    // Slots are written before they are read (n_ counts them): left uninitialised, so that a
+    // simulator costs nothing to construct (evaluate() builds four per call).
+    union Slot {
+        Slot() {}
+        SimOp op;
+    };
+    std::array<Slot, kCapacity> ops_;
+    std::array<double, kCapacity> start_, end_;
     int n_ = 0;
     double makespan_ = 0;
     std::array<double, 4> busy_{};
