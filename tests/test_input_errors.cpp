@@ -250,6 +250,10 @@ TEST_CASE("Hostile files get a clear error: depth, duplicate keys, huge numbers,
                Contains("duplicate key \"gpus\""));
     CHECK_THAT(errorOf(write("big.json", R"({"gpus": 1e400})")),
                Contains("gpus: unreadable JSON value: number overflow"));
+    // An integer beyond 64 bits is quoted as written, not as the float it became (1e+20).
+    const std::string huge = errorOf(write("huge.json", R"({"strategy": {"tp": 100000000000000000000}})"));
+    CHECK_THAT(huge, Contains("tp: integer 100000000000000000000 is out of range"));
+    CHECK_THAT(huge, !Contains("1e+20"));
     CHECK_THAT(errorOf(dir.string()), Contains("is a folder, not a file"));
     fs::create_symlink(dir / "b", dir / "a");
     fs::create_symlink(dir / "a", dir / "b");

@@ -42,44 +42,91 @@ std::string lineColumn(const std::string& text, std::size_t byte) {
 
 } // namespace
 
-json parseJsonText(const std::string& text, const std::string& file) {
-    // The callback sees every key and nesting level as the parser meets them: refuse absurd
-    // depth and duplicate keys (which JSON parsers otherwise resolve silently, last one wins).
-    std::vector<std::vector<std::string>> keys; // the keys of each open object
-    std::string path;                           // for messages: the innermost key seen
-    auto check = [&](int depth, json::parse_event_t event, json& parsed) {
-        if (std::size_t(depth) > kMaxJsonDepth)
-            throw InputError(file, path.empty() ? "(document)" : path,
+namespace {
+
+/// The DOM builder of nlohmann's parser, with madmax's checks as the parser meets each token:
+/// absurd depth, duplicate keys (which JSON parsers otherwise resolve silently, last one wins)
+/// and integer literals too large for any integer type (quoted as written, not as 1e+20).
+class StrictSax {
+  public:
+    StrictSax(json& out, const std::string& file) : dom_(out, true), file_(file) {}
+
+    bool null() { return dom_.null(); }
+    bool boolean(bool v) { return dom_.boolean(v); }
+    bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
+    bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+    bool number_float(json::number_float_t v, const std::string& lexeme) {
+        // An integer literal (no '.', no exponent) only becomes a float when it overflows
+        // 64 bits; no madmax field takes such a number.
+        if (lexeme.find_first_of(".eE") == std::string::npos)
+            throw InputError(file_, where(),
+                             "integer " + lexeme +
+                                 " is out of range: no field takes more than 2^53; use a "
+                                 "smaller value");
+        return dom_.number_float(v, lexeme);
+    }
+    bool string(std::string& v) { return dom_.string(v); }
+    bool binary(json::binary_t& v) { return dom_.binary(v); }
+    bool start_object(std::size_t n) {
+        enter();
+        keys_.emplace_back();
+        return dom_.start_object(n);
+    }
+    bool key(std::string& k) {
+        if (!keys_.empty()) {
+            auto& seen = keys_.back();
+            if (std::find(seen.begin(), seen.end(), k) != seen.end())
+                throw InputError(file_, k,
+                                 "duplicate key \"" + k +
+                                     "\" in the same object; keep one (JSON would silently use "
+                                     "the last)");
+            seen.push_back(k);
+        }
+        path_ = k;
+        return dom_.key(k);
+    }
+    bool end_object() {
+        --depth_;
+        if (!keys_.empty()) keys_.pop_back();
+        return dom_.end_object();
+    }
+    bool start_array(std::size_t n) {
+        enter();
+        return dom_.start_array(n);
+    }
+    bool end_array() {
+        --depth_;
+        return dom_.end_array();
+    }
+    template <class Exception>
+    bool parse_error(std::size_t pos, const std::string& token, const Exception& ex) {
+        return dom_.parse_error(pos, token, ex); // throws ex
+    }
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string where() const { return path_.empty() ? "(document)" : path_; }
+    void enter() {
+        if (++depth_ > kMaxJsonDepth)
+            throw InputError(file_, where(),
                              "JSON nested more than " + std::to_string(kMaxJsonDepth) +
                                  " levels deep; no madmax file nests like that");
-        switch (event) {
-        case json::parse_event_t::object_start:
-            keys.emplace_back();
-            break;
-        case json::parse_event_t::object_end:
-            if (!keys.empty()) keys.pop_back();
-            break;
-        case json::parse_event_t::key: {
-            const std::string k = parsed.get<std::string>();
-            if (!keys.empty()) {
-                auto& seen = keys.back();
-                if (std::find(seen.begin(), seen.end(), k) != seen.end())
-                    throw InputError(file, k,
-                                     "duplicate key \"" + k +
-                                         "\" in the same object; keep one (JSON would silently "
-                                         "use the last)");
-                seen.push_back(k);
-            }
-            path = k;
-            break;
-        }
-        default:
-            break;
-        }
-        return true;
-    };
+    }
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    const std::string& file_;
+    std::vector<std::vector<std::string>> keys_; // the keys of each open object
+    std::string path_;                           // for messages: the innermost key seen
+    std::size_t depth_ = 0;
+};
+
+} // namespace
+
+json parseJsonText(const std::string& text, const std::string& file) {
+    json out;
+    StrictSax sax(out, file);
     try {
-        return json::parse(text, check);
+        json::sax_parse(text, &sax);
+        return out;
     } catch (const json::parse_error& e) {
         std::string what = e.what();
         const auto colon = what.find("syntax error");
@@ -91,7 +138,7 @@ json parseJsonText(const std::string& text, const std::string& file) {
         std::string what = e.what();
         const auto bracket = what.find("] ");
         if (bracket != std::string::npos) what = what.substr(bracket + 2);
-        throw InputError(file, path.empty() ? "(document)" : path,
+        throw InputError(file, sax.path().empty() ? "(document)" : sax.path(),
                          "unreadable JSON value: " + what +
                              " (numbers must lie within ±1.8e308)");
     }
