@@ -136,37 +136,39 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
 
     auto* switches = new QGroupBox("Sharding, memory and overlap");
     auto* form = new QFormLayout(switches);
-    auto addCombo = [&](const QString& key, const QString& label, const QStringList& items,
-                        const QString& tip) {
+    // A combo box or check box in a form, registered under its key.
+    auto addCombo = [&](QFormLayout* into, const QString& key, const QString& label,
+                        const QStringList& items, const QString& tip) {
         auto* c = new QComboBox;
         c->addItems(items);
         c->setToolTip(tip);
-        form->addRow(label, c);
+        into->addRow(label, c);
         combos_[key] = c;
         return c;
     };
-    addCombo("zero_stage", "ZeRO stage",
-             {"0 — replicated", "1 — optimizer sharded", "2 — + gradients", "3 — + weights (FSDP)"},
-             "Rajbhandari et al. SC20: what data-parallel ranks shard.");
-    addCombo("recompute", "Recompute", {"none", "selective", "full"},
-             "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
-             "core, full the whole layer.");
-    addCombo(
-        "placement", "Placement (innermost first)", placements(),
-        "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
-    auto addCheck = [&](const QString& key, const QString& label, const QString& tip) {
+    auto addCheck = [&](QFormLayout* into, const QString& key, const QString& label,
+                        const QString& tip) {
         auto* c = new QCheckBox(label);
         c->setToolTip(tip);
-        form->addRow(c);
+        into->addRow(c);
         checks_[key] = c;
         return c;
     };
-    addCheck("sequence_parallel", "Sequence parallelism",
+    addCombo(form, "zero_stage", "ZeRO stage",
+             {"0 — replicated", "1 — optimizer sharded", "2 — + gradients", "3 — + weights (FSDP)"},
+             "Rajbhandari et al. SC20: what data-parallel ranks shard.");
+    addCombo(form, "recompute", "Recompute", {"none", "selective", "full"},
+             "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
+             "core, full the whole layer.");
+    addCombo(
+        form, "placement", "Placement (innermost first)", placements(),
+        "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
+    addCheck(form, "sequence_parallel", "Sequence parallelism",
              "Split norms and dropout along the sequence across TP ranks (Korthikanti et al. "
              "2022): reduce-scatter + all-gather replace the all-reduce.");
-    addCheck("tp_comm_overlap", "TP communication overlap",
+    addCheck(form, "tp_comm_overlap", "TP communication overlap",
              "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023).");
-    addCheck("dp_overlap", "Overlap gradient reduction",
+    addCheck(form, "dp_overlap", "Overlap gradient reduction",
              "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP).");
     outer->addWidget(switches);
     switches_ = switches;
@@ -198,23 +200,17 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     mform->addRow("Load imbalance", imbalance_);
     mform->addRow("Capacity factor", capacity_);
     mform->addRow("Node limit", nodeLimit_);
-    auto* dispatcher = new QComboBox;
-    dispatcher->addItems({"flat all-to-all", "per-node (DeepEP)"});
-    dispatcher->setToolTip("Flat: every token copy travels to its expert's GPU. Per-node "
-                           "(DeepEP): once per destination node over the network, then NVLink.");
-    mform->addRow("Dispatch", dispatcher);
-    combos_["moe_dispatcher"] = dispatcher;
-    auto* fp8 = new QCheckBox("FP8 dispatch");
-    fp8->setToolTip("Send the dispatched tokens in FP8 (+ a scale per 128 channels); the combine "
-                    "stays 16-bit (DeepEP).");
-    mform->addRow(fp8);
-    checks_["moe_fp8_dispatch"] = fp8;
-    auto* overlap = new QCheckBox("Overlap all-to-all with another micro-batch");
-    overlap->setToolTip("DualPipe / 1F1B all-to-all overlap: dispatch and combine hide behind "
-                        "another micro-batch's compute, which loses the SMs the communication "
-                        "kernels hold while they run.");
-    mform->addRow(overlap);
-    checks_["moe_a2a_overlap"] = overlap;
+    auto* dispatcher =
+        addCombo(mform, "moe_dispatcher", "Dispatch", {"flat all-to-all", "per-node (DeepEP)"},
+                 "Flat: every token copy travels to its expert's GPU. Per-node (DeepEP): once "
+                 "per destination node over the network, then NVLink.");
+    addCheck(mform, "moe_fp8_dispatch", "FP8 dispatch",
+             "Send the dispatched tokens in FP8 (+ a scale per 128 channels); the combine stays "
+             "16-bit (DeepEP).");
+    addCheck(mform, "moe_a2a_overlap", "Overlap all-to-all with another micro-batch",
+             "DualPipe / 1F1B all-to-all overlap: dispatch and combine hide behind another "
+             "micro-batch's compute, which loses the SMs the communication kernels hold while "
+             "they run.");
     auto* note = new QLabel("EP and ETP split the experts only; attention runs on TP × CP × DP.");
     note->setWordWrap(true);
     mform->addRow(note);
@@ -241,18 +237,12 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
 
     serving_ = new QGroupBox("Serving");
     auto* sform = new QFormLayout(serving_);
-    auto* precision = new QComboBox;
-    precision->addItems({"bf16", "fp8", "fp4"});
-    precision->setToolTip(
-        "Precision of weights, activations and KV cache (the GPU needs a peak for it).");
-    sform->addRow("Precision", precision);
-    combos_["precision"] = precision;
-    auto* mode = new QComboBox;
-    mode->addItems({"offline", "server"});
-    mode->setToolTip("Offline: maximum throughput. Server: the largest batch that meets the "
-                     "latency objectives.");
-    sform->addRow("Mode", mode);
-    combos_["mode"] = mode;
+    auto* precision =
+        addCombo(sform, "precision", "Precision", {"bf16", "fp8", "fp4"},
+                 "Precision of weights, activations and KV cache (the GPU needs a peak for it).");
+    auto* mode = addCombo(sform, "mode", "Mode", {"offline", "server"},
+                          "Offline: maximum throughput. Server: the largest batch that meets the "
+                          "latency objectives.");
     ttft_ = new QDoubleSpinBox;
     ttft_->setRange(0, 600);
     ttft_->setDecimals(3);
