@@ -1,0 +1,618 @@
+// The reference code's computation, reproduced (SEED-FORMAT.md §1): per-component parallel
+// factors, one op list per stream in issue order, and a FIFO scheduler whose dependencies are
+// substrings of op names searched in the other stream only. Quirks are kept on purpose (see
+// the comments marked "quirk"); the native engine is where the physics is done properly.
+#include "madmax/error.hpp"
+#include "madmax/seed.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace madmax::seed {
+
+namespace {
+
+enum class Kind { Gemm, Emb, AllToAll, AllReduce, AllGather, ReduceScatter };
+
+struct Placed {
+    std::string name;
+    Kind kind;
+    double start, end;
+};
+
+/// Two FIFO streams. An op starts when its own stream is free and every op of the *other*
+/// stream whose name contains one of its dependency strings has ended (ops issued so far).
+class Streams {
+  public:
+    explicit Streams(double t0) : compEnd_(t0), commEnd_(t0) {}
+
+    void compute(const std::string& name, Kind kind, double dur,
+                 const std::vector<std::string>& deps = {}) {
+        place(comp_, compEnd_, comm_, name, kind, dur, deps);
+    }
+    void comm(const std::string& name, Kind kind, double dur,
+              const std::vector<std::string>& deps = {}) {
+        place(comm_, commEnd_, comp_, name, kind, dur, deps);
+    }
+    double end() const { return std::max(compEnd_, commEnd_); }
+    const std::vector<Placed>& computeOps() const { return comp_; }
+    const std::vector<Placed>& commOps() const { return comm_; }
+
+  private:
+    static void place(std::vector<Placed>& own, double& ownEnd, const std::vector<Placed>& other,
+                      const std::string& name, Kind kind, double dur,
+                      const std::vector<std::string>& deps) {
+        double start = ownEnd;
+        for (const auto& d : deps) {
+            if (d.empty()) continue;
+            for (const auto& o : other)
+                if (o.name.find(d) != std::string::npos) start = std::max(start, o.end);
+        }
+        own.push_back({name, kind, start, start + dur});
+        ownEnd = start + dur;
+    }
+    double compEnd_, commEnd_;
+    std::vector<Placed> comp_, comm_;
+};
+
+/// Effective bandwidths (SEED-FORMAT.md §1.0): lists indexed by strategy level.
+struct Bandwidths {
+    std::vector<double> a2a, ar, ag, rs;
+};
+
+Bandwidths bandwidths(const System& s) {
+    const double gpn = double(s.devices) / s.nodes;
+    const double intra = s.nvlinks * s.bwPerNvlink / 2.0 * s.nvlinkUtil;
+    const double inter = s.ibPorts * s.ibBw / 2.0 * s.ibUtil / gpn;
+    const double blend = s.arPercIntra * intra + (1.0 - s.arPercIntra) * inter;
+    Bandwidths b;
+    if (s.nodes == 1) {
+        b.a2a = b.ar = {blend};
+    } else {
+        b.a2a = {intra, inter};
+        b.ar = {intra, blend};
+    }
+    for (double v : b.ar)
+        b.ag.push_back(2.0 * v), b.rs.push_back(2.0 * v);
+    return b;
+}
+
+/// Python's list[level − n]: the last entry for 1-D strategies, intra then inter for 2-D.
+double entry(const std::vector<double>& list, int level, int n, const std::string& file) {
+    const int idx = int(list.size()) + level - n;
+    if (idx < 0 || idx >= int(list.size()))
+        throw InputError(file, "parallel",
+                         "a " + std::to_string(n) + "-level strategy on a system with " +
+                             std::to_string(list.size()) +
+                             " bandwidth level(s): the reference code indexes past its list");
+    return list[std::size_t(idx)];
+}
+
+/// A component's parallel factors: duplicate (ddp·fsdp), shard (tp·pp·fsdp, or mp), TP.
+struct Factors {
+    double duplicate = 1, shard = 1, tp = 1;
+    int tpLevel = -1, fsdpDegree = 1;
+    bool firstIsFsdp = false;
+};
+
+Factors factors(const Parallel& p, bool embedding) {
+    Factors f;
+    for (std::size_t i = 0; i < p.kinds.size(); ++i) {
+        const std::string& k = p.kinds[i];
+        const double d = p.degrees[i];
+        if (k == "ddp" || k == "fsdp") f.duplicate *= d;
+        if (embedding ? k == "mp" : (k == "tp" || k == "pp" || k == "fsdp")) f.shard *= d;
+        if (k == "tp") {
+            f.tp = d;
+            f.tpLevel = int(i);
+        }
+        if (k == "fsdp") f.fsdpDegree = int(d);
+    }
+    f.firstIsFsdp = !p.kinds.empty() && p.kinds[0] == "fsdp";
+    return f;
+}
+
+/// The reference code's assertions, as errors naming the task field.
+void checkParallel(const Parallel& p, const std::string& field, const System& s,
+                   const std::string& file) {
+    if (p.empty()) return;
+    long long product = 1;
+    for (int d : p.degrees)
+        product *= d;
+    if (product != s.devices)
+        throw InputError(file, field + "_degree",
+                         "the degrees multiply to " + std::to_string(product) + ", but the system has " +
+                             std::to_string(s.devices) + " devices; they must be equal");
+    for (std::size_t i = 1; i < p.kinds.size(); ++i)
+        if (p.kinds[i] == "fsdp")
+            throw InputError(file, field, "fsdp may only be the first level");
+    if (p.kinds.size() > 2)
+        throw InputError(file, field, "at most 2 levels (the reference code's restrict2d)");
+    const int gpn = s.devices / s.nodes;
+    if (p.kinds.size() == 2 && p.degrees[0] != gpn && p.degrees[0] != s.devices)
+        throw InputError(file, field + "_degree",
+                         "with 2 levels the first degree must be the GPUs per node (" +
+                             std::to_string(gpn) + ") or all " + std::to_string(s.devices) +
+                             " devices");
+}
+
+struct Context {
+    const Model& m;
+    const System& s;
+    const Task& t;
+    std::string file;
+    Bandwidths bw;
+    double flops = 0, memBw = 0;
+    bool train = true;
+};
+
+std::string layerName(const std::string& prefix, int i) {
+    return prefix + std::to_string(i);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MLP stacks of the DLRM family.
+
+struct MlpStack {
+    std::string prefix; ///< MLPBot / MLPTop
+    int layers;
+    double flopsPerSample; ///< per layer
+    double params;         ///< per layer (×E for MoE tops)
+    bool moe;              ///< DLRM_MoE top with tp: two all-to-alls per layer
+};
+
+void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
+                const std::string& firstDep) {
+    const Parallel& p = c.t.mlp;
+    const int n = int(p.kinds.size());
+    const double b = c.t.mlpBatch;
+    const double tL = k.flopsPerSample * b / f.tp / c.flops;
+    const double bytes = c.m.bytesNonEmb;
+    for (int i = 0; i < k.layers; ++i) {
+        const std::string L = layerName(k.prefix, i);
+        std::vector<std::string> deps;
+        if (f.firstIsFsdp) {
+            const double ag = k.params / f.shard * f.fsdpDegree * bytes;
+            st.comm(L + "_f_c_wgt_ag.", Kind::AllGather, ag / entry(c.bw.ag, 0, n, c.file),
+                    i >= 2 ? std::vector<std::string>{layerName(k.prefix, i - 2) + "_f."}
+                           : std::vector<std::string>{});
+            deps.push_back(L + "_f_c_wgt_ag.");
+        }
+        if (i > 0 && f.tpLevel >= 0 && (i - 1) % 2 == 1)
+            deps.push_back(layerName(k.prefix, i - 1) + "_f_c_act_ar.");
+        if (i == 0 && !firstDep.empty()) deps.push_back(firstDep);
+        if (k.moe) {
+            const double a2a = b * c.m.mlpDim * bytes / c.m.experts;
+            st.comm(L + "_f_c_act_all2all1.", Kind::AllToAll,
+                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file),
+                    i > 0 ? std::vector<std::string>{layerName(k.prefix, i - 1) + "_f_c_act_all2all2."}
+                          : std::vector<std::string>{});
+            deps.push_back(L + "_f_c_act_all2all1.");
+        }
+        st.compute(L + "_f.", Kind::Gemm, tL, deps);
+        const bool ar = f.tpLevel >= 0 && i % 2 == 1;
+        if (ar)
+            st.comm(L + "_f_c_act_ar.", Kind::AllReduce,
+                    b * c.m.mlpDim * bytes / entry(c.bw.ar, f.tpLevel, n, c.file), {L + "_f."});
+        if (k.moe) {
+            std::vector<std::string> d2 = {L + "_f."};
+            if (ar) d2.push_back(L + "_f_c_act_ar.");
+            const double a2a = b * c.m.mlpDim * bytes / c.m.experts;
+            st.comm(L + "_f_c_act_all2all2.", Kind::AllToAll,
+                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file), d2);
+        }
+    }
+}
+
+/// Gradient communication of one layer (or sub-layer) of `params`: per strategy level in list
+/// order, with a running shard count divided after tp and fsdp levels (quirk: [tp, ddp]
+/// all-reduces the full layer, [ddp, tp] a shard).
+void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
+                  const std::string& L, double params, double actBytes, bool actThisLayer,
+                  bool weightGrads) {
+    const int n = int(p.kinds.size());
+    const double bytes = c.m.bytesNonEmb;
+    double s = f.shard;
+    for (int lvl = 0; lvl < n; ++lvl) {
+        const std::string& kind = p.kinds[std::size_t(lvl)];
+        if (kind == "ddp") {
+            if (weightGrads)
+                st.comm(L + "_b_c_wg_ar", Kind::AllReduce,
+                        params * bytes / s / entry(c.bw.ar, lvl, n, c.file), {L + "_b."});
+        } else if (kind == "fsdp") {
+            s /= p.degrees[std::size_t(lvl)];
+            if (weightGrads)
+                st.comm(L + "_b_c_wg_rs", Kind::ReduceScatter,
+                        params * bytes / s / entry(c.bw.rs, 0, n, c.file), {L + "_b."});
+        } else if (kind == "tp") {
+            s /= p.degrees[std::size_t(lvl)];
+            if (actThisLayer)
+                st.comm(L + "_b_c_act_ar.", Kind::AllReduce,
+                        actBytes / entry(c.bw.ar, lvl, n, c.file), {L + "_b."});
+        }
+    }
+}
+
+void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, bool weightGrads) {
+    const Parallel& p = c.t.mlp;
+    const int n = int(p.kinds.size());
+    const double b = c.t.mlpBatch;
+    const double tL = k.flopsPerSample * b / f.tp / c.flops;
+    const double bytes = c.m.bytesNonEmb;
+    for (int i = k.layers - 1; i >= 0; --i) {
+        const std::string L = layerName(k.prefix, i);
+        std::vector<std::string> deps;
+        if (f.firstIsFsdp) {
+            const double ag = k.params / f.shard * f.fsdpDegree * bytes;
+            st.comm(L + "_b_c_wgt_ag.", Kind::AllGather, ag / entry(c.bw.ag, 0, n, c.file),
+                    i + 2 < k.layers
+                        ? std::vector<std::string>{layerName(k.prefix, i + 2) + "_b."}
+                        : std::vector<std::string>{});
+            deps.push_back(L + "_b_c_wgt_ag.");
+        }
+        if (i + 1 < k.layers && f.tpLevel >= 0 && (i + 1) % 2 == 0)
+            deps.push_back(layerName(k.prefix, i + 1) + "_b_c_act_ar.");
+        const double a2a = b * c.m.mlpDim * bytes / std::max(1, c.m.experts);
+        if (k.moe) { // the mirror of the forward: combine's gradient first
+            st.comm(L + "_b_c_act_all2all2.", Kind::AllToAll,
+                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file),
+                    i + 1 < k.layers
+                        ? std::vector<std::string>{layerName(k.prefix, i + 1) + "_b_c_act_all2all1."}
+                        : std::vector<std::string>{});
+            deps.push_back(L + "_b_c_act_all2all2.");
+        }
+        st.compute(L + "_b.", Kind::Gemm, 2.0 * tL, deps);
+        gradientComm(c, st, p, f, L, k.params, b * c.m.mlpDim * bytes, i % 2 == 0, weightGrads);
+        if (k.moe)
+            st.comm(L + "_b_c_act_all2all1.", Kind::AllToAll,
+                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file), {L + "_b."});
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transformer layers (DLRM_Transformer, LLM, LLM_MoE, ViT).
+
+struct TransformerShape {
+    double attnFlops, fcFlops; ///< per sample
+    double attnParams, fcParams;
+    double actBytes;           ///< b·s·h·bytes
+    bool moe;                  ///< LLM_MoE with tp: two all-to-alls per layer
+    double a2aBytes;
+};
+
+TransformerShape transformerShape(const Context& c, double seq) {
+    const Model& m = c.m;
+    TransformerShape sh;
+    const double h = m.hidden, fc = m.fcDim;
+    const double k = m.type == ModelType::LlmMoe ? m.activeExperts : 1.0;
+    const double e = m.type == ModelType::LlmMoe ? m.experts : 1.0;
+    sh.attnFlops = 2.0 * 4.0 * h * h * seq;
+    sh.fcFlops = 2.0 * 2.0 * h * fc * seq * k;
+    sh.attnParams = 4.0 * h * h;
+    sh.fcParams = 2.0 * h * fc * e;
+    sh.actBytes = c.t.transformerBatch * seq * h * m.bytesNonEmb;
+    sh.a2aBytes = sh.actBytes / e;
+    return sh;
+}
+
+void transformerForward(Context& c, Streams& st, const TransformerShape& sh, const Factors& f,
+                        const std::string& firstDep) {
+    const Parallel& p = c.t.transformer;
+    const int n = int(p.kinds.size());
+    const double b = c.t.transformerBatch;
+    const bool moe = sh.moe;
+    for (int j = 0; j < c.m.transformerLayers; ++j) {
+        const std::string A = layerName("Attn", j), F = layerName("TransformerFC", j);
+        const std::string M = layerName("MoE", j);
+        std::vector<std::string> ad;
+        if (f.firstIsFsdp) {
+            st.comm(A + "_f_c_wgt_ag.", Kind::AllGather,
+                    sh.attnParams / f.shard * f.fsdpDegree * c.m.bytesNonEmb /
+                        entry(c.bw.ag, 0, n, c.file),
+                    j > 0 ? std::vector<std::string>{layerName("Attn", j - 1) + "_f."}
+                          : std::vector<std::string>{});
+            ad.push_back(A + "_f_c_wgt_ag.");
+        }
+        if (j == 0 && !firstDep.empty()) ad.push_back(firstDep);
+        if (j > 0 && moe) ad.push_back(layerName("MoE", j - 1) + "_f_c_act_all2all2.");
+        if (j > 0 && f.tpLevel >= 0) ad.push_back(layerName("TransformerFC", j - 1) + "_f_c_act_ar.");
+        st.compute(A + "_f.", Kind::Gemm, sh.attnFlops * b / f.tp / c.flops, ad);
+        if (f.tpLevel >= 0)
+            st.comm(A + "_f_c_act_ar.", Kind::AllReduce,
+                    sh.actBytes / entry(c.bw.ar, f.tpLevel, n, c.file), {A + "_f."});
+        // quirk: all2all1's dependency names a comm op, which is never searched on its own
+        // stream: it chains only through the comm FIFO.
+        if (moe)
+            st.comm(M + "_f_c_act_all2all1.", Kind::AllToAll,
+                    sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file), {A + "_f_c_act_ar."});
+        std::vector<std::string> fd;
+        if (f.firstIsFsdp) {
+            st.comm(F + "_f_c_wgt_ag.", Kind::AllGather,
+                    sh.fcParams / f.shard * f.fsdpDegree * c.m.bytesNonEmb /
+                        entry(c.bw.ag, 0, n, c.file),
+                    j > 0 ? std::vector<std::string>{layerName("TransformerFC", j - 1) + "_f."}
+                          : std::vector<std::string>{});
+            fd.push_back(F + "_f_c_wgt_ag.");
+        }
+        if (f.tpLevel >= 0) fd.push_back(A + "_f_c_act_ar.");
+        if (moe) fd.push_back(M + "_f_c_act_all2all1.");
+        st.compute(F + "_f.", Kind::Gemm, sh.fcFlops * b / f.tp / c.flops, fd);
+        if (f.tpLevel >= 0)
+            st.comm(F + "_f_c_act_ar.", Kind::AllReduce,
+                    sh.actBytes / entry(c.bw.ar, f.tpLevel, n, c.file), {F + "_f."});
+        if (moe) {
+            std::vector<std::string> d2 = {F + "_f."};
+            if (f.tpLevel >= 0) d2.push_back(F + "_f_c_act_ar.");
+            st.comm(M + "_f_c_act_all2all2.", Kind::AllToAll,
+                    sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file), d2);
+        }
+    }
+}
+
+/// Backward of the transformer layers. `optimized`: the ViT ordering, which prefetches the
+/// all-gathers without dependencies; else the pre-optimized LLM ordering, whose all-gathers
+/// queue behind the reduce-scatters (and are exposed). `gradLayers`: layers below this index
+/// communicate their gradients (finetune); `grads` false: none do.
+void transformerBackward(Context& c, Streams& st, const TransformerShape& sh, const Factors& f,
+                         bool optimized, int gradLayers, bool grads) {
+    const Parallel& p = c.t.transformer;
+    const int n = int(p.kinds.size());
+    const double b = c.t.transformerBatch;
+    const int N = c.m.transformerLayers;
+    const double bytes = c.m.bytesNonEmb;
+    const double agAttn = sh.attnParams / f.shard * f.fsdpDegree * bytes / entry(c.bw.ag, 0, n, c.file);
+    const double agFc = sh.fcParams / f.shard * f.fsdpDegree * bytes / entry(c.bw.ag, 0, n, c.file);
+    // The optimized file gathers even without FSDP (quirk: a spurious all-gather).
+    const bool gather = f.firstIsFsdp || optimized;
+    if (optimized && gather)
+        st.comm(layerName("TransformerFC", N - 1) + "_b_c_wgt_ag.", Kind::AllGather, agFc);
+    for (int j = N - 1; j >= 0; --j) {
+        const std::string A = layerName("Attn", j), F = layerName("TransformerFC", j);
+        const std::string M = layerName("MoE", j);
+        const bool g = grads && j < gradLayers;
+        std::vector<std::string> fd;
+        if (gather) {
+            if (optimized) {
+                st.comm(A + "_b_c_wgt_ag.", Kind::AllGather, agAttn);
+            } else {
+                st.comm(F + "_b_c_wgt_ag.", Kind::AllGather, agFc,
+                        j + 1 < N ? std::vector<std::string>{layerName("TransformerFC", j + 1) + "_b."}
+                                  : std::vector<std::string>{});
+            }
+            fd.push_back(F + "_b_c_wgt_ag.");
+        }
+        if (sh.moe) {
+            st.comm(M + "_b_c_act_all2all2.", Kind::AllToAll,
+                    sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file));
+            fd.push_back(M + "_b_c_act_all2all2.");
+        }
+        st.compute(F + "_b.", Kind::Gemm, 2.0 * sh.fcFlops * b / f.tp / c.flops, fd);
+        gradientComm(c, st, p, f, F, sh.fcParams, sh.actBytes, true, g);
+        if (sh.moe)
+            st.comm(M + "_b_c_act_all2all1.", Kind::AllToAll,
+                    sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file), {F + "_b."});
+        std::vector<std::string> ad;
+        if (gather) {
+            if (optimized) {
+                if (j > 0)
+                    st.comm(layerName("TransformerFC", j - 1) + "_b_c_wgt_ag.", Kind::AllGather,
+                            agFc);
+            } else {
+                st.comm(A + "_b_c_wgt_ag.", Kind::AllGather, agAttn,
+                        j + 1 < N ? std::vector<std::string>{layerName("Attn", j + 1) + "_b."}
+                                  : std::vector<std::string>{});
+            }
+            ad.push_back(A + "_b_c_wgt_ag.");
+        }
+        st.compute(A + "_b.", Kind::Gemm, 2.0 * sh.attnFlops * b / f.tp / c.flops, ad);
+        gradientComm(c, st, p, f, A, sh.attnParams, sh.actBytes, true, g);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Embedding lookup bytes of one device (and the lookup time).
+struct Embedding {
+    double devBytes = 0, time = 0, params = 0;
+};
+
+void embeddingComm(Context& c, Streams& st, const Embedding& e, const Factors& f,
+                   const std::string& phase, const std::vector<std::string>& deps, bool backward) {
+    const Parallel& p = c.t.emb;
+    const int n = int(p.kinds.size());
+    for (int lvl = 0; lvl < n; ++lvl)
+        if (p.kinds[std::size_t(lvl)] == "mp")
+            st.comm("EMB_" + phase + "_c_all2all.", Kind::AllToAll,
+                    2.0 * e.devBytes / p.degrees[std::size_t(lvl)] /
+                        entry(c.bw.a2a, lvl, n, c.file),
+                    deps);
+    // quirk: the test is on the first level only, so [mp, ddp] never all-reduces.
+    if (backward && p.kinds[0] == "ddp")
+        st.comm("EMB_" + phase + "_c_wg_ar", Kind::AllReduce,
+                e.devBytes / entry(c.bw.ar, 0, n, c.file), deps);
+    (void)f;
+}
+
+void collect(const Streams& st, ReferenceResult& r) {
+    for (const auto& o : st.computeOps()) {
+        (o.kind == Kind::Emb ? r.embS : r.gemmS) += o.end - o.start;
+        r.compute.push_back({o.name, o.start, o.end});
+    }
+    for (const auto& o : st.commOps()) {
+        const double d = o.end - o.start;
+        switch (o.kind) {
+        case Kind::AllToAll:
+            r.allToAllS += d;
+            break;
+        case Kind::AllReduce:
+            r.allReduceS += d;
+            break;
+        case Kind::AllGather:
+            r.allGatherS += d;
+            break;
+        case Kind::ReduceScatter:
+            r.reduceScatterS += d;
+            break;
+        default:
+            break;
+        }
+        r.comm.push_back({o.name, o.start, o.end});
+    }
+}
+
+double peakFor(const System& s, double bytes) {
+    return bytes >= 8 ? s.f64 : bytes >= 4 ? s.f32 : bytes >= 2 ? s.f16 : s.i8;
+}
+
+} // namespace
+
+ReferenceResult runReference(const Model& m, const System& s, const Task& t,
+                             const std::string& file) {
+    Context c{m, s, t, file, bandwidths(s)};
+    c.flops = peakFor(s, m.bytesNonEmb) * s.flopsUtil;
+    c.memBw = s.memBw * s.memBwUtil;
+    c.train = t.type != TaskType::Inference;
+    if (!(c.flops > 0))
+        throw InputError(file, "system", "no peak for " + std::to_string(int(m.bytesNonEmb)) +
+                                             "-byte parameters (f64/f32/f16/i8 flops)");
+
+    const bool dlrm = m.type == ModelType::Dlrm || m.type == ModelType::DlrmMoe ||
+                      m.type == ModelType::DlrmTransformer;
+    const bool hasTransformer = m.type != ModelType::Dlrm && m.type != ModelType::DlrmMoe;
+    if (dlrm && t.mlp.empty())
+        throw InputError(file, "mlp_parallel", "a DLRM task needs mlp_parallel");
+    if (dlrm && !(t.mlpBatch > 0))
+        throw InputError(file, "local_mlp_bs", "a DLRM task needs local_mlp_bs");
+    if (hasTransformer && t.transformer.empty())
+        throw InputError(file, "transformer_parallel", "this model needs transformer_parallel");
+    if (hasTransformer && !(t.transformerBatch > 0))
+        throw InputError(file, "local_transformer_bs", "this model needs local_transformer_bs");
+    checkParallel(t.mlp, "mlp_parallel", s, file);
+    checkParallel(t.emb, "emb_parallel", s, file);
+    checkParallel(t.transformer, "transformer_parallel", s, file);
+
+    const Factors fm = factors(t.mlp, false), fe = factors(t.emb, true),
+                  ft = factors(t.transformer, false);
+    if (dlrm && fm.tpLevel >= 0 && (m.bottomLayers % 2 != 0 || m.topLayers % 2 != 0))
+        throw InputError(file, "mlp_parallel",
+                         "tp needs an even number of bottom and top MLP layers (the reference "
+                         "code all-reduces after every second layer)");
+
+    ReferenceResult r;
+    // Global batch: local × duplicate factor, equal across components.
+    r.globalBatch = t.embBatch * fe.duplicate;
+    auto sameBatch = [&](double local, const Factors& f, const char* field) {
+        const double g = local * f.duplicate;
+        if (g != r.globalBatch)
+            throw InputError(file, field,
+                             "global batch " + std::to_string((long long)g) +
+                                 " differs from the embedding's " +
+                                 std::to_string((long long)r.globalBatch) +
+                                 " (local batch × ddp·fsdp degrees must agree)");
+    };
+    if (dlrm) sameBatch(t.mlpBatch, fm, "local_mlp_bs");
+    if (hasTransformer) sameBatch(t.transformerBatch, ft, "local_transformer_bs");
+
+    // Embedding lookup (bytes per sample): DLRM tables T·P·d; transformers 2·s·h.
+    double seq = m.seqLen;
+    if (m.type == ModelType::Vit) seq = std::pow(std::ceil(m.imageSize / m.patchDim), 2.0);
+    Embedding e;
+    if (dlrm) {
+        e.params = m.tables * m.rowsPerTable * m.embDim;
+        e.devBytes = m.tables * m.pooling * m.embDim * m.bytesEmb * t.embBatch / fe.shard;
+    } else {
+        const double vocab = m.type == ModelType::Vit ? m.patchDim * m.patchDim * 3.0 : m.vocab;
+        e.params = vocab * m.hidden + seq * m.hidden;
+        e.devBytes = 2.0 * seq * m.hidden * m.bytesEmb * t.embBatch / fe.shard;
+    }
+    e.time = e.devBytes / c.memBw;
+
+    const double mlpParams = m.mlpDim * m.mlpDim;
+    const MlpStack bottom{"MLPBot", m.bottomLayers, 2.0 * mlpParams, mlpParams, false};
+    const bool moeTop = m.type == ModelType::DlrmMoe;
+    const MlpStack top{"MLPTop", m.topLayers, 2.0 * mlpParams * (moeTop ? m.activeExperts : 1),
+                       mlpParams * (moeTop ? m.experts : 1), moeTop && fm.tpLevel >= 0};
+    TransformerShape tsh{};
+    if (hasTransformer) {
+        tsh = transformerShape(c, seq);
+        tsh.moe = m.type == ModelType::LlmMoe && ft.tpLevel >= 0;
+    }
+    const bool optimized = m.type == ModelType::Vit;
+
+    // Forward.
+    Streams fwd(0.0);
+    fwd.compute("EMB_f.", Kind::Emb, e.time);
+    embeddingComm(c, fwd, e, fe, "f", {"EMB_f."}, false);
+    const bool embA2a = std::find(t.emb.kinds.begin(), t.emb.kinds.end(), "mp") != t.emb.kinds.end();
+    const std::string afterEmb = embA2a ? "EMB_f_c_all2all" : "";
+    if (dlrm) {
+        mlpForward(c, fwd, bottom, fm, "");
+        if (m.type == ModelType::DlrmTransformer) {
+            transformerForward(c, fwd, tsh, ft, afterEmb);
+            mlpForward(c, fwd, top, fm, "");
+        } else {
+            mlpForward(c, fwd, top, fm, afterEmb);
+        }
+    } else {
+        transformerForward(c, fwd, tsh, ft, afterEmb);
+    }
+    collect(fwd, r);
+    const double tf = fwd.end();
+
+    double T = tf;
+    if (c.train) {
+        const bool ft_ = t.type == TaskType::Finetune;
+        const bool topGrads = !(ft_ && t.freezeTop);
+        const bool bottomTrain = !(ft_ && t.freezeBottom);
+        const bool embTrain = !(ft_ && t.freezeEmb);
+        const bool transformerTrain = !(ft_ && t.freezeTransformer);
+        if (ft_ && !topGrads && !bottomTrain && !embTrain && !transformerTrain)
+            throw InputError(file, "freeze_emb", "every component is frozen: nothing to train");
+        Streams bwd(tf);
+        std::string embDep;
+        if (dlrm) {
+            mlpBackward(c, bwd, top, fm, topGrads);
+            embDep = "MLPTop0_b.";
+            if (m.type == ModelType::DlrmTransformer &&
+                (bottomTrain || embTrain || transformerTrain)) {
+                transformerBackward(c, bwd, tsh, ft, false, m.transformerLayers,
+                                    transformerTrain);
+                embDep = "Attn0_b.";
+            }
+            if (embTrain) embeddingComm(c, bwd, e, fe, "b", {embDep}, true);
+            if (bottomTrain) mlpBackward(c, bwd, bottom, fm, true);
+        } else {
+            const int gradLayers =
+                ft_ && t.minFrozenLayer >= 0 ? t.minFrozenLayer : m.transformerLayers;
+            transformerBackward(c, bwd, tsh, ft, optimized, gradLayers,
+                                !(ft_ && t.freezeTransformer));
+            if (embTrain) embeddingComm(c, bwd, e, fe, "b", {"Attn0_b."}, true);
+        }
+        if (embTrain) bwd.compute("EMB_b.", Kind::Emb, e.time, {"EMB_b_c"});
+        collect(bwd, r);
+        T = bwd.end();
+    }
+
+    r.iterationS = T;
+    r.throughputQps = r.globalBatch / T;
+    double commTotal = r.allToAllS + r.allReduceS + r.allGatherS + r.reduceScatterS;
+    r.exposedCommS = T - (r.gemmS + r.embS);
+    r.overlappedCommS = commTotal - r.exposedCommS;
+    r.embWeightsBytesPerDevice = e.params * m.bytesEmb / fe.shard;
+    double params = e.params;
+    if (dlrm) {
+        const double mlp = m.bottomLayers * bottom.params + m.topLayers * top.params;
+        r.mlpWeightsBytesPerDevice = mlp * m.bytesNonEmb / fm.shard;
+        params += mlp;
+    }
+    if (hasTransformer) {
+        const double tr = m.transformerLayers * (tsh.attnParams + tsh.fcParams);
+        r.transformerWeightsBytesPerDevice = tr * m.bytesNonEmb / ft.shard;
+        params += tr;
+    }
+    r.totalParams = params;
+    return r;
+}
+
+} // namespace madmax::seed
