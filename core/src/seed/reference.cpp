@@ -163,7 +163,7 @@ struct MlpStack {
 };
 
 void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
-                const std::string& firstDep) {
+                const std::string& firstDep, const std::string& prevLast = "") {
     const Parallel& p = c.t.mlp;
     const int n = int(p.kinds.size());
     const double b = c.t.mlpBatch;
@@ -182,6 +182,9 @@ void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
         if (i > 0 && f.tpLevel >= 0 && (i - 1) % 2 == 1)
             deps.push_back(layerName(k.prefix, i - 1) + "_f_c_act_ar.");
         if (i == 0 && !firstDep.empty()) deps.push_back(firstDep);
+        // The previous layer's TP all-reduce, across stacks too (the top's first layer waits
+        // for the bottom's last all-reduce).
+        if (i == 0 && !prevLast.empty() && f.tpLevel >= 0) deps.push_back(prevLast + "_f_c_act_ar.");
         if (k.moe) {
             const double a2a = b * c.m.mlpDim * bytes / c.m.experts;
             st.comm(L + "_f_c_act_all2all1.", Kind::AllToAll,
@@ -234,7 +237,8 @@ void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
     }
 }
 
-void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, bool weightGrads) {
+void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, bool weightGrads,
+                 const std::string& prevLast = "") {
     const Parallel& p = c.t.mlp;
     const int n = int(p.kinds.size());
     const double b = c.t.mlpBatch;
@@ -253,6 +257,8 @@ void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, b
         }
         if (i + 1 < k.layers && f.tpLevel >= 0 && (i + 1) % 2 == 0)
             deps.push_back(layerName(k.prefix, i + 1) + "_b_c_act_ar.");
+        if (i + 1 == k.layers && !prevLast.empty() && f.tpLevel >= 0)
+            deps.push_back(prevLast + "_b_c_act_ar."); // across stacks, as in the forward
         const double a2a = b * c.m.mlpDim * bytes / std::max(1, c.m.experts);
         if (k.moe) { // the mirror of the forward: combine's gradient first
             st.comm(L + "_b_c_act_all2all2.", Kind::AllToAll,
@@ -552,7 +558,7 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
             transformerForward(c, fwd, tsh, ft, afterEmb);
             mlpForward(c, fwd, top, fm, "");
         } else {
-            mlpForward(c, fwd, top, fm, afterEmb);
+            mlpForward(c, fwd, top, fm, afterEmb, layerName("MLPBot", m.bottomLayers - 1));
         }
     } else {
         transformerForward(c, fwd, tsh, ft, afterEmb);
@@ -581,7 +587,7 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
                 embDep = "Attn0_b.";
             }
             if (embTrain) embeddingComm(c, bwd, e, fe, "b", {embDep}, true);
-            if (bottomTrain) mlpBackward(c, bwd, bottom, fm, true);
+            if (bottomTrain) mlpBackward(c, bwd, bottom, fm, true, "MLPTop0");
         } else {
             const int gradLayers =
                 ft_ && t.minFrozenLayer >= 0 ? t.minFrozenLayer : m.transformerLayers;
