@@ -3,7 +3,9 @@
 #include "madmax/error.hpp"
 #include "madmax/json_reader.hpp"
 #include "madmax/report.hpp"
+#include "madmax/file_io.hpp"
 #include "madmax/scenario_io.hpp"
+#include "madmax/seed.hpp"
 #include "madmax/validation.hpp"
 
 #include "cli_checks.hpp"
@@ -32,6 +34,7 @@ void addEvaluateCommand(CLI::App& app) {
         std::string scenario = PresetLibrary::kDefaultScenario;
         std::vector<std::string> sets;
         bool json = false, timeline = false;
+        std::string modelCfg, systemCfg, taskCfg, engine; // engine: native unless seed files
     };
     auto o = std::make_shared<Options>();
     auto* eval = app.add_subcommand("evaluate",
@@ -44,7 +47,43 @@ void addEvaluateCommand(CLI::App& app) {
     eval->add_flag("--json", o->json, "Print the result as JSON");
     eval->add_flag("--timeline", o->timeline,
                    "Include the critical stage's op timeline (with --json)");
+    eval->add_option("--model-cfg", o->modelCfg,
+                     "The seed's model file (MAD-Max reference code format); with --system-cfg "
+                     "and --task-cfg")
+        ->type_name("FILE");
+    eval->add_option("--system-cfg", o->systemCfg, "The seed's system file")->type_name("FILE");
+    eval->add_option("--task-cfg", o->taskCfg, "The seed's task file")->type_name("FILE");
+    eval->add_option("--engine", o->engine,
+                     "native (our model; the default for scenarios) or reference (the seed "
+                     "reference code's computation, reproduced; the default for its files)")
+        ->check(CLI::IsMember({"native", "reference"}));
     eval->callback([o] {
+        const bool seedFiles = !o->modelCfg.empty() || !o->systemCfg.empty() || !o->taskCfg.empty();
+        if (seedFiles || o->engine == "reference") {
+            for (auto [flag, value] : {std::pair{"--model-cfg", &o->modelCfg},
+                                       {"--system-cfg", &o->systemCfg},
+                                       {"--task-cfg", &o->taskCfg}})
+                if (value->empty())
+                    throw InputError("", flag,
+                                     "the seed's files come as three: --model-cfg, --system-cfg "
+                                     "and --task-cfg");
+            if (o->engine == "native")
+                throw InputError("", "--engine",
+                                 "the seed's files are evaluated with --engine reference (the "
+                                 "reference code's computation); converting them to a native "
+                                 "scenario is not implemented yet");
+            if (!o->sets.empty())
+                throw InputError("", "--set", "does not apply to the seed's files; edit them");
+            const seed::Model m = seed::parseModel(readJsonFile(o->modelCfg), o->modelCfg);
+            const seed::System sys = seed::parseSystem(readJsonFile(o->systemCfg), o->systemCfg);
+            const seed::Task t = seed::parseTask(readJsonFile(o->taskCfg), o->taskCfg);
+            const seed::ReferenceResult r = seed::runReference(m, sys, t, o->taskCfg);
+            if (o->json)
+                std::cout << seed::toJson(r, o->timeline).dump(2) << "\n";
+            else
+                std::cout << seed::formatReport(m, sys, t, r);
+            return;
+        }
         std::vector<Override> overrides;
         for (const auto& s : o->sets)
             overrides.push_back(parseOverride(s));

@@ -86,4 +86,10 @@ struct ReferenceResult {
 ReferenceResult runReference(const Model& m, const System& s, const Task& t,
                              const std::string& file = "task");
 
+/// The reference outputs as JSON, in reference.json's "expected" vocabulary (ms, GB, billions);
+/// `traces`: both streams' ops too.
+nlohmann::json toJson(const ReferenceResult& r, bool traces = false);
+/// A plain-text report of one reference evaluation.
+std::string formatReport(const Model& m, const System& s, const Task& t, const ReferenceResult& r);
+
 } // namespace madmax::seed
