@@ -134,3 +134,48 @@ TEST_CASE("madmax evaluate reads the seed's three files with the reference engin
     CHECK_THAT(err, Catch::Contains("--system-cfg"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("The seed's LLM files convert to a native scenario, with every assumption said") {
+    const json& llama = cases()[15]; // LLaMA2_70B on DC_A-2048, llm_train (fsdp 2048)
+    REQUIRE(llama.at("id") == "llama2_70b__dc_A_2048__llm_train");
+    std::vector<std::string> assumed;
+    const json doc = seed::toScenarioJson(seed::parseModel(llama.at("model"), "m.json"),
+                                          seed::parseSystem(llama.at("system"), "s.json"),
+                                          seed::parseTask(llama.at("task"), "t.json"),
+                                          PresetLibrary::builtin(), assumed, "m.json");
+    const Scenario s = parseScenario(doc, "converted");
+    CHECK(s.gpus == 2048);
+    CHECK(s.strategy.zeroStage == 3);
+    CHECK(s.strategy.dp == 2048);
+    CHECK(s.workload.globalBatch == 2048);
+    CHECK(s.model.vocab == 50304); // 50,257 padded to a multiple of 128
+    // DC_A: 12 NVLinks of 50 GB/s bidirectional = 300 GB/s per direction; 8 × 25 GB/s ports per
+    // 8-GPU node, bidirectional = 12.5 GB/s per GPU per direction.
+    CHECK(s.system.tiers.at(0).bytesPerS == Approx(300e9));
+    CHECK(s.system.tiers.at(1).bytesPerS == Approx(12.5e9));
+    CHECK(assumed.size() >= 3);
+    CHECK(evaluate(s).stepTimeS > 0);
+    // MoE: the seed's tp means expert parallelism.
+    const json& gpt4 = cases()[19];
+    assumed.clear();
+    const Scenario moe = parseScenario(
+        seed::toScenarioJson(seed::parseModel(gpt4.at("model"), "m.json"),
+                             seed::parseSystem(gpt4.at("system"), "s.json"),
+                             seed::parseTask(gpt4.at("task"), "t.json"), PresetLibrary::builtin(),
+                             assumed, "m.json"),
+        "converted");
+    CHECK(moe.model.isMoe());
+    CHECK(moe.strategy.ep == 8);
+    CHECK(moe.strategy.tp == 1);
+    // DLRM and finetune tasks are refused with the reason, not approximated.
+    std::string msg;
+    try {
+        seed::toScenarioJson(seed::parseModel(cases()[1].at("model"), "m.json"),
+                             seed::parseSystem(cases()[1].at("system"), "s.json"),
+                             seed::parseTask(cases()[1].at("task"), "t.json"),
+                             PresetLibrary::builtin(), assumed, "m.json");
+    } catch (const InputError& e) {
+        msg = e.what();
+    }
+    CHECK_THAT(msg, Catch::Contains("--engine reference"));
+}

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace madmax {
+class PresetLibrary;
+}
+
 namespace madmax::seed {
 
 enum class ModelType { Dlrm, DlrmMoe, DlrmTransformer, Llm, LlmMoe, Vit };
@@ -85,6 +89,14 @@ struct ReferenceResult {
 /// the reference code's legality assertions as errors naming the task field.
 ReferenceResult runReference(const Model& m, const System& s, const Task& t,
                              const std::string& file = "task");
+
+/// The seed's LLM / LLM_MoE pretrain files as a native scenario document (madmax-scenario/1):
+/// the seed system's datasheet numbers with the nearest preset GPU's calibration, the
+/// transformer's degrees, the shape. Every assumption made is appended to `assumptions`; other
+/// model and task types are refused with the reason.
+nlohmann::json toScenarioJson(const Model& m, const System& s, const Task& t,
+                              const PresetLibrary& lib, std::vector<std::string>& assumptions,
+                              const std::string& file = "model");
 
 /// The reference outputs as JSON, in reference.json's "expected" vocabulary (ms, GB, billions);
 /// `traces`: both streams' ops too.

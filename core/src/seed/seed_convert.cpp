@@ -1,0 +1,175 @@
+// The seed's LLM files as a native scenario, so that our engine can predict the same run next
+// to the reference computation. Every assumption the conversion makes is reported.
+#include "madmax/error.hpp"
+#include "madmax/scenario_io.hpp"
+#include "madmax/seed.hpp"
+
+#include <cmath>
+
+namespace madmax::seed {
+
+using nlohmann::json;
+
+namespace {
+
+/// The GPU preset nearest the seed system's 16-bit peak and HBM (its calibration is ours).
+const Preset* nearestGpu(const System& s, const PresetLibrary& lib) {
+    const Preset* best = nullptr;
+    double bestScore = 1e300;
+    for (const Preset* p : lib.list(PresetKind::Gpu)) {
+        const json& j = p->json;
+        if (p->id == "generic" || !j.contains("peak_tflops")) continue;
+        const json& pk = j["peak_tflops"];
+        const double f16 = pk.value("fp16", json(0)).is_number() ? pk["fp16"].get<double>() : 0.0;
+        const double hbm = j.value("hbm_gb", 0.0);
+        if (f16 <= 0 || hbm <= 0) continue;
+        const double score = std::fabs(std::log(f16 * 1e12 / s.f16)) +
+                             std::fabs(std::log(hbm * 1e9 / s.memCap));
+        if (score < bestScore) {
+            bestScore = score;
+            best = p;
+        }
+    }
+    return best;
+}
+
+int degreeOf(const Parallel& p, const std::string& kind) {
+    for (std::size_t i = 0; i < p.kinds.size(); ++i)
+        if (p.kinds[i] == kind) return p.degrees[i];
+    return 1;
+}
+
+} // namespace
+
+json toScenarioJson(const Model& m, const System& s, const Task& t, const PresetLibrary& lib,
+                    std::vector<std::string>& assumptions, const std::string& file) {
+    if (m.type != ModelType::Llm && m.type != ModelType::LlmMoe)
+        throw InputError(file, "type",
+                         "the native engine does not model " +
+                             std::string(m.type == ModelType::Vit ? "ViT" : "DLRM-family") +
+                             " models yet; use --engine reference");
+    if (t.type != TaskType::Pretrain)
+        throw InputError(file, "type",
+                         "only pretrain tasks convert: the seed's inference is a prefill-only "
+                         "forward and its finetune freezes components, neither of which the "
+                         "native engine models; use --engine reference");
+    if (!(s.f16 > 0))
+        throw InputError(file, "f16_flops", "the native engine needs a 16-bit peak");
+
+    // GPU: the seed's datasheet numbers, with the calibration of the nearest preset GPU.
+    const Preset* base = nearestGpu(s, lib);
+    json gpu = base ? base->json : lib.find(PresetKind::Gpu, "generic")->json;
+    gpu["id"] = "seed-gpu";
+    gpu["name"] = s.name + " GPU";
+    gpu["peak_tflops"] = {{"fp32", s.f32 > 0 ? json(s.f32 / 1e12) : json(nullptr)},
+                          {"fp16", s.f16 / 1e12},
+                          {"bf16", s.f16 / 1e12},
+                          {"fp8", nullptr},
+                          {"fp4", nullptr}};
+    gpu["hbm_gb"] = s.memCap / 1e9;
+    gpu["hbm_tbps"] = s.memBw / 1e12;
+    gpu.erase("skus");
+    assumptions.push_back("compute, HBM and link efficiencies from the " +
+                          (base ? base->id : std::string("generic")) +
+                          " preset's calibration (the seed's flat flops_util, mem_bw_util, "
+                          "nvlink_util and ibroce_util are not used)");
+
+    // Network: per GPU and direction, raw (our tiers carry their own efficiency curves).
+    const int gpn = s.devices / s.nodes;
+    json tiers = json::array();
+    tiers.push_back({{"name", "NVLink (from the seed system)"},
+                     {"kind", "scale_up"},
+                     {"gpus", gpn},
+                     {"gbps", s.nvlinks * s.bwPerNvlink / 2.0 / 1e9}});
+    if (s.nodes > 1)
+        tiers.push_back({{"name", "scale-out (from the seed system)"},
+                         {"kind", "scale_out"},
+                         {"gpus", s.devices},
+                         {"gbps", s.ibPorts * s.ibBw / 2.0 / gpn / 1e9}});
+    json system = {{"id", "seed-system"},
+                   {"name", s.name},
+                   {"gpu", gpu},
+                   {"gpus_per_node", gpn},
+                   {"tiers", tiers}};
+
+    // Strategy: the transformer's degrees. ddp and fsdp are data parallel (fsdp: ZeRO-3); the
+    // seed's tp on an MoE model means expert parallelism.
+    const Parallel& p = t.transformer;
+    const bool moe = m.type == ModelType::LlmMoe;
+    const int tp = moe ? 1 : degreeOf(p, "tp");
+    const int ep = moe ? degreeOf(p, "tp") : 1;
+    const int pp = degreeOf(p, "pp");
+    const bool fsdp = degreeOf(p, "fsdp") > 1;
+    // EP is carved out of DP: the seed's tp group shared its local batch, EP ranks split it.
+    double microBatch = t.transformerBatch;
+    if (moe && ep > 1) {
+        if (std::fmod(t.transformerBatch, ep) != 0)
+            throw InputError(file, "local_transformer_bs",
+                             "the local batch does not split over the " + std::to_string(ep) +
+                                 " expert-parallel ranks the seed's tp becomes natively");
+        microBatch = t.transformerBatch / ep;
+        assumptions.push_back("the seed's tp on an MoE model is read as expert parallelism: ep = " +
+                              std::to_string(ep) + ", tp = 1, the local batch of " +
+                              std::to_string((long long)t.transformerBatch) + " split over it");
+    }
+    if (degreeOf(t.emb, "mp") > 1)
+        assumptions.push_back("the embedding's model parallelism (mp) is not modelled: the "
+                              "native engine keeps a vocabulary-parallel embedding over TP");
+    json strategy = {{"tp", tp},
+                     {"pp", pp},
+                     {"micro_batch", int(microBatch)},
+                     {"zero_stage", fsdp ? 3 : 0},
+                     {"sequence_parallel", false},
+                     {"recompute", "none"}};
+    if (moe) strategy["ep"] = ep;
+    assumptions.push_back("no recompute, no sequence parallelism, ZeRO " +
+                          std::string(fsdp ? "3 (the seed's fsdp)" : "0 (the seed's ddp)") +
+                          ", bf16 GEMMs");
+
+    // Model: the seed's shape; a plain (non-gated) MLP, multi-head attention; the vocabulary
+    // padded to a multiple of 128·TP as Megatron-LM does.
+    const double pad = 128.0 * tp;
+    const double vocab = std::ceil(m.vocab / pad) * pad;
+    if (vocab != m.vocab)
+        assumptions.push_back("vocabulary padded from " + std::to_string((long long)m.vocab) +
+                              " to " + std::to_string((long long)vocab) +
+                              " (a multiple of 128·TP, as Megatron-LM does)");
+    json model = {{"id", "seed-model"},
+                  {"name", m.name},
+                  {"layers", m.transformerLayers},
+                  {"hidden", m.hidden},
+                  {"heads", m.heads},
+                  {"kv_heads", m.heads},
+                  {"gated_mlp", false},
+                  {"vocab", vocab}};
+    if (std::fmod(m.hidden, m.heads) != 0) {
+        model["head_dim"] = std::floor(m.hidden / m.heads);
+        assumptions.push_back("hidden is not divisible by the heads: head_dim rounded down to " +
+                              std::to_string((long long)std::floor(m.hidden / m.heads)));
+    }
+    if (moe) {
+        model["arch"] = "moe";
+        model["moe"] = {{"experts", m.experts},
+                        {"top_k", m.activeExperts},
+                        {"expert_ffn_hidden", m.fcDim}};
+    } else {
+        model["ffn_hidden"] = m.fcDim;
+    }
+    double dupT = 1;
+    for (std::size_t i = 0; i < p.kinds.size(); ++i)
+        if (p.kinds[i] == "ddp" || p.kinds[i] == "fsdp") dupT *= p.degrees[i];
+    const double global = t.transformerBatch * dupT;
+    json workload = {{"kind", "training"},
+                     {"global_batch", global},
+                     {"seq_len", m.seqLen},
+                     {"precision", m.bytesNonEmb >= 4 ? "fp32" : "bf16"}};
+    return {{"schema", kScenarioSchema},
+            {"name", m.name + " on " + s.name + " (" + t.name + ", from the seed's files)"},
+            {"model", model},
+            {"system", system},
+            {"gpus", s.devices},
+            {"strategy", strategy},
+            {"workload", workload}};
+}
+
+} // namespace madmax::seed
