@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzz every loader a user's file reaches (tests/fuzz/fuzz_loaders.cpp) with libFuzzer under
 # AddressSanitizer and UBSan. Seeds: the presets, and the small validation / search / sweep
-# files in tests/fuzz/seeds; the first byte of each input picks the loader.
+# files and the seed-format cases in tests/fuzz/seeds; the first byte of each input picks the
+# loader.
 #
 # Usage: tools/fuzz.sh [RUNS] [extra libFuzzer flags…]   (default 10000000 runs)
 # Needs clang and libclang-rt-14-dev (Debian 12); a finding is saved as build/fuzz/crash-*.
@@ -25,6 +26,7 @@ for f in presets/systems/*.json; do seed 3 "$f"; done
 seed 4 tests/fuzz/seeds/validation.json
 seed 5 tests/fuzz/seeds/search.json
 seed 6 tests/fuzz/seeds/sweep.json
+for f in tests/fuzz/seeds/seed-*.json; do seed 7 "$f"; done
 cp tests/fuzz/seeds/regression-*.bin "$corpus"/ 2>/dev/null || true # past findings, tag included
 cd build/fuzz
 exec ./madmax_fuzz corpus -runs="$runs" -max_len=20000 -timeout=10 -rss_limit_mb=4096 \

@@ -1,6 +1,6 @@
 // libFuzzer target for every loader that reads user files: scenarios (with presets and
 // overrides, then the engine on what parses), model / GPU / system presets, validation files and
-// the search / sweep outputs `madmax merge` reads. The first input byte picks the loader, the
+// the search / sweep outputs `madmax merge` reads, and the seed's model/system/task files. The first input byte picks the loader, the
 // rest is the file. An InputError is the expected answer to bad input; anything else — a crash,
 // another exception, a sanitizer report, a non-finite prediction — is a finding.
 // Build and run: see README "Fuzzing".
@@ -9,6 +9,7 @@
 #include "madmax/error.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/search_io.hpp"
+#include "madmax/seed.hpp"
 #include "madmax/validation.hpp"
 
 #include <cmath>
@@ -38,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size < 1) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 7) {
+        switch (data[0] % 8) {
         case 0:
             loadScenarioText(text);
             break;
@@ -60,6 +61,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case 6:
             mergeSweeps({sweepFromJson(parseJsonText(text, "w.json"), "w.json")});
             break;
+        case 7: {
+            // The seed's three files in one document: the reference engine, and the native
+            // engine on what converts.
+            const nlohmann::json doc = parseJsonText(text, "seed.json");
+            if (!doc.is_object() || !doc.contains("model") || !doc.contains("system") ||
+                !doc.contains("task"))
+                break;
+            const seed::Model m = seed::parseModel(doc["model"], "model.json");
+            const seed::System sys = seed::parseSystem(doc["system"], "system.json");
+            const seed::Task t = seed::parseTask(doc["task"], "task.json");
+            const seed::ReferenceResult r = seed::runReference(m, sys, t, "task.json");
+            if (!std::isfinite(r.iterationS) || !(r.iterationS > 0)) std::abort();
+            std::vector<std::string> assumed;
+            const Scenario s = parseScenario(
+                seed::toScenarioJson(m, sys, t, PresetLibrary::builtin(), assumed, "model.json"),
+                "converted");
+            requireFinite(evaluate(s));
+            break;
+        }
         }
     } catch (const InputError&) {
         // The expected answer to bad input.

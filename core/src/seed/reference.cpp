@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cmath>
 #include <string>
+#include <unordered_map>
 
 namespace madmax::seed {
 
@@ -30,31 +31,42 @@ class Streams {
 
     void compute(const std::string& name, Kind kind, double dur,
                  const std::vector<std::string>& deps = {}) {
-        place(comp_, compEnd_, comm_, name, kind, dur, deps);
+        place(comp_, compIndex_, compEnd_, comm_, commIndex_, name, kind, dur, deps);
     }
     void comm(const std::string& name, Kind kind, double dur,
               const std::vector<std::string>& deps = {}) {
-        place(comm_, commEnd_, comp_, name, kind, dur, deps);
+        place(comm_, commIndex_, commEnd_, comp_, compIndex_, name, kind, dur, deps);
     }
     double end() const { return std::max(compEnd_, commEnd_); }
     const std::vector<Placed>& computeOps() const { return comp_; }
     const std::vector<Placed>& commOps() const { return comm_; }
 
   private:
-    static void place(std::vector<Placed>& own, double& ownEnd, const std::vector<Placed>& other,
+    using Index = std::unordered_map<std::string, double>; // full name → latest end
+    /// Substring semantics. A dependency naming a whole op (every name is unique in its
+    /// stream and none is a substring of another) is looked up directly; a prefix (such as
+    /// "EMB_b_c") scans the stream, whose ends only grow, from the latest op back.
+    static double latestEnd(const std::vector<Placed>& ops, const Index& index,
+                            const std::string& dep) {
+        if (auto it = index.find(dep); it != index.end()) return it->second;
+        for (auto o = ops.rbegin(); o != ops.rend(); ++o)
+            if (o->name.find(dep) != std::string::npos) return o->end;
+        return -1.0;
+    }
+    static void place(std::vector<Placed>& own, Index& ownIndex, double& ownEnd,
+                      const std::vector<Placed>& other, const Index& otherIndex,
                       const std::string& name, Kind kind, double dur,
                       const std::vector<std::string>& deps) {
         double start = ownEnd;
-        for (const auto& d : deps) {
-            if (d.empty()) continue;
-            for (const auto& o : other)
-                if (o.name.find(d) != std::string::npos) start = std::max(start, o.end);
-        }
+        for (const auto& d : deps)
+            if (!d.empty()) start = std::max(start, latestEnd(other, otherIndex, d));
         own.push_back({name, kind, start, start + dur});
+        ownIndex[name] = start + dur;
         ownEnd = start + dur;
     }
     double compEnd_, commEnd_;
     std::vector<Placed> comp_, comm_;
+    Index compIndex_, commIndex_;
 };
 
 /// Effective bandwidths (SEED-FORMAT.md §1.0): lists indexed by strategy level.
@@ -118,7 +130,9 @@ Factors factors(const Parallel& p, bool embedding) {
 void checkParallel(const Parallel& p, const std::string& field, const System& s,
                    const std::string& file) {
     if (p.empty()) return;
-    long long product = 1;
+    if (p.kinds.size() > 2)
+        throw InputError(file, field, "at most 2 levels (the reference code's restrict2d)");
+    long long product = 1; // two degrees of at most 2^24: no overflow
     for (int d : p.degrees)
         product *= d;
     if (product != s.devices)
@@ -128,8 +142,6 @@ void checkParallel(const Parallel& p, const std::string& field, const System& s,
     for (std::size_t i = 1; i < p.kinds.size(); ++i)
         if (p.kinds[i] == "fsdp")
             throw InputError(file, field, "fsdp may only be the first level");
-    if (p.kinds.size() > 2)
-        throw InputError(file, field, "at most 2 levels (the reference code's restrict2d)");
     const int gpn = s.devices / s.nodes;
     if (p.kinds.size() == 2 && p.degrees[0] != gpn && p.degrees[0] != s.devices)
         throw InputError(file, field + "_degree",

@@ -81,8 +81,8 @@ Model parseModel(const json& j, const std::string& file) {
                       m.type == ModelType::DlrmTransformer;
     const bool transformer = m.type != ModelType::Dlrm && m.type != ModelType::DlrmMoe;
     if (dlrm) {
-        m.bottomLayers = int(r.integer("num_bot_mlp_layers", 1, 100000));
-        m.topLayers = int(r.integer("num_top_mlp_layers", 1, 100000));
+        m.bottomLayers = int(r.integer("num_bot_mlp_layers", 1, 10000));
+        m.topLayers = int(r.integer("num_top_mlp_layers", 1, 10000));
         m.mlpDim = double(r.integer("mlp_dim", 1, 1LL << 24));
         m.tables = double(r.integer("num_tables", 1, 1LL << 30));
         m.rowsPerTable = double(r.integer("entries_per_table", 1, 1LL << 40));
@@ -102,7 +102,7 @@ Model parseModel(const json& j, const std::string& file) {
                                              std::to_string(m.experts) + ")");
     }
     if (transformer) {
-        m.transformerLayers = int(r.integer("num_transformer_layers", 1, 100000));
+        m.transformerLayers = int(r.integer("num_transformer_layers", 1, 10000));
         m.heads = int(r.integer("num_transformer_heads", 1, 1 << 20));
         m.hidden = double(r.integer("attention_dim", 1, 1LL << 24));
         m.fcDim = double(r.integer("transformer_fc_dim", 1, 1LL << 26));
