@@ -51,8 +51,8 @@ void addEvaluateCommand(CLI::App& app) {
     eval->add_flag("--timeline", o->timeline,
                    "Include the critical stage's op timeline (with --json)");
     eval->add_option("--model-cfg", o->modelCfg,
-                     "The seed's model file (MAD-Max reference code format); with --system-cfg "
-                     "and --task-cfg")
+                     "The seed's model file (MAD-Max reference code format) or a shipped one's "
+                     "id (see presets list); with --system-cfg and --task-cfg")
         ->type_name("FILE");
     eval->add_option("--system-cfg", o->systemCfg, "The seed's system file")->type_name("FILE");
     eval->add_option("--task-cfg", o->taskCfg, "The seed's task file")->type_name("FILE");
@@ -75,9 +75,10 @@ void addEvaluateCommand(CLI::App& app) {
                                      "and --task-cfg");
             if (!o->sets.empty())
                 throw InputError("", "--set", "does not apply to the seed's files; edit them");
-            const seed::Model m = seed::parseModel(readJsonFile(o->modelCfg), o->modelCfg);
-            const seed::System sys = seed::parseSystem(readJsonFile(o->systemCfg), o->systemCfg);
-            const seed::Task t = seed::parseTask(readJsonFile(o->taskCfg), o->taskCfg);
+            const seed::Model m = seed::parseModel(seed::loadFile("models", o->modelCfg), o->modelCfg);
+            const seed::System sys =
+                seed::parseSystem(seed::loadFile("systems", o->systemCfg), o->systemCfg);
+            const seed::Task t = seed::parseTask(seed::loadFile("tasks", o->taskCfg), o->taskCfg);
             const std::string engine = o->engine.empty() ? "reference" : o->engine;
             const bool native = engine != "reference" || !o->writeScenario.empty();
             std::optional<seed::ReferenceResult> ref;
@@ -177,6 +178,12 @@ void addPresetsCommand(CLI::App& app) {
                 std::string name = p->json.value("name", "");
                 std::cout << "  " << p->id << (name.empty() ? "" : "  —  " + name) << "\n";
             }
+        }
+        // The seed reference code's shipped files (for evaluate --model-cfg/--system-cfg/--task-cfg).
+        for (const char* kind : {"models", "systems", "tasks"}) {
+            std::cout << "seed " << kind << ":\n";
+            for (const auto& i : seed::builtinIds(kind))
+                std::cout << "  " << i << "\n";
         }
     });
     auto id = std::make_shared<std::string>();

@@ -179,3 +179,34 @@ TEST_CASE("The seed's LLM files convert to a native scenario, with every assumpt
     }
     CHECK_THAT(msg, Catch::Contains("--engine reference"));
 }
+
+TEST_CASE("The seed's shipped files are built in and reproduce the reference outputs by id") {
+    // presets/seed holds the shipped model, system and task files of the reference cases that
+    // use them (from_shipped_configs); loading them by id must give the same outputs.
+    auto idOf = [](const char* kind, const std::string& name) -> std::string {
+        for (const auto& id : seed::builtinIds(kind))
+            if (seed::loadFile(kind, id).value("name", "") == name) return id;
+        return "";
+    };
+    CHECK(seed::builtinIds("models").size() == 12);
+    CHECK(seed::builtinIds("systems").size() == 9);
+    CHECK(seed::builtinIds("tasks").size() == 10);
+    int shipped = 0;
+    for (const json& c : cases()) {
+        if (!c.value("from_shipped_configs", false)) continue;
+        const std::string m = idOf("models", c["model"]["name"]),
+                          s = idOf("systems", c["system"]["name"]),
+                          t = idOf("tasks", c["task"]["name"]);
+        INFO(c["id"].get<std::string>() << ": " << m << " / " << s << " / " << t);
+        REQUIRE_FALSE(m.empty());
+        REQUIRE_FALSE(s.empty());
+        REQUIRE_FALSE(t.empty());
+        const auto r = seed::runReference(seed::parseModel(seed::loadFile("models", m), m),
+                                          seed::parseSystem(seed::loadFile("systems", s), s),
+                                          seed::parseTask(seed::loadFile("tasks", t), t), t);
+        CHECK(r.iterationS * 1e3 ==
+              Approx(c["expected"]["iteration_time_ms"].get<double>()).epsilon(1e-6));
+        ++shipped;
+    }
+    CHECK(shipped >= 15);
+}

@@ -60,6 +60,12 @@ struct Task {
     int minFrozenLayer = -1; ///< LLM finetune: gradient comm only below this layer (-1: all)
 };
 
+/// The seed's shipped files compiled in (presets/seed/{models,systems,tasks}): their ids.
+std::vector<std::string> builtinIds(const std::string& kind);
+/// A seed file by path, or else by the id of a shipped one (`kind`: models, systems, tasks);
+/// an error naming both when neither exists.
+nlohmann::json loadFile(const std::string& kind, const std::string& pathOrId);
+
 /// Strict readers: every key known, typed and in range, errors naming the file and field.
 Model parseModel(const nlohmann::json& j, const std::string& file);
 System parseSystem(const nlohmann::json& j, const std::string& file);

@@ -1,9 +1,12 @@
 // Strict reading of the seed's model, system and task files (SEED-FORMAT.md §1 and §1.8).
+#include "io/embedded_presets.hpp"
 #include "madmax/error.hpp"
+#include "madmax/file_io.hpp"
 #include "madmax/json_reader.hpp"
 #include "madmax/seed.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace madmax::seed {
 
@@ -63,10 +66,38 @@ Parallel parallel(ObjectReader& r, const std::string& key, const std::vector<std
 
 } // namespace
 
+std::vector<std::string> builtinIds(const std::string& kind) {
+    std::vector<std::string> out;
+    const std::string prefix = "seed/" + kind + "/";
+    for (int i = 0; i < detail::kEmbeddedPresetCount; ++i) {
+        const std::string path = detail::kEmbeddedPresets[i].path;
+        if (path.rfind(prefix, 0) == 0)
+            out.push_back(path.substr(prefix.size(), path.size() - prefix.size() - 5));
+    }
+    return out;
+}
+
+json loadFile(const std::string& kind, const std::string& pathOrId) {
+    std::error_code ec;
+    if (std::filesystem::exists(pathOrId, ec)) return readJsonFile(pathOrId);
+    const std::string want = "seed/" + kind + "/" + pathOrId + ".json";
+    for (int i = 0; i < detail::kEmbeddedPresetCount; ++i)
+        if (want == detail::kEmbeddedPresets[i].path)
+            return parseJsonText(detail::kEmbeddedPresets[i].text, "presets/" + want);
+    const auto ids = builtinIds(kind);
+    const auto near = didYouMean(pathOrId, ids);
+    throw InputError(pathOrId, "",
+                     "no such file, nor a shipped seed " + kind.substr(0, kind.size() - 1) +
+                         " by that id" + (near ? " (did you mean \"" + *near + "\"?)" : "") +
+                         "; `madmax presets list` lists them");
+}
+
 Model parseModel(const json& j, const std::string& file) {
     ObjectReader r(j, file, "");
     Model m;
     m.name = r.string("name", "");
+    r.ignore("source"); // the shipped copies say where they come from
+    r.ignore("notes");
     const std::string type = r.choice(
         "type", {"DLRM", "DLRM_MoE", "DLRM_Transformer", "LLM", "LLM_MoE", "ViT"}, "DLRM");
     if (!r.has("type")) r.fail("type", "required: DLRM, DLRM_MoE, DLRM_Transformer, LLM, LLM_MoE or ViT");
@@ -125,6 +156,8 @@ System parseSystem(const json& j, const std::string& file) {
     ObjectReader r(j, file, "");
     System s;
     s.name = r.string("name", "");
+    r.ignore("source"); // the shipped copies say where they come from
+    r.ignore("notes");
     r.choice("type", {"GPU"}, "GPU");
     s.devices = int(r.integer("num_devices", 1, 1 << 24));
     s.nodes = int(r.integer("num_nodes", 1, 1 << 24));
@@ -159,6 +192,8 @@ Task parseTask(const json& j, const std::string& file) {
     ObjectReader r(j, file, "");
     Task t;
     t.name = r.string("name", "");
+    r.ignore("source"); // the shipped copies say where they come from
+    r.ignore("notes");
     const std::string type = r.choice("type", {"pretrain", "inference", "finetune"}, "pretrain");
     if (!r.has("type")) r.fail("type", "required: pretrain, inference or finetune");
     t.type = type == "pretrain"    ? TaskType::Pretrain
