@@ -1,5 +1,7 @@
 #include "main_window.hpp"
 
+#include "seed_import_dialog.hpp"
+
 #include "charts/chart_factory.hpp"
 #include "export.hpp"
 #include "export_dialog.hpp"
@@ -147,6 +149,18 @@ MainWindow::~MainWindow() {
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu("&File");
     file->addAction("&Open…", QKeySequence::Open, this, &MainWindow::openInteractive);
+    file->addAction("&Import the Seed's Files…", this, [this] {
+        SeedImportDialog dialog(this);
+        connect(&dialog, &SeedImportDialog::openScenario, this, [this](const nlohmann::json& doc) {
+            if (!maybeSave()) return;
+            try {
+                doc_->reset(doc);
+            } catch (const std::exception& e) {
+                QMessageBox::warning(this, "Import", QString::fromStdString(e.what()));
+            }
+        });
+        dialog.exec();
+    });
     recentMenu_ = file->addMenu("Open &Recent");
     rebuildRecentMenu();
     file->addAction("&Save", QKeySequence::Save, this, [this] { saveInteractive(false); });

@@ -4,6 +4,7 @@
 #include "madmax/scenario_io.hpp"
 #include "presets_store.hpp"
 #include "ui_support.hpp"
+#include "seed_import_dialog.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -431,4 +432,29 @@ TEST_CASE("MoE in the explorer: EP and ETP sliders, expert controls, all-to-all 
     REQUIRE(w.shown().result.isInference);
     CHECK(w.shown().result.inference.outputTokensPerSPerGpu > 0);
     CHECK(panel->slider("ep")->isVisibleTo(&w));
+}
+
+TEST_CASE("Import the seed's files: reference result, native side by side, open in the explorer") {
+    test::Explorer e;
+    auto& w = *e.window;
+    ui::SeedImportDialog dlrm(&w);
+    dlrm.setFiles("dlrm_a", "zionex_128", "dlrm_train_val_128");
+    const QString text = dlrm.run();
+    // SEED-FORMAT.md §1.1 worked check: 54.00 ms.
+    CHECK(text.contains("Iteration time       54.002 ms"));
+    CHECK(text.contains("--engine reference")); // DLRM: no native engine yet, said so
+    CHECK_FALSE(dlrm.scenario().has_value());
+
+    ui::SeedImportDialog llm(&w);
+    llm.setFiles("llama2_70b", "dc_A_2048", "llm_train");
+    CHECK(llm.run().contains("Side by side"));
+    REQUIRE(llm.scenario().has_value());
+    w.document()->reset(*llm.scenario());
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().gpus == 2048);
+    CHECK(w.document()->scenario().strategy.zeroStage == 3);
+
+    ui::SeedImportDialog bad(&w);
+    bad.setFiles("dlrm_b", "zionex_128", "dlrm_train");
+    CHECK(bad.run().contains("did you mean \"dlrm_a\""));
 }
