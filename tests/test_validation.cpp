@@ -10,6 +10,7 @@
 #include <map>
 
 using namespace madmax;
+using nlohmann::json;
 
 namespace {
 const ValidationReport& report() {
@@ -138,4 +139,89 @@ TEST_CASE("Spearman correlation handles ties and reversals") {
     CHECK(spearman({1, 2, 3}, {10, 20, 30}) == Approx(1.0));
     CHECK(spearman({1, 2, 3}, {30, 20, 10}) == Approx(-1.0));
     CHECK(spearman({1, 2, 3, 4}, {1, 3, 2, 4}) == Approx(0.8));
+}
+
+namespace {
+json ncclCase(const std::string& id, const std::string& op, const std::string& gpu, double bytes) {
+    return json{{"id", id},
+                {"kind", "collective"},
+                {"model", nullptr},
+                {"system",
+                 {{"gpu", gpu},
+                  {"gpus", 8},
+                  {"gpus_per_node", 8},
+                  {"scaleup_domain", 8},
+                  {"peak_tflops", {{"fp16", 989}, {"bf16", 989}, {"fp8", 1979}, {"fp4", nullptr}}},
+                  {"hbm_gb", 80},
+                  {"hbm_tbps", 3.35},
+                  {"scaleup_gbps", 450},
+                  {"scaleout_gbps", nullptr}}},
+                {"precision", nullptr},
+                {"parallel", nullptr},
+                {"inference", nullptr},
+                {"collective", {{"op", op}, {"bytes", bytes}, {"gpus", 8}, {"nodes", 1}}},
+                {"measured", {{"metric", "busbw_gbps"}, {"value", 300}}},
+                {"also_measured", json::array()},
+                {"source", nullptr},
+                {"trust", "high"},
+                {"notes", ""}};
+}
+} // namespace
+
+TEST_CASE("Every nccl-tests collective is predicted by its bus-bandwidth convention") {
+    // 8 GiB on 8 H100 in one NVLink domain (450 GB/s per direction; the fitted large-message
+    // efficiency 0.819): all-gather, reduce-scatter and all-to-all move (n−1)/n of the buffer
+    // per GPU and p2p the message, so each bus bandwidth is ≈ 450 × 0.819 = 368.6 GB/s
+    // (nccl-tests PERFORMANCE.md: busbw = algbw·(n−1)/n, algbw for p2p).
+    const double b = 8589934592.0;
+    json doc = {{"schema", "madmax-validation/1"},
+                {"cases",
+                 {ncclCase("ag", "all_gather", "H100-SXM5-80GB", b),
+                  ncclCase("rs", "reduce_scatter", "H100-SXM5-80GB", b),
+                  ncclCase("a2a", "all_to_all", "H100-SXM5-80GB", b),
+                  ncclCase("p2p", "p2p", "H100-SXM5-80GB", b)}}};
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "nccl.json");
+    REQUIRE(r.cases.size() == 4);
+    for (const auto& c : r.cases) {
+        INFO(c.id << " " << c.skipped);
+        REQUIRE(c.predicted);
+        CHECK(*c.predicted == Approx(368.6).epsilon(0.01));
+        CHECK(c.notes.front() == "calibration h100-sxm5-80gb");
+    }
+}
+
+TEST_CASE("Validation never guesses silently: family match, unknown HBM, padded vocabulary") {
+    json c = ncclCase("family", "all_reduce", "H100-SXM5", 1e9); // no preset names this SKU
+    c["system"]["hbm_gb"] = nullptr;
+    json doc = {{"schema", "madmax-validation/1"}, {"cases", {c}}};
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "v.json");
+    REQUIRE(r.cases.at(0).predicted);
+    const auto& notes = r.cases.at(0).notes;
+    auto said = [&](const std::string& what) {
+        for (const auto& n : notes)
+            if (n.find(what) != std::string::npos) return true;
+        return false;
+    };
+    CHECK(said("same chip family as H100-SXM5"));
+    CHECK(said("hbm_gb not published"));
+    // A GPU family without a preset gets the generic calibration, said so.
+    json v = ncclCase("v100", "all_reduce", "V100-SXM2-32GB", 1e9);
+    const ValidationReport rv = runValidation(
+        json{{"schema", "madmax-validation/1"}, {"cases", {v}}}, PresetLibrary::builtin(), "v.json");
+    CHECK(rv.cases.at(0).notes.at(0) == "calibration generic (no preset for the V100 family)");
+    // A vocabulary TP does not divide is padded to 128·TP (Megatron-LM), said so: Korthikanti's
+    // 22B row (TP 8) with its vocabulary set to 51,201 pads to 52,224.
+    const json pub = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    json row;
+    for (const auto& x : pub["cases"])
+        if (x["id"] == "korthikanti-t5-22B-selective") row = x;
+    REQUIRE(row.is_object());
+    row["model"]["vocab"] = 51201;
+    const ValidationReport rp = runValidation(
+        json{{"schema", "madmax-validation/1"}, {"cases", {row}}}, PresetLibrary::builtin(), "v.json");
+    REQUIRE(rp.cases.at(0).predicted);
+    bool padded = false;
+    for (const auto& n : rp.cases.at(0).notes)
+        padded = padded || n.find("padded to") != std::string::npos;
+    CHECK(padded);
 }

@@ -21,6 +21,8 @@ struct CaseOutcome {
     double measured = 0;
     std::optional<double> predicted;
     std::string skipped; ///< reason, when not predicted
+    /// The calibration used and every assumption made (a field not published, a family match).
+    std::vector<std::string> notes;
     double errorPct() const { return predicted ? (*predicted - measured) / measured * 100.0 : 0.0; }
 };
 

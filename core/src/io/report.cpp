@@ -189,9 +189,12 @@ std::string formatValidation(const ValidationReport& r) {
     std::string o = pad("case", 44) + pad("metric", 26) + pad("measured", 12) +
                     pad("predicted", 12) + "error\n";
     for (const auto& c : r.cases) {
-        if (c.predicted)
+        if (c.predicted) {
             o += pad(c.id, 44) + pad(c.metric, 26) + pad(fmt("%.4g", c.measured), 12) +
                  pad(fmt("%.4g", *c.predicted), 12) + fmt("%+.1f%%", c.errorPct()) + "\n";
+            for (const auto& n : c.notes)
+                o += "    " + n + "\n";
+        }
         else
             o += pad(c.id, 44) + "skipped: " + c.skipped + "\n";
     }

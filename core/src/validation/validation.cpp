@@ -41,31 +41,66 @@ bool isNull(const json& j, const char* key) {
     return it == j.end() || it->is_null();
 }
 
-/// The GPU preset whose "skus" list names this SKU, else the generic one.
-json gpuPresetFor(const std::string& sku, const PresetLibrary& lib) {
+/// What each case assumed, collected while it is converted (runValidation sets it per case).
+thread_local std::vector<std::string>* tNotes = nullptr;
+void note(const std::string& what) {
+    if (tNotes && std::find(tNotes->begin(), tNotes->end(), what) == tNotes->end())
+        tNotes->push_back(what);
+}
+
+/// The GPU preset whose "skus" list names this SKU; else one of the same chip family (the SKU
+/// up to its first '-': "A100-SXM4" → an A100 preset), said so; else the generic one, said so.
+const Preset& gpuPresetFor(const std::string& sku, const PresetLibrary& lib) {
+    const std::string family = sku.substr(0, sku.find('-'));
+    const Preset* familyMatch = nullptr;
     for (const Preset* p : lib.list(PresetKind::Gpu)) {
         auto it = p->json.find("skus");
-        if (it != p->json.end() && it->is_array())
-            for (const auto& s : *it)
-                if (s.is_string() && s.get<std::string>() == sku) return p->json;
+        if (it == p->json.end() || !it->is_array()) continue;
+        for (const auto& s : *it) {
+            if (!s.is_string()) continue;
+            const std::string name = s.get<std::string>();
+            if (name == sku) {
+                note("calibration " + p->id);
+                return *p;
+            }
+            if (!familyMatch && !family.empty() && name.rfind(family + "-", 0) == 0)
+                familyMatch = p;
+        }
+    }
+    if (familyMatch) {
+        note("calibration " + familyMatch->id + " (same chip family as " + sku +
+             ", which no preset names)");
+        return *familyMatch;
     }
     const Preset* generic = lib.find(PresetKind::Gpu, "generic");
     if (!generic) throw InputError("presets/gpus", "generic", "the generic GPU preset is missing");
-    return generic->json;
+    note("calibration generic (no preset for the " + family + " family)");
+    return *generic;
 }
 
 /// System from the case's numbers: GPU datasheet values replace the preset's; one scale-up tier
 /// (the NVLink domain) and, beyond it, one scale-out tier.
 json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
-    json gpu = gpuPresetFor(sys.at("gpu").get<std::string>(), lib);
+    const Preset& gpuPreset = gpuPresetFor(sys.at("gpu").get<std::string>(), lib);
+    json gpu = gpuPreset.json;
     gpu["id"] = "case-gpu";
     gpu["name"] = sys.at("gpu");
     const json& peaks = sys.at("peak_tflops");
     gpu["peak_tflops"] = json::object();
     for (const char* p : {"fp16", "bf16", "fp8", "fp4"})
         gpu["peak_tflops"][p] = isNull(peaks, p) ? json(nullptr) : peaks[p];
-    gpu["hbm_gb"] = sys.at("hbm_gb");
-    gpu["hbm_tbps"] = sys.at("hbm_tbps");
+    // Unknown HBM size or bandwidth: the preset's, said so (time needs the bandwidth; only the
+    // fit verdict needs the size).
+    for (const char* key : {"hbm_gb", "hbm_tbps"}) {
+        if (!isNull(sys, key)) {
+            gpu[key] = sys.at(key);
+        } else {
+            if (!gpu.contains(key))
+                throw InputError("", std::string("system.") + key, "not published, and no preset");
+            note(std::string(key) + " not published: the " + gpuPreset.id + " preset's " +
+                 gpu[key].dump() + " assumed");
+        }
+    }
     const int domain = intField(sys, "scaleup_domain", intField(sys, "gpus_per_node", 8, "system"),
                                 "system");
     json tiers = json::array();
@@ -74,13 +109,24 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
                      {"gpus", domain},
                      {"gbps", sys.at("scaleup_gbps")}});
     if (gpus > domain) {
-        if (isNull(sys, "scaleout_gbps"))
+        json gbps = isNull(sys, "scaleout_gbps") ? json(nullptr) : sys.at("scaleout_gbps");
+        if (gbps.is_null()) {
+            // Unknown scale-out bandwidth: that of a system preset built on this GPU, said so.
+            for (const Preset* p : lib.list(PresetKind::System)) {
+                const json& t = p->json.value("tiers", json::array());
+                if (p->json.value("gpu", "") == gpuPreset.id && t.is_array() && t.size() > 1) {
+                    gbps = t.back().at("gbps");
+                    note("scaleout_gbps not published: the " + p->id + " preset's " + gbps.dump() +
+                         " GB/s assumed");
+                    break;
+                }
+            }
+        }
+        if (gbps.is_null())
             throw InputError("", "system.scaleout_gbps",
-                             "needed for a run across nodes, but not published");
-        tiers.push_back({{"name", "scale-out"},
-                         {"kind", "scale_out"},
-                         {"gpus", gpus},
-                         {"gbps", sys.at("scaleout_gbps")}});
+                             "needed for a run across nodes, but not published (and no system "
+                             "preset uses this GPU)");
+        tiers.push_back({{"name", "scale-out"}, {"kind", "scale_out"}, {"gpus", gpus}, {"gbps", gbps}});
     }
     return {{"id", "case-system"},
             {"name", "from case"},
@@ -146,10 +192,17 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     const json& par = c.at("parallel");
     const int gpus = intField(sys, "gpus", 0, "system");
 
-    const json model = modelFor(m, lib);
+    json model = modelFor(m, lib);
 
     const int tp = intField(par, "tp", 1, "parallel"), pp = intField(par, "pp", 1, "parallel"),
               cp = intField(par, "cp", 1, "parallel");
+    // A vocabulary TP does not divide: padded as Megatron-LM does (to a multiple of 128·TP).
+    if (model["vocab"].is_number_integer() && model["vocab"].get<long long>() % tp != 0) {
+        const long long v = model["vocab"].get<long long>(), pad = 128LL * tp;
+        model["vocab"] = (v + pad - 1) / pad * pad;
+        note("vocabulary " + std::to_string(v) + " padded to " + model["vocab"].dump() +
+             " (a multiple of 128·TP)");
+    }
     const int layers = intField(m, "layers", 0, "model");
     json strategy = {{"tp", tp},
                      {"pp", pp},
@@ -365,6 +418,61 @@ void checkCase(const json& c, std::size_t i, const std::string& file) {
 
 } // namespace
 
+/// An nccl-tests row: all_reduce, all_gather, reduce_scatter, all_to_all or p2p (sendrecv) of
+/// `bytes` (nccl-tests' size: the full buffer; all-to-all: each rank's send buffer; p2p: the
+/// message) over `gpus` ranks. Predicts the bus bandwidth by nccl-tests' definitions (algbw ×
+/// 2(n−1)/n for all-reduce, × (n−1)/n for all-gather, reduce-scatter and all-to-all, × 1 for
+/// p2p) or the time.
+static void predictCollective(const json& c, const PresetLibrary& lib, const std::string& file,
+                              std::size_t i, CaseOutcome& o) {
+    const json& col = c.at("collective");
+    const std::string op = col.at("op").get<std::string>();
+    Collective kind;
+    double busFactor;
+    const int n = intField(col, "gpus", 0, "collective", 2);
+    if (op == "all_reduce") {
+        kind = Collective::AllReduce;
+        busFactor = 2.0 * (n - 1) / n;
+    } else if (op == "all_gather") {
+        kind = Collective::AllGather;
+        busFactor = double(n - 1) / n;
+    } else if (op == "reduce_scatter") {
+        kind = Collective::ReduceScatter;
+        busFactor = double(n - 1) / n;
+    } else if (op == "all_to_all") {
+        kind = Collective::AllToAll;
+        busFactor = double(n - 1) / n;
+    } else if (op == "p2p" || op == "sendrecv" || op == "send_recv") {
+        kind = Collective::P2P;
+        busFactor = 1.0;
+    } else {
+        o.skipped = "collective " + op + " is not modelled";
+        return;
+    }
+    if (col.at("bytes").is_null())
+        throw InputError(file, "cases[" + std::to_string(i) + "].collective.bytes",
+                         "the message size is needed for " + op);
+    const json& sys = c.at("system");
+    Scenario dummy;
+    dummy.system =
+        parseSystem(systemFor(sys, lib, n), file, "cases[" + std::to_string(i) + "].system");
+    const double bytes = col.at("bytes").get<double>();
+    // p2p: between neighbours one node apart when the ranks span nodes, else inside the node.
+    const double t = kind == Collective::P2P
+                         ? p2pTime(dummy.system, n > dummy.system.tiers.front().gpus
+                                                     ? dummy.system.tiers.front().gpus
+                                                     : 1,
+                                   bytes)
+                         : collectiveTime(dummy.system, layoutGroup(dummy.system, n, 1), kind,
+                                          bytes);
+    if (o.metric == "busbw_gbps")
+        o.predicted = bytes / t * busFactor / 1e9;
+    else if (o.metric == "latency_s" || o.metric == "time_s")
+        o.predicted = t;
+    else
+        o.skipped = "metric " + o.metric + " is not predicted for collectives";
+}
+
 /// A MoE dispatch/combine benchmark (DeepEP): tokens per rank to top-k experts over EP ranks.
 /// Normal kernels forward once per destination node (dedup), low-latency kernels send every
 /// copy directly. Predicts the per-call latency or DeepEP's "bottleneck bandwidth": the logical
@@ -409,6 +517,11 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
         const json& c = cases[i];
         checkCase(c, i, file);
         CaseOutcome o;
+        std::vector<std::string> notes;
+        tNotes = &notes;
+        struct Reset {
+            ~Reset() { tNotes = nullptr; }
+        } reset;
         try {
             o.id = c.at("id").get<std::string>();
             o.kind = c.at("kind").get<std::string>();
@@ -426,25 +539,12 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
             if (o.kind == "collective") {
                 const json& col = c.at("collective");
                 const std::string op = col.at("op").get<std::string>();
-                if (op == "all_to_all") {
+                const bool tokens =
+                    col.contains("tokens_per_rank") && !col["tokens_per_rank"].is_null();
+                if (op == "all_to_all" && tokens) {
                     predictMoeAllToAll(c, lib, file, i, o);
-                } else if (op != "all_reduce") {
-                    o.skipped = "collective " + op + " is not modelled for validation yet";
                 } else {
-                    const int n = intField(col, "gpus", 0, "collective", 2);
-                    const Scenario dummy = [&] {
-                        Scenario s;
-                        s.system = parseSystem(systemFor(sys, lib, n), file,
-                                               "cases[" + std::to_string(i) + "].system");
-                        return s;
-                    }();
-                    const GroupLayout g = layoutGroup(dummy.system, n, 1);
-                    const double bytes = col.at("bytes").get<double>();
-                    const double t = collectiveTime(dummy.system, g, Collective::AllReduce, bytes);
-                    if (o.metric == "busbw_gbps")
-                        o.predicted = allReduceBusBandwidth(bytes, t, n) / 1e9;
-                    else
-                        o.skipped = "metric " + o.metric + " is not predicted for collectives";
+                    predictCollective(c, lib, file, i, o);
                 }
             } else if (o.kind == "training") {
                 const std::string arch = c.at("model").at("arch").get<std::string>();
@@ -498,6 +598,7 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
             o.skipped = std::string("malformed case: ") + e.what();
         }
         if (o.id.empty()) o.id = "cases[" + std::to_string(i) + "]";
+        o.notes = std::move(notes);
         rep.cases.push_back(std::move(o));
     }
 
@@ -538,7 +639,8 @@ json toJson(const ValidationReport& r) {
                              {"measured", o.measured},
                              {"predicted", *o.predicted},
                              {"error_pct", o.errorPct()},
-                             {"group", o.group}});
+                             {"group", o.group},
+                             {"notes", o.notes}});
         else
             cases.push_back(
                 {{"id", o.id}, {"kind", o.kind}, {"metric", o.metric}, {"skipped", o.skipped}});
