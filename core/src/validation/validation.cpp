@@ -215,6 +215,8 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                      {"sequence_parallel", isNull(par, "sequence_parallel")
                                                ? json(tp > 1)
                                                : par.at("sequence_parallel")}};
+    // Published knobs are read: gradient reduction overlapped with the backward or not.
+    if (!isNull(par, "dp_overlap")) strategy["dp_overlap"] = par.at("dp_overlap");
     if (model.value("arch", "dense") == "moe") {
         strategy["ep"] = intField(par, "ep", 1, "parallel");
         strategy["etp"] = intField(par, "etp", 1, "parallel");
