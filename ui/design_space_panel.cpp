@@ -172,10 +172,16 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
     const bool serving = doc_->scenario().workload.kind == WorkloadKind::Inference;
     table_->setSortingEnabled(false);
     table_->setRowCount(int(rows_.size()));
+    // MoE models: where the experts sit (EP, and ETP in training) gets its own columns.
+    const bool moe = doc_->scenario().model.isMoe();
     if (serving) {
-        table_->setColumnCount(8);
-        table_->setHorizontalHeaderLabels({"rank", "GPUs", "TP", "PP", "replicas",
-                                           "output tokens/s/GPU", "TPOT (ms)", "memory (GB)"});
+        QStringList headers = {"rank", "GPUs", "TP", "PP", "replicas"};
+        if (moe) headers << "EP";
+        headers << "output tokens/s/GPU"
+                << "TPOT (ms)"
+                << "memory (GB)";
+        table_->setColumnCount(int(headers.size()));
+        table_->setHorizontalHeaderLabels(headers);
         for (int i = 0; i < int(rows_.size()); ++i) {
             const Candidate& c = rows_[std::size_t(i)];
             auto* rank = numberItem(i + 1, 0);
@@ -184,13 +190,20 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
             int col = 1;
             for (int v : {c.gpus, c.strategy.tp, c.strategy.pp, c.strategy.dp})
                 table_->setItem(i, col++, numberItem(v, 0));
+            if (moe) table_->setItem(i, col++, numberItem(c.strategy.ep, 0));
             table_->setItem(i, col++, numberItem(c.tokensPerS / c.gpus, 1));
             table_->setItem(i, col++, numberItem(c.stepTimeS * 1e3, 2));
             table_->setItem(i, col++, numberItem(c.memoryBytes / 1e9, 1));
         }
     } else {
-        table_->setColumnCount(int(kTrainingColumns.size()));
-        table_->setHorizontalHeaderLabels(kTrainingColumns);
+        QStringList headers = kTrainingColumns;
+        if (moe) {
+            const qsizetype at = headers.indexOf("DP") + 1;
+            headers.insert(at, "ETP");
+            headers.insert(at, "EP");
+        }
+        table_->setColumnCount(int(headers.size()));
+        table_->setHorizontalHeaderLabels(headers);
     }
     for (int i = 0; !serving && i < int(rows_.size()); ++i) {
         const Candidate& c = rows_[std::size_t(i)];
@@ -199,7 +212,12 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
         rank->setData(Qt::UserRole, i);
         table_->setItem(i, 0, rank);
         int col = 1;
-        for (int v : {c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage})
+        for (int v : {c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp})
+            table_->setItem(i, col++, numberItem(v, 0));
+        if (moe)
+            for (int v : {s.ep, s.etp})
+                table_->setItem(i, col++, numberItem(v, 0));
+        for (int v : {s.microBatch, s.zeroStage})
             table_->setItem(i, col++, numberItem(v, 0));
         table_->setItem(
             i, col++,

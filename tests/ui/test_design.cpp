@@ -134,3 +134,26 @@ TEST_CASE("Serving scenarios: the design space finds the serving configurations 
     REQUIRE(hbm != co->sensitivity()->end());
     CHECK(hbm->speedupDouble > 1.0); // decode is bandwidth-bound: more HBM bandwidth helps
 }
+
+TEST_CASE("MoE design space: EP and ETP are columns, and a row loads its expert layout") {
+    test::Explorer e("qwen3-235b-256-h100");
+    auto& w = *e.window;
+    auto* panel = w.designSpace();
+    QSignalSpy done(panel, &ui::DesignSpacePanel::searchFinished);
+    panel->runSearch();
+    REQUIRE(waitFor(done, 120000));
+    REQUIRE(panel->result());
+    REQUIRE_FALSE(panel->result()->top.empty());
+    QStringList headers;
+    for (int c = 0; c < panel->table()->columnCount(); ++c)
+        headers << panel->table()->horizontalHeaderItem(c)->text();
+    CHECK(headers.indexOf("EP") == headers.indexOf("DP") + 1);
+    CHECK(headers.indexOf("ETP") == headers.indexOf("EP") + 1);
+    panel->loadRow(0);
+    REQUIRE(e.settle());
+    const int rank = panel->table()->item(0, 0)->data(Qt::UserRole).toInt();
+    const Strategy& best = panel->result()->top[std::size_t(rank)].strategy;
+    CHECK(w.document()->scenario().strategy.ep == best.ep);
+    CHECK(w.document()->scenario().strategy.etp == best.etp);
+    CHECK(panel->table()->item(0, headers.indexOf("EP"))->text().toInt() == best.ep);
+}
