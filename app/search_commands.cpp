@@ -36,7 +36,7 @@ void addCommon(CLI::App* c, Common& o) {
     c->add_option("--set", o.sets, "Override a field of the scenario: path=value")
         ->type_name("PATH=VALUE");
     c->add_option("--restrict", o.restrict,
-                  "Limit a dimension: tp=1,2,4,8 (also pp vp cp mb zero recompute sp overlap gpus)")
+                  "Limit a dimension: tp=1,2,4,8 (also pp vp cp ep etp mb zero recompute sp overlap gpus)")
         ->type_name("DIM=V1,V2");
     c->add_option("--objective", o.objective,
                   "throughput, time (to train the token budget) or cost")
