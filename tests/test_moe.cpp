@@ -174,6 +174,11 @@ TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is 
         previous = expertBytes;
     }
 
+    // ETP splits each expert's width too: EP 8 × ETP 2 holds 1/16 of the routed experts,
+    // 4 × 16 × 2·1024·512 × 2 B / 16 = 8,388,608 B.
+    CHECK(evaluate(toyMoe({{"strategy.ep", 8}, {"strategy.etp", 2}, {"model.moe.experts", 16}}))
+              .moe.expertWeightsBytes == Approx(8388608.0));
+
     // One expert, top-1, of the dense FFN width: no router, no routing, no all-to-all — the
     // same step as the dense model (DP reduction unbucketed so bucket counts cannot differ).
     const Scenario one = toyMoe({{"model.moe.experts", 1},
