@@ -914,8 +914,7 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
 }
 
 /// The MoE figures of the critical rank: expert placement, all-to-all traffic and time, drops.
-void moeSummary(const Scenario& s, const StepContext& ctx, const LayerSchedule& l,
-                const StagePass& crit, Result& r) {
+void moeSummary(const Scenario& s, const StepContext& ctx, const LayerSchedule& l, Result& r) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const LayerCosts& c = l.costs;
@@ -939,7 +938,6 @@ void moeSummary(const Scenario& s, const StepContext& ctx, const LayerSchedule& 
         worst = std::max(worst, stageParamSplit(m, st, stage).expert);
     moe.expertWeightsBytes =
         worst * 2.0 / (st.zeroStage >= 3 ? double(expertShardRanks(st)) : 1.0);
-    (void)crit;
 }
 
 } // namespace
@@ -970,7 +968,7 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     r.compute.optimizerS = optimizerStep(s, ctx, crit);
     finishStep(s, comm, pipe.bubbleS, r);
     r.memory = peakMemory(s);
-    if (s.model.isMoe()) moeSummary(s, ctx, layer, crit, r);
+    if (s.model.isMoe()) moeSummary(s, ctx, layer, r);
     if (options.timeline) appendStepTimeline(r, ctx, layer, crit, pipe, dpExposed);
     return r;
 }

@@ -315,6 +315,19 @@ TransformerShape transformerShape(const Context& c, double seq) {
     return sh;
 }
 
+/// FSDP: the forward all-gather of sub-layer `prefix``j` (its weights, `params`), issued when
+/// the same sub-layer of the layer before has computed; returns its name.
+std::string fsdpGather(Context& c, Streams& st, const Factors& f, const std::string& prefix, int j,
+                       double params) {
+    const std::string name = layerName(prefix, j) + "_f_c_wgt_ag.";
+    const int n = int(c.t.transformer.kinds.size());
+    st.comm(name, Kind::AllGather,
+            params / f.shard * f.fsdpDegree * c.m.bytesNonEmb / entry(c.bw.ag, 0, n, c.file),
+            j > 0 ? std::vector<std::string>{layerName(prefix, j - 1) + "_f."}
+                  : std::vector<std::string>{});
+    return name;
+}
+
 void transformerForward(Context& c, Streams& st, const TransformerShape& sh, const Factors& f,
                         const std::string& firstDep) {
     const Parallel& p = c.t.transformer;
@@ -325,14 +338,7 @@ void transformerForward(Context& c, Streams& st, const TransformerShape& sh, con
         const std::string A = layerName("Attn", j), F = layerName("TransformerFC", j);
         const std::string M = layerName("MoE", j);
         std::vector<std::string> ad;
-        if (f.firstIsFsdp) {
-            st.comm(A + "_f_c_wgt_ag.", Kind::AllGather,
-                    sh.attnParams / f.shard * f.fsdpDegree * c.m.bytesNonEmb /
-                        entry(c.bw.ag, 0, n, c.file),
-                    j > 0 ? std::vector<std::string>{layerName("Attn", j - 1) + "_f."}
-                          : std::vector<std::string>{});
-            ad.push_back(A + "_f_c_wgt_ag.");
-        }
+        if (f.firstIsFsdp) ad.push_back(fsdpGather(c, st, f, "Attn", j, sh.attnParams));
         if (j == 0 && !firstDep.empty()) ad.push_back(firstDep);
         if (j > 0 && moe) ad.push_back(layerName("MoE", j - 1) + "_f_c_act_all2all2.");
         if (j > 0 && f.tpLevel >= 0) ad.push_back(layerName("TransformerFC", j - 1) + "_f_c_act_ar.");
@@ -346,14 +352,7 @@ void transformerForward(Context& c, Streams& st, const TransformerShape& sh, con
             st.comm(M + "_f_c_act_all2all1.", Kind::AllToAll,
                     sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file), {A + "_f_c_act_ar."});
         std::vector<std::string> fd;
-        if (f.firstIsFsdp) {
-            st.comm(F + "_f_c_wgt_ag.", Kind::AllGather,
-                    sh.fcParams / f.shard * f.fsdpDegree * c.m.bytesNonEmb /
-                        entry(c.bw.ag, 0, n, c.file),
-                    j > 0 ? std::vector<std::string>{layerName("TransformerFC", j - 1) + "_f."}
-                          : std::vector<std::string>{});
-            fd.push_back(F + "_f_c_wgt_ag.");
-        }
+        if (f.firstIsFsdp) fd.push_back(fsdpGather(c, st, f, "TransformerFC", j, sh.fcParams));
         if (f.tpLevel >= 0) fd.push_back(A + "_f_c_act_ar.");
         if (moe) fd.push_back(M + "_f_c_act_all2all1.");
         st.compute(F + "_f.", Kind::Gemm, sh.fcFlops * b / f.tp / c.flops, fd);
@@ -436,8 +435,7 @@ struct Embedding {
     double devBytes = 0, time = 0, params = 0;
 };
 
-void embeddingComm(Context& c, Streams& st, const Embedding& e, const Factors& f,
-                   const std::string& phase, const std::vector<std::string>& deps, bool backward) {
+void embeddingComm(Context& c, Streams& st, const Embedding& e, const std::string& phase, const std::vector<std::string>& deps, bool backward) {
     const Parallel& p = c.t.emb;
     const int n = int(p.kinds.size());
     for (int lvl = 0; lvl < n; ++lvl)
@@ -450,7 +448,6 @@ void embeddingComm(Context& c, Streams& st, const Embedding& e, const Factors& f
     if (backward && p.kinds[0] == "ddp")
         st.comm("EMB_" + phase + "_c_wg_ar", Kind::AllReduce,
                 e.devBytes / entry(c.bw.ar, 0, n, c.file), deps);
-    (void)f;
 }
 
 void collect(const Streams& st, ReferenceResult& r) {
@@ -562,7 +559,7 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
     // Forward.
     Streams fwd(0.0);
     fwd.compute("EMB_f.", Kind::Emb, e.time);
-    embeddingComm(c, fwd, e, fe, "f", {"EMB_f."}, false);
+    embeddingComm(c, fwd, e, "f", {"EMB_f."}, false);
     const bool embA2a = std::find(t.emb.kinds.begin(), t.emb.kinds.end(), "mp") != t.emb.kinds.end();
     const std::string afterEmb = embA2a ? "EMB_f_c_all2all" : "";
     if (dlrm) {
@@ -599,14 +596,14 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
                                     transformerTrain);
                 embDep = "Attn0_b.";
             }
-            if (embTrain) embeddingComm(c, bwd, e, fe, "b", {embDep}, true);
+            if (embTrain) embeddingComm(c, bwd, e, "b", {embDep}, true);
             if (bottomTrain) mlpBackward(c, bwd, bottom, fm, true, "MLPTop0");
         } else {
             const int gradLayers =
                 ft_ && t.minFrozenLayer >= 0 ? t.minFrozenLayer : m.transformerLayers;
             transformerBackward(c, bwd, tsh, ft, optimized, gradLayers,
                                 !(ft_ && t.freezeTransformer));
-            if (embTrain) embeddingComm(c, bwd, e, fe, "b", {"Attn0_b."}, true);
+            if (embTrain) embeddingComm(c, bwd, e, "b", {"Attn0_b."}, true);
         }
         if (embTrain) bwd.compute("EMB_b.", Kind::Emb, e.time, {"EMB_b_c"});
         collect(bwd, r);

@@ -64,6 +64,13 @@ Parallel parallel(ObjectReader& r, const std::string& key, const std::vector<std
     return p;
 }
 
+/// The name, and the descriptive keys the shipped copies add (where they come from).
+std::string readName(ObjectReader& r) {
+    r.ignore("source");
+    r.ignore("notes");
+    return r.string("name", "");
+}
+
 } // namespace
 
 std::vector<std::string> builtinIds(const std::string& kind) {
@@ -95,9 +102,7 @@ json loadFile(const std::string& kind, const std::string& pathOrId) {
 Model parseModel(const json& j, const std::string& file) {
     ObjectReader r(j, file, "");
     Model m;
-    m.name = r.string("name", "");
-    r.ignore("source"); // the shipped copies say where they come from
-    r.ignore("notes");
+    m.name = readName(r);
     const std::string type = r.choice(
         "type", {"DLRM", "DLRM_MoE", "DLRM_Transformer", "LLM", "LLM_MoE", "ViT"}, "DLRM");
     if (!r.has("type")) r.fail("type", "required: DLRM, DLRM_MoE, DLRM_Transformer, LLM, LLM_MoE or ViT");
@@ -155,9 +160,7 @@ Model parseModel(const json& j, const std::string& file) {
 System parseSystem(const json& j, const std::string& file) {
     ObjectReader r(j, file, "");
     System s;
-    s.name = r.string("name", "");
-    r.ignore("source"); // the shipped copies say where they come from
-    r.ignore("notes");
+    s.name = readName(r);
     r.choice("type", {"GPU"}, "GPU");
     s.devices = int(r.integer("num_devices", 1, 1 << 24));
     s.nodes = int(r.integer("num_nodes", 1, 1 << 24));
@@ -191,9 +194,7 @@ System parseSystem(const json& j, const std::string& file) {
 Task parseTask(const json& j, const std::string& file) {
     ObjectReader r(j, file, "");
     Task t;
-    t.name = r.string("name", "");
-    r.ignore("source"); // the shipped copies say where they come from
-    r.ignore("notes");
+    t.name = readName(r);
     const std::string type = r.choice("type", {"pretrain", "inference", "finetune"}, "pretrain");
     if (!r.has("type")) r.fail("type", "required: pretrain, inference or finetune");
     t.type = type == "pretrain"    ? TaskType::Pretrain

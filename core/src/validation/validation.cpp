@@ -223,6 +223,10 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         // Megatron-Bridge's MoE recipes use the flex dispatcher (DeepEP / HybridEP): tokens
         // cross the network once per destination node (README "Validation").
         strategy["moe_dispatcher"] = "deepep";
+        note("per-node (DeepEP-style) dispatch assumed: Megatron-Bridge's flex dispatcher");
+        const json& e = m.at("moe");
+        if (e.value("routing", "") != "force_balanced")
+            note("load imbalance 1.0 assumed (routing not stated as force-balanced)");
     }
     const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
     int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
@@ -264,6 +268,8 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         out = parseScenario(doc, where);
         if (peakMemory(out).fits()) break;
     }
+    note(std::string("recompute not published: ") + toString(out.strategy.recompute).data() +
+         ", the least under which the run fits");
     return out;
 }
 
