@@ -146,6 +146,7 @@ void addEvaluateCommand(CLI::App& app) {
 void addValidateCommand(CLI::App& app) {
     struct Options {
         std::string dataset;
+        std::string scenarioDir;
         bool json = false;
     };
     auto o = std::make_shared<Options>();
@@ -154,9 +155,18 @@ void addValidateCommand(CLI::App& app) {
     val->add_option("dataset", o->dataset, "Validation file (schema madmax-validation/1)")
         ->required();
     val->add_flag("--json", o->json, "Print the report as JSON");
+    val->add_option("--write-scenarios", o->scenarioDir,
+                    "Also write each training or inference case's scenario, as predicted, to "
+                    "DIR/<case id>.json (open it in the explorer or `madmax evaluate`)")
+        ->check(CLI::ExistingDirectory);
     val->callback([o] {
         const auto doc = readJsonFile(o->dataset);
         const ValidationReport rep = runValidation(doc, PresetLibrary::builtin(), o->dataset);
+        if (!o->scenarioDir.empty()) {
+            const int n = writeCaseScenarios(doc, PresetLibrary::builtin(), o->dataset,
+                                             o->scenarioDir);
+            std::cerr << "wrote " << n << " scenarios to " << o->scenarioDir << "\n";
+        }
         if (o->json)
             std::cout << toJson(rep).dump(2) << "\n";
         else

@@ -280,3 +280,33 @@ TEST_CASE("Hand-derived: an FSDP layer waits for its weights when the network is
                                    {"system.tiers.1.oversubscription", 2}}));
     CHECK(o.forwardPerMicroBatchS == Approx(1.505001e-2).epsilon(1e-5));
 }
+
+TEST_CASE("Hand-derived: FP8 GEMMs reach the efficiency of equal ideal time and pay their casts") {
+    // The toy GPU with an FP8 peak of 200 TFLOP/s and a GEMM curve 0.25 at 1e9 FLOPs rising
+    // log-linearly to 0.75 at 1e11 (MODEL.md §2). MLP up GEMM: 2·1024·4096·1024 = 8.589935e9
+    // FLOPs. In bf16 its efficiency is 0.25 + 0.5·(log10 8.589935e9 − 9)/2 = 0.4834975, so
+    // 8.589935e9 / (100e12 · 0.4834975) = 1.776625e-4 s.
+    // In FP8 its ideal time equals that of a 16-bit GEMM of half the FLOPs (fixed costs take the
+    // same time at any precision): efficiency 0.25 + 0.5·(log10 4.294967e9 − 9)/2 = 0.4082400,
+    // 8.589935e9 / (200e12 · 0.4082400) = 1.052069e-4 s; plus the cast of its 1024·1024 bf16
+    // input (read 2 B, write row-wise and transposed copies 1 + 1 B: 4 B with delayed scaling,
+    // 6 B with current scaling's amax pass) at 1 TB/s: 4.194304e-6 s or 6.291456e-6 s.
+    EvaluateOptions withTimeline;
+    withTimeline.timeline = true;
+    const json curve = json::array({json::array({1e9, 0.25}), json::array({1e11, 0.75})});
+    const auto fp8 = [&](const char* precision, const char* scaling) {
+        return evaluate(toy({{"system.gpu.peak_tflops.fp8", 200},
+                             {"system.gpu.calibration.gemm_efficiency", curve},
+                             {"workload.precision", precision},
+                             {"workload.fp8_scaling", scaling}}),
+                        withTimeline);
+    };
+    CHECK(opSeconds(fp8("bf16", "delayed"), "MLP up GEMM") == Approx(1.776625e-4).epsilon(1e-6));
+    CHECK(opSeconds(fp8("fp8", "delayed"), "MLP up GEMM") ==
+          Approx(1.052069e-4 + 4.194304e-6).epsilon(1e-6));
+    CHECK(opSeconds(fp8("fp8", "current"), "MLP up GEMM") ==
+          Approx(1.052069e-4 + 6.291456e-6).epsilon(1e-6));
+    // Block scaling adds one E8M0 scale per 32 elements to each of the two copies: 4.0625 B.
+    CHECK(opSeconds(fp8("fp8", "block"), "MLP up GEMM") ==
+          Approx(1.052069e-4 + 4.259840e-6).epsilon(1e-6));
+}

@@ -16,8 +16,9 @@ struct ComputeCalibration {
     double attentionEfficiency = 0.5; ///< fused attention kernel, fraction of 16-bit peak
     double memoryEfficiency = 0.8;    ///< fraction of HBM bandwidth for streaming kernels
     double kernelLaunchS = 4e-6;      ///< fixed cost per kernel (launch + tail)
-    /// FP8/FP4 GEMMs reach a smaller fraction of their doubled peak than 16-bit ones (scaling
-    /// and casting overheads, Transformer Engine): multiplies gemmEfficiency below 16 bits.
+    /// Serving: FP8/FP4 GEMMs (TensorRT-LLM) reach this share of the 16-bit GEMM efficiency
+    /// of equal ideal time. Training does not use it: there the casts of Transformer Engine are
+    /// modelled as their own memory passes (Workload::lowPrecisionScaling, MODEL.md §2).
     double lowPrecisionGemmScale = 1.0;
     /// Serving: fraction of HBM bandwidth that decode reaches (weight and paged-KV reads).
     double decodeMemoryEfficiency = 0.8;

@@ -54,6 +54,18 @@ enum class AttentionKernel : std::uint8_t { Flash, Unfused };
 std::string_view toString(AttentionKernel k);
 std::optional<AttentionKernel> parseAttentionKernel(std::string_view s);
 
+/// How GEMM inputs are scaled when the GEMMs run below 16 bits (Transformer Engine recipes).
+/// Delayed: the scale comes from an amax history, the cast (row-wise and transposed copies)
+/// is one pass. Current: a pass over the tensor finds its amax first. Block: per-block scales
+/// (MXFP8, NVFP4 on Blackwell), quantised row-wise and column-wise in one pass.
+enum class LowPrecisionScaling : std::uint8_t { Delayed, Current, Block };
+std::string_view toString(LowPrecisionScaling k);
+std::optional<LowPrecisionScaling> parseLowPrecisionScaling(std::string_view s);
+/// HBM bytes moved per element of a 16-bit GEMM input to produce its low-precision operands
+/// for a training step: read 2 B, write a row-wise and a transposed 1-byte copy (the backward
+/// GEMMs need the transpose), plus the amax pass (current) or the block scales (block).
+double castBytesPerElement(LowPrecisionScaling k);
+
 enum class Optimizer : std::uint8_t { Adam, SGD };
 std::string_view toString(Optimizer o);
 std::optional<Optimizer> parseOptimizer(std::string_view s);

@@ -55,6 +55,11 @@ Scenario inferenceScenarioForCase(const nlohmann::json& c, const PresetLibrary& 
 ValidationReport runValidation(const nlohmann::json& dataset, const PresetLibrary& lib,
                                const std::string& file);
 
+/// Writes the scenario of every training and inference case that can be expressed to
+/// `dir`/<id>.json (a case id that is not a plain file name is refused). Returns how many.
+int writeCaseScenarios(const nlohmann::json& dataset, const PresetLibrary& lib,
+                       const std::string& file, const std::string& dir);
+
 nlohmann::json toJson(const ValidationReport& r);
 ErrorStats errorStats(std::vector<double> absErrorsPct);
 double spearman(const std::vector<double>& a, const std::vector<double>& b);

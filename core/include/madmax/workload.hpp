@@ -37,6 +37,8 @@ struct Workload {
     Precision gradReducePrecision = Precision::BF16;
     Optimizer optimizer = Optimizer::Adam;
     AttentionKernel attention = AttentionKernel::Flash;
+    /// Training below 16 bits: how GEMM inputs are scaled and cast (their memory passes).
+    LowPrecisionScaling lowPrecisionScaling = LowPrecisionScaling::Delayed;
     InferenceWorkload inference; ///< used when kind == Inference
 };
 

@@ -22,12 +22,18 @@ struct GemmPrecision {
     double inputBytes;     ///< per element of A
     double outputBytes;    ///< per element of C
     double hbmEfficiency;  ///< achievable share of HBM bandwidth for this access pattern
+    /// FLOPs → efficiency-curve key: the 16-bit peak ÷ this precision's peak. The curve is
+    /// fitted on 16-bit GEMMs; a GEMM's fixed costs (launch, prologue, tail wave) take the same
+    /// time at any precision, so an FP8 GEMM reaches the efficiency of the 16-bit GEMM with
+    /// the same ideal time, i.e. half its FLOPs (MODEL.md §2, "equal ideal time").
+    double efficiencyKey = 1.0;
 };
 inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, double N,
                              double K) {
     const double flops = 2.0 * M * N * K;
     const double bytes = K * N * p.weightBytes + M * K * p.inputBytes + M * N * p.outputBytes;
-    return {flops / (p.peakFlops * gpu.calibration.gemmEfficiency(flops) * p.scale),
+    return {flops /
+                (p.peakFlops * gpu.calibration.gemmEfficiency(flops * p.efficiencyKey) * p.scale),
             bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
 }
 
@@ -38,14 +44,23 @@ struct OpCoster {
     double peak16; ///< attention runs in 16-bit even in FP8 training (Transformer Engine)
     double elemBytes;
     double gemmScale; ///< calibration's low-precision scale when the GEMMs run below 16 bits
+    double efficiencyKey = 1.0; ///< see GemmPrecision::efficiencyKey
+    /// HBM bytes moved per element of a GEMM's input to cast it below 16 bits (Transformer
+    /// Engine's cast/transpose kernels; 0 for 16-bit GEMMs). MODEL.md §2 "FP8 casts".
+    double castBytes = 0;
 
     double memoryTime(double bytes) const {
         return bytes / (gpu.hbmBytesPerS * gpu.calibration.memoryEfficiency);
     }
     double gemm(double M, double N, double K) const {
         const GemmPrecision p{peak, gemmScale, elemBytes, elemBytes, 2.0,
-                              gpu.calibration.memoryEfficiency};
-        return gemmBounds(gpu, p, M, N, K).timeS() + gpu.calibration.kernelLaunchS;
+                              gpu.calibration.memoryEfficiency, efficiencyKey};
+        return gemmBounds(gpu, p, M, N, K).timeS() + gpu.calibration.kernelLaunchS + cast(M * K);
+    }
+    /// The cast of `elements` of a GEMM input below 16 bits: one memory-bound kernel.
+    double cast(double elements) const {
+        return castBytes > 0 ? memoryTime(elements * castBytes) + gpu.calibration.kernelLaunchS
+                             : 0.0;
     }
     /// Grouped GEMM over `groups` experts sharing `rows` token rows (Megatron-Core grouped
     /// GEMM): every expert's weights are read, and each expert's GEMM has only rows/groups rows,
@@ -55,9 +70,11 @@ struct OpCoster {
         const double perExpertFlops = 2.0 * (rows / groups) * N * K;
         const double flops = 2.0 * rows * N * K;
         const double bytes = groups * K * N * elemBytes + rows * K * elemBytes + rows * N * 2.0;
-        const double compute =
-            flops / (peak * gpu.calibration.gemmEfficiency(perExpertFlops) * gemmScale);
-        return std::max(compute, memoryTime(bytes)) + gpu.calibration.kernelLaunchS;
+        const double compute = flops / (peak *
+                                        gpu.calibration.gemmEfficiency(perExpertFlops *
+                                                                       efficiencyKey) *
+                                        gemmScale);
+        return std::max(compute, memoryTime(bytes)) + gpu.calibration.kernelLaunchS + cast(rows * K);
     }
     double elementwise(double bytes) const {
         return memoryTime(bytes) + gpu.calibration.kernelLaunchS;

@@ -168,6 +168,7 @@ json toJson(const Workload& w) {
             {"precision", std::string(toString(w.precision))},
             {"grad_reduce_precision", std::string(toString(w.gradReducePrecision))},
             {"optimizer", std::string(toString(w.optimizer))},
+            {"fp8_scaling", std::string(toString(w.lowPrecisionScaling))},
             {"attention", std::string(toString(w.attention))}};
 }
 

@@ -363,6 +363,8 @@ Workload parseWorkload(const json& j, const std::string& file) {
         w.gradReducePrecision =
             *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
         w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
+        w.lowPrecisionScaling = *parseLowPrecisionScaling(
+            r.choice("fp8_scaling", {"delayed", "current", "block"}, "delayed"));
     } else {
         w.kind = WorkloadKind::Inference;
         InferenceWorkload& inf = w.inference;

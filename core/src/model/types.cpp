@@ -87,6 +87,30 @@ std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s) {
     return std::nullopt;
 }
 
+std::string_view toString(LowPrecisionScaling k) {
+    switch (k) {
+    case LowPrecisionScaling::Delayed: return "delayed";
+    case LowPrecisionScaling::Current: return "current";
+    case LowPrecisionScaling::Block: return "block";
+    }
+    return "delayed";
+}
+std::optional<LowPrecisionScaling> parseLowPrecisionScaling(std::string_view s) {
+    if (s == "delayed") return LowPrecisionScaling::Delayed;
+    if (s == "current") return LowPrecisionScaling::Current;
+    if (s == "block") return LowPrecisionScaling::Block;
+    return std::nullopt;
+}
+double castBytesPerElement(LowPrecisionScaling k) {
+    constexpr double castTranspose = 2.0 + 1.0 + 1.0; // read bf16, write row-wise + transposed
+    switch (k) {
+    case LowPrecisionScaling::Delayed: return castTranspose;
+    case LowPrecisionScaling::Current: return castTranspose + 2.0; // + the amax read
+    case LowPrecisionScaling::Block: return castTranspose + 2.0 / 32.0; // + E8M0 scale per 32, ×2
+    }
+    return castTranspose;
+}
+
 std::string_view toString(AttentionKernel k) {
     return k == AttentionKernel::Flash ? "flash" : "unfused";
 }

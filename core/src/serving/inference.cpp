@@ -102,7 +102,10 @@ struct Serving {
 
     /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
     void gemm(Costs& c, double M, double N, double K, double overheadS) const {
-        const GemmBounds g = gemmBounds(gpu, {peak, gemmScale, wB, aB, aB, etaMem}, M, N, K);
+        // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
+        // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
+        const GemmBounds g =
+            gemmBounds(gpu, {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak}, M, N, K);
         if (g.memoryS >= g.computeS)
             c.weight += g.memoryS;
         else

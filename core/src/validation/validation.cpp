@@ -3,10 +3,12 @@
 #include "madmax/collectives.hpp"
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
+#include "madmax/file_io.hpp"
 #include "madmax/json_reader.hpp"
 #include "madmax/scenario_io.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numeric>
 
@@ -254,6 +256,16 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                      {"seq_len", m.at("seq_len")},
                      {"precision", prec},
                      {"attention", attention}};
+    if (prec == "fp8" || prec == "fp4") {
+        // The scaling recipe is not published per row: block scaling (MXFP8/NVFP4) where the
+        // GPU has block-scaled tensor cores (an FP4 peak: Blackwell), else Transformer Engine's
+        // delayed scaling (README "Validation").
+        const bool block = system["gpu"].contains("peak_tflops") &&
+                           system["gpu"]["peak_tflops"].value("fp4", json()).is_number();
+        workload["fp8_scaling"] = block ? "block" : "delayed";
+        note(std::string("FP8 scaling not published: ") + (block ? "block (MXFP8)" : "delayed") +
+             " assumed");
+    }
     json doc = {{"name", c.at("id")}, {"model", model},       {"system", system},
                 {"gpus", gpus},       {"strategy", strategy}, {"workload", workload}};
     const std::string where = file + ": case " + c.at("id").get<std::string>();
@@ -635,6 +647,37 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
     }
     if (!rep.spearmanByGroup.empty()) rep.spearmanMean = sum / rep.spearmanByGroup.size();
     return rep;
+}
+
+int writeCaseScenarios(const json& dataset, const PresetLibrary& lib, const std::string& file,
+                       const std::string& dir) {
+    if (!dataset.contains("cases") || !dataset["cases"].is_array())
+        throw InputError(file, "cases", "expected an array of cases");
+    int written = 0;
+    for (const json& c : dataset["cases"]) {
+        if (!c.is_object() || !c.contains("id") || !c["id"].is_string()) continue;
+        const std::string id = c["id"].get<std::string>();
+        const std::string kind = c.value("kind", "");
+        if (kind != "training" && kind != "inference") continue;
+        // Ids become file names: letters, digits, '.', '-', '_' only (no path, no "..").
+        const bool plain = !id.empty() && id != "." && id != ".." &&
+                           std::all_of(id.begin(), id.end(), [](unsigned char ch) {
+                               return std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_';
+                           });
+        if (!plain)
+            throw InputError(file, "cases[id=" + id + "].id",
+                             "not a plain file name: letters, digits, '.', '-' and '_' only");
+        try {
+            const Scenario s = kind == "training" ? scenarioForCase(c, lib, file)
+                                                  : inferenceScenarioForCase(c, lib, file);
+            writeFileAtomically(dir + "/" + id + ".json", toJson(s).dump(2) + "\n");
+            ++written;
+        } catch (const InputError&) {
+            // Cases that cannot be expressed are reported by runValidation; nothing to write.
+        } catch (const json::exception&) {
+        }
+    }
+    return written;
 }
 
 json toJson(const ValidationReport& r) {
