@@ -78,9 +78,9 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 21% and max ≈ 96% (README "Validation": GPT-OSS-120B on GB200 and Qwen3-30B on
-    // H100 are over-predicted about 2×). These bounds guard against regressions until the gap
-    // is closed; the DeepEP rows alone meet the target.
+    // median ≈ 10.6% and max ≈ 82% (README "Validation": Qwen3-30B on 16 H100 is over-predicted
+    // by 82%, GPT-OSS-120B on 64 GB200 by 59%). The median is held to the target; the max is
+    // held where it stands until those two are explained. The DeepEP rows meet the target.
     const auto doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
     const auto& r = report();
     std::vector<double> errs, deepep;
@@ -98,8 +98,8 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     }
     const ErrorStats s = errorStats(errs), d = errorStats(deepep);
     CHECK(s.count == 12);
-    CHECK(s.medianAbsPct <= 25.0);
-    CHECK(s.maxAbsPct <= 100.0);
+    CHECK(s.medianAbsPct <= 15.0);
+    CHECK(s.maxAbsPct <= 85.0);
     CHECK(d.medianAbsPct <= 15.0);
 }
 
