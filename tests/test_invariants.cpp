@@ -23,8 +23,10 @@ std::vector<int> divisors(int n, int cap) {
 std::vector<Scenario> randomScenarios(int count) {
     const auto& lib = PresetLibrary::builtin();
     std::vector<Model> models;
-    for (const Preset* p : lib.list(PresetKind::Model))
-        models.push_back(parseModel(p->json, p->origin, "model"));
+    for (const Preset* p : lib.list(PresetKind::Model)) {
+        Model m = parseModel(p->json, p->origin, "model");
+        if (!m.isDlrm()) models.push_back(std::move(m)); // DLRM: test_dlrm.cpp draws its own
+    }
     std::vector<System> systems;
     for (const Preset* p : lib.list(PresetKind::System))
         systems.push_back(test::systemPreset(p->id));

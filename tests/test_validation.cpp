@@ -27,9 +27,9 @@ bool isMoeCase(const nlohmann::json& c) {
 }
 } // namespace
 
-TEST_CASE("Every dense, MoE, inference and collective case is predicted, none skipped") {
+TEST_CASE("Every case is predicted, none skipped: dense, MoE, DLRM, inference, collectives") {
     const auto doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
-    int dense = 0, collective = 0, inference = 0, moe = 0;
+    int dense = 0, collective = 0, inference = 0, moe = 0, dlrm = 0;
     for (const auto& c : doc["cases"]) {
         const bool isDense = c["kind"] == "training" && c["model"]["arch"] == "dense";
         const bool isCollective = c["kind"] == "collective";
@@ -42,11 +42,10 @@ TEST_CASE("Every dense, MoE, inference and collective case is predicted, none sk
         const auto& out = *std::find_if(report().cases.begin(), report().cases.end(),
                                         [&](const CaseOutcome& o) { return o.id == c["id"]; });
         INFO(out.id << ": " << out.skipped);
-        if (isDense || isCollective || isInference || isMoe)
-            CHECK(out.predicted.has_value());
-        else
-            CHECK_FALSE(out.skipped.empty()); // DLRM: listed with a reason
+        dlrm += c["kind"] == "training" && c["model"]["arch"] == "dlrm";
+        CHECK(out.predicted.has_value());
     }
+    CHECK(dlrm == 3);
     CHECK(dense == 25);
     CHECK(collective == 14); // 10 NCCL all-reduce + 4 DeepEP all-to-all
     CHECK(inference == 5);
@@ -205,10 +204,16 @@ TEST_CASE("Validation never guesses silently: family match, unknown HBM, padded 
     CHECK(said("same chip family as H100-SXM5"));
     CHECK(said("hbm_gb not published"));
     // A GPU family without a preset gets the generic calibration, said so.
-    json v = ncclCase("v100", "all_reduce", "V100-SXM2-32GB", 1e9);
+    json v = ncclCase("p100", "all_reduce", "P100-SXM2-16GB", 1e9);
     const ValidationReport rv = runValidation(
         json{{"schema", "madmax-validation/1"}, {"cases", {v}}}, PresetLibrary::builtin(), "v.json");
-    CHECK(rv.cases.at(0).notes.at(0) == "calibration generic (no preset for the V100 family)");
+    CHECK(rv.cases.at(0).notes.at(0) == "calibration generic (no preset for the P100 family)");
+    // V100 has its own preset now (the DLRM rows' GPU).
+    json v100 = ncclCase("v100", "all_reduce", "V100-SXM2-32GB", 1e9);
+    CHECK(runValidation(json{{"schema", "madmax-validation/1"}, {"cases", {v100}}},
+                        PresetLibrary::builtin(), "v.json")
+              .cases.at(0)
+              .notes.at(0) == "calibration v100-sxm2-32gb");
     // A vocabulary TP does not divide is padded to 128·TP (Megatron-LM), said so: Korthikanti's
     // 22B row (TP 8) with its vocabulary set to 51,201 pads to 52,224.
     const json pub = readJsonFile(MADMAX_TEST_DATA "/public.json");

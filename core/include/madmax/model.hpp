@@ -1,6 +1,8 @@
 // What is trained: a model described as a sequence of blocks, each of which yields ops.
 #pragma once
 
+#include "madmax/dlrm.hpp"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -8,9 +10,9 @@
 
 namespace madmax {
 
-/// Dense transformer, or mixture of experts (WORKLOADS.md "Mixture of experts"). DLRM arrives
-/// with its issue.
-enum class ModelArch : std::uint8_t { Dense, Moe };
+/// Dense transformer, mixture of experts (WORKLOADS.md "Mixture of experts"), or a
+/// recommendation model (WORKLOADS.md "DLRM": tables, MLPs and an interaction; no layers).
+enum class ModelArch : std::uint8_t { Dense, Moe, Dlrm };
 
 /// Kinds of block a model is built from (MODEL.md §7). A dense transformer uses Embedding,
 /// Attention, Mlp and LmHead; an MoE layer swaps the Mlp for a Moe block (router, routed and
@@ -76,7 +78,9 @@ struct Model {
     bool mla = false; ///< attention is MLA (mlaShape), not MHA/GQA
     MlaShape mlaShape;
     MoeShape moe;
+    DlrmShape dlrm; ///< arch == Dlrm: the transformer fields above are unused (0)
 
+    bool isDlrm() const { return arch == ModelArch::Dlrm; }
     bool isMoe() const { return arch == ModelArch::Moe && moe.experts > 0; }
     /// Whether layer `layer` (0-based) has a MoE block instead of a dense MLP.
     bool isMoeLayer(int layer) const {

@@ -1,6 +1,7 @@
 // What the engine predicts for one scenario.
 #pragma once
 
+#include "madmax/dlrm.hpp"
 #include "madmax/types.hpp"
 
 #include <array>
@@ -135,6 +136,7 @@ struct Result {
     bool isInference = false;
     InferenceResult inference; ///< when isInference
     MoeResult moe;             ///< when the model is a mixture of experts
+    DlrmResult dlrmResult;     ///< when the model is a recommendation model
 
     /// Filled only when EvaluateOptions::timeline is set (it allocates).
     std::vector<TimelineEvent> timeline;

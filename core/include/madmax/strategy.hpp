@@ -1,6 +1,7 @@
 // How the work is split: parallel degrees, sharding, recompute, schedule, placement.
 #pragma once
 
+#include "madmax/dlrm.hpp"
 #include "madmax/types.hpp"
 
 #include <array>
@@ -47,6 +48,8 @@ struct Strategy {
     /// Share of the SMs that communication kernels hold while they overlap compute (DeepEP
     /// normal kernels: 20 of 132 on H800 ≈ 0.15); a compute slowdown during the overlap.
     double moeCommSmFraction = 0.15;
+    /// DLRM: the embedding sharding plan (the dense part is data-parallel over every GPU).
+    DlrmPlan dlrm;
 
     /// Expert-data-parallel degree: TP·CP·DP ÷ (ETP·EP); 0 when it does not divide.
     long long expertDataParallel() const {

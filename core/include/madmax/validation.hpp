@@ -48,6 +48,10 @@ struct ValidationReport {
 Scenario scenarioForCase(const nlohmann::json& c, const PresetLibrary& lib,
                          const std::string& file);
 
+/// The DLRM training scenario a case describes (tables as published, or a preset's rows).
+Scenario dlrmScenarioForCase(const nlohmann::json& c, const PresetLibrary& lib,
+                             const std::string& file);
+
 /// The serving scenario an inference case describes (same rules; request lengths as published).
 Scenario inferenceScenarioForCase(const nlohmann::json& c, const PresetLibrary& lib,
                                   const std::string& file);

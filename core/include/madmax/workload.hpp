@@ -2,6 +2,7 @@
 // inference serving (request lengths, batch, precisions of weights, activations and KV cache).
 #pragma once
 
+#include "madmax/dlrm.hpp"
 #include "madmax/types.hpp"
 
 namespace madmax {
@@ -39,6 +40,11 @@ struct Workload {
     AttentionKernel attention = AttentionKernel::Flash;
     /// Training below 16 bits: how GEMM inputs are scaled and cast (their memory passes).
     LowPrecisionScaling lowPrecisionScaling = LowPrecisionScaling::Delayed;
+    /// DLRM: the embedding tables' optimizer, fused into their backward.
+    EmbOptimizer embOptimizer = EmbOptimizer::RowwiseAdagrad;
+    /// Framework time per optimizer step that no op accounts for (data loading, Python,
+    /// logging): added to every step. 0 by default; a measured per-step overhead goes here.
+    double stepOverheadS = 0;
     InferenceWorkload inference; ///< used when kind == Inference
 };
 

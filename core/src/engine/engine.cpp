@@ -10,6 +10,7 @@
 #include "madmax/pipeline.hpp"
 #include "engine/op_cost.hpp"
 #include "engine/stream_sim.hpp"
+#include "dlrm/dlrm_engine.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -861,7 +862,8 @@ void finishStep(const Scenario& s, const CommTable& comm, double bubbleS, Result
         for (const auto& c : dim)
             exposed += c.exposedS;
     r.exposedCommS = exposed;
-    r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS;
+    // Framework time no op accounts for (workload.step_overhead_ms; 0 unless measured).
+    r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS + w.stepOverheadS;
 
     const double tokens = double(w.globalBatch) * w.seqLen;
     r.samplesPerS = w.globalBatch / r.stepTimeS;
@@ -960,6 +962,7 @@ double tokenDropRate(const MoeShape& moe) {
 }
 
 Result evaluate(const Scenario& s, const EvaluateOptions& options) {
+    if (s.model.isDlrm()) return detail::evaluateDlrm(s, options);
     if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s);
     const StepContext ctx = makeContext(s);
     LayerSchedule layer;

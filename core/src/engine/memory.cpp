@@ -1,3 +1,4 @@
+#include "dlrm/dlrm_engine.hpp"
 #include "madmax/memory.hpp"
 
 #include "madmax/engine.hpp"
@@ -139,6 +140,7 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
 }
 
 MemoryBreakdown peakMemory(const Scenario& s) {
+    if (s.model.isDlrm()) return detail::dlrmMemory(s);
     if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s).memory;
     // The first stage holds the most micro-batches in flight, the last the logits; with an
     // uneven split a middle stage (p-1 in flight, a middle stage's layers) can top both.

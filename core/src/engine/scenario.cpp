@@ -1,4 +1,5 @@
 #include "madmax/scenario.hpp"
+#include "dlrm/dlrm_engine.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -72,26 +73,10 @@ std::optional<std::string> explainInvalidMoe(const Scenario& s) {
     return std::nullopt;
 }
 
-} // namespace
-
-std::optional<std::string> explainInvalid(const Scenario& s) {
-    const Model& m = s.model;
-    const Strategy& st = s.strategy;
-    const Workload& w = s.workload;
+/// The system's tiers and the precision's peak: shared by every model kind.
+std::optional<std::string> explainInvalidSystem(const Scenario& s) {
     const System& sys = s.system;
-
-    // Model shape.
-    if (m.layers < 1) return "model.layers must be at least 1";
-    const bool denseMlp = m.denseLayerCount() > 0;
-    if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || (denseMlp && m.ffnHidden < 1) ||
-        m.vocab < 1 || m.headDim < 1)
-        return "model: hidden, heads, kv_heads, head_dim, ffn_hidden and vocab must all be "
-               "positive";
-    if (m.heads % m.kvHeads != 0)
-        return "model.kv_heads (" + str(m.kvHeads) + ") must divide model.heads (" + str(m.heads) +
-               "): each KV head serves a whole group of query heads";
-
-    // System.
+    const Workload& w = s.workload;
     if (sys.tiers.empty()) return "system.tiers must list at least one network tier";
     if (sys.gpu.hbmBytes <= 0 || sys.gpu.hbmBytesPerS <= 0)
         return "system.gpu: hbm_gb and hbm_tbps must be positive";
@@ -110,6 +95,34 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
     if (sys.gpu.peak(w.precision) <= 0)
         return "workload.precision is " + std::string(toString(w.precision)) + ", which the GPU " +
                sys.gpu.name + " has no peak for: choose a precision listed in its peak_tflops";
+
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> explainInvalid(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const System& sys = s.system;
+    if (m.isDlrm()) {
+        if (auto why = explainInvalidSystem(s)) return why;
+        return detail::explainInvalidDlrm(s);
+    }
+
+    // Model shape.
+    if (m.layers < 1) return "model.layers must be at least 1";
+    const bool denseMlp = m.denseLayerCount() > 0;
+    if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || (denseMlp && m.ffnHidden < 1) ||
+        m.vocab < 1 || m.headDim < 1)
+        return "model: hidden, heads, kv_heads, head_dim, ffn_hidden and vocab must all be "
+               "positive";
+    if (m.heads % m.kvHeads != 0)
+        return "model.kv_heads (" + str(m.kvHeads) + ") must divide model.heads (" + str(m.heads) +
+               "): each KV head serves a whole group of query heads";
+
+    if (auto why = explainInvalidSystem(s)) return why;
 
     // Workload.
     if (w.seqLen < 1) return "workload.seq_len must be at least 1";
@@ -156,6 +169,9 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
     if (w.seqLen % st.cp != 0)
         return "CP=" + str(st.cp) + " does not divide seq_len " + str(w.seqLen);
     if (auto why = explainInvalidMoe(s)) return why;
+    if (!(st.dlrm == DlrmPlan{}))
+        return "strategy.emb_sharding, emb_group_size and sparse_pipeline apply to DLRM models "
+               "only; " + m.name + " is a transformer: remove them";
 
     // Pipeline.
     if (st.vp > 1 && st.schedule != PipelineSchedule::Interleaved)

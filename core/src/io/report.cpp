@@ -104,8 +104,81 @@ std::string formatInference(const Scenario& s, const Result& r) {
 }
 } // namespace
 
+namespace {
+
+std::string formatDlrm(const Scenario& s, const Result& r) {
+    const DlrmShape& d = s.model.dlrm;
+    const DlrmPlan& plan = s.strategy.dlrm;
+    const DlrmResult& x = r.dlrmResult;
+    std::string o;
+    o += "Scenario   " + (s.name.empty() ? std::string("(unnamed)") : s.name) + "\n";
+    o += "Model      " + s.model.name +
+         fmt(" (%.0f tables, ", double(d.tableCount())) +
+         fmt("%.2fB embedding parameters; ", d.tableParams() / 1e9) +
+         fmt("%.1fM dense parameters, ", d.denseParams() / 1e6) +
+         std::string(toString(d.interaction)) + " interaction)\n";
+    o += "System     " + s.system.name + ", " + std::to_string(s.gpus) + " x " + s.system.gpu.name +
+         "\n";
+    std::string types;
+    for (std::size_t t = 0; t < d.tables.size(); ++t) {
+        if (t > 0 && t >= 6) {
+            types += fmt(", … (%.0f groups)", double(d.tables.size()));
+            break;
+        }
+        types += (t ? ", " : "") + d.tables[t].name + " " + std::string(toString(plan.sharding[t]));
+    }
+    o += "Embeddings " + types + "\n";
+    o += "           " +
+         (x.replicas > 1 ? fmt("2-D: groups of %.0f GPUs, ", double(x.groupSize)) +
+                               fmt("%.0f replicas", double(x.replicas))
+                         : fmt("one group of %.0f GPUs", double(x.groupSize))) +
+         (plan.pipelineSparse ? ", sparse pipelined over the dense step" : "") + "\n";
+    o += "Workload   global batch " + std::to_string(s.workload.globalBatch) + " samples, " +
+         std::string(toString(s.workload.precision)) + " dense, embedding optimizer " +
+         std::string(toString(s.workload.embOptimizer)) + "\n\n";
+    o += "Step time            " + formatSeconds(r.stepTimeS) + "\n";
+    o += "Throughput           " + fmt("%.0f samples/s", r.samplesPerS) +
+         fmt(" (%.0f per GPU)\n", r.samplesPerS / s.gpus);
+    o += "Model TFLOP/s/GPU    " + fmt("%.1f", r.modelTflopsPerGpu) +
+         fmt("   MFU %.1f%% (dense part only)\n\n", r.mfu * 100);
+    o += "Where the step goes (most loaded GPU)\n";
+    auto line = [&](const char* name, double v) {
+        o += "  " + pad(name, 26) + pad(formatSeconds(v), 12) + pct(v, r.stepTimeS) + "\n";
+    };
+    line("embedding lookups", x.lookupFwdS);
+    line("embedding backward+update", x.embBackwardS);
+    line("bottom + top MLPs", x.denseForwardS + x.denseBackwardS);
+    line("interaction", x.interactionS);
+    line("dense optimizer", r.compute.optimizerS);
+    line("exposed communication", r.exposedCommS);
+    if (s.workload.stepOverheadS > 0) line("framework overhead", s.workload.stepOverheadS);
+    o += "\nEmbedding communication (per step)\n";
+    auto cl = [&](const char* name, double v) {
+        if (v > 0) o += "  " + pad(name, 37) + formatSeconds(v) + "\n";
+    };
+    cl("pooled all-to-all (fwd + bwd)", x.a2aFwdS + x.a2aBwdS);
+    cl("row-wise reduce-scatter/all-gather", x.rowwiseCommS);
+    cl("ids all-to-all", x.idsA2aS);
+    cl("2-D replica gradient sync", x.replicaSyncS);
+    cl("DP tables' gradient all-reduce", x.dpTableSyncS);
+    cl("dense gradient all-reduce", x.denseAllReduceS);
+    o += "  " + pad("exposed sparse communication", 37) + formatSeconds(x.sparseExposedS) + "\n";
+    o += "\nLoad balance\n";
+    o += "  " + pad("lookup bytes per GPU", 26) + formatBytes(x.lookupBytesCritical) +
+         " on the most loaded, " + formatBytes(x.lookupBytesMean) + " mean\n";
+    o += "  " + pad("tables per GPU", 26) + formatBytes(x.tableBytesCritical) +
+         " on the fullest, " + formatBytes(x.tableBytesMean) + " mean\n";
+    o += "  " + pad("imbalance", 26) + fmt("%.2f", x.imbalance) +
+         " (lookup bytes, most loaded ÷ mean)\n";
+    appendMemory(o, r.memory, nullptr);
+    return o;
+}
+
+} // namespace
+
 std::string formatReport(const Scenario& s, const Result& r) {
     if (r.isInference) return formatInference(s, r);
+    if (r.dlrmResult.active) return formatDlrm(s, r);
     const Strategy& st = s.strategy;
     std::string o;
     o += "Scenario   " + (s.name.empty() ? std::string("(unnamed)") : s.name) + "\n";

@@ -25,6 +25,41 @@ json linkJson(const LinkCalibration& l) {
 } // namespace
 
 json toJson(const Model& m) {
+    if (m.isDlrm()) {
+        const DlrmShape& d = m.dlrm;
+        json tables = json::array();
+        for (const auto& t : d.tables) {
+            const char* prec = t.bytesPerElement == 4   ? "fp32"
+                               : t.bytesPerElement == 2 ? "fp16"
+                               : t.bytesPerElement == 1 ? "int8"
+                                                        : "int4";
+            tables.push_back({{"name", t.name},
+                              {"count", t.count},
+                              {"rows", t.rows},
+                              {"dim", t.dim},
+                              {"pooling", t.pooling},
+                              {"precision", prec}});
+        }
+        json dj = {{"dense_features", d.denseFeatures},
+                   {"bottom_mlp", d.bottomMlp},
+                   {"top_mlp", d.topMlp},
+                   {"interaction", std::string(toString(d.interaction))},
+                   {"tables", tables}};
+        if (d.interaction == DlrmInteraction::Dcnv2) {
+            dj["dcn_layers"] = d.dcnLayers;
+            dj["dcn_low_rank"] = d.dcnLowRank;
+        }
+        if (d.interaction == DlrmInteraction::Transformer) {
+            dj["transformer_layers"] = d.transformerLayers;
+            dj["transformer_heads"] = d.transformerHeads;
+        }
+        if (d.topExperts > 0) {
+            dj["top_experts"] = d.topExperts;
+            dj["top_k"] = d.topK;
+        }
+        return {{"id", m.id}, {"name", m.name}, {"source", m.source}, {"arch", "dlrm"},
+                {"dlrm", dj}};
+    }
     json j = {{"id", m.id},
               {"name", m.name},
               {"source", m.source},
@@ -168,14 +203,38 @@ json toJson(const Workload& w) {
             {"precision", std::string(toString(w.precision))},
             {"grad_reduce_precision", std::string(toString(w.gradReducePrecision))},
             {"optimizer", std::string(toString(w.optimizer))},
+            {"step_overhead_ms", w.stepOverheadS * 1e3},
             {"fp8_scaling", std::string(toString(w.lowPrecisionScaling))},
             {"attention", std::string(toString(w.attention))}};
 }
 
 json toJson(const Scenario& s) {
-    return {{"schema", kScenarioSchema},     {"name", s.name}, {"model", toJson(s.model)},
-            {"system", toJson(s.system)},    {"gpus", s.gpus}, {"strategy", toJson(s.strategy)},
-            {"workload", toJson(s.workload)}};
+    json out = {{"schema", kScenarioSchema},  {"name", s.name}, {"model", toJson(s.model)},
+                {"system", toJson(s.system)}, {"gpus", s.gpus}, {"strategy", toJson(s.strategy)},
+                {"workload", toJson(s.workload)}};
+    if (s.model.isDlrm()) {
+        // Samples, not sequences; the embedding plan and optimizer.
+        json& w = out["workload"];
+        w.erase("seq_len");
+        w["emb_optimizer"] = std::string(toString(s.workload.embOptimizer));
+        json& st = out["strategy"];
+        const DlrmPlan& p = s.strategy.dlrm;
+        const int groups = int(s.model.dlrm.tables.size());
+        bool same = true;
+        for (int i = 1; i < groups; ++i)
+            same = same && p.sharding[i] == p.sharding[0];
+        if (same && p.listed == 0) {
+            st["emb_sharding"] = std::string(toString(p.sharding[0]));
+        } else {
+            json a = json::array();
+            for (int i = 0; i < groups; ++i)
+                a.push_back(std::string(toString(p.sharding[i])));
+            st["emb_sharding"] = a;
+        }
+        st["emb_group_size"] = p.groupSize;
+        st["sparse_pipeline"] = p.pipelineSparse;
+    }
+    return out;
 }
 
 } // namespace madmax

@@ -108,6 +108,102 @@ MlaShape parseMla(const json& j, const std::string& file, const std::string& pat
     return m;
 }
 
+std::vector<std::int64_t> parseWidths(ObjectReader& r, const std::string& key, bool required) {
+    r.record(key, "a list of layer widths ≥ 1, input to output");
+    if (!r.has(key)) {
+        if (required) r.fail(key, "required: a list of layer widths, e.g. [512, 256, 128]");
+        r.ignore(key);
+        return {};
+    }
+    const json& a = r.raw(key);
+    if (!a.is_array()) r.fail(key, "expected a list of layer widths, got " + describeType(a));
+    if (a.size() > 64) r.fail(key, "more than 64 layers");
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const json& v = a[i];
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1LL << 24))
+            throw InputError(r.file(), r.pathOf(key) + "[" + std::to_string(i) + "]",
+                             "expected a whole layer width from 1 to 16777216, got " + v.dump());
+        out.push_back(v.get<std::int64_t>());
+    }
+    return out;
+}
+
+DlrmShape parseDlrm(const json& j, const std::string& file, const std::string& path) {
+    ObjectReader r(j, file, path);
+    DlrmShape d;
+    d.denseFeatures = int(r.integer("dense_features", 0, 1 << 20));
+    d.bottomMlp = parseWidths(r, "bottom_mlp", false);
+    d.topMlp = parseWidths(r, "top_mlp", true);
+    const std::string inter = r.choice("interaction", {"dot", "dcnv2", "transformer"}, "dot");
+    d.interaction = inter == "dot"     ? DlrmInteraction::Dot
+                    : inter == "dcnv2" ? DlrmInteraction::Dcnv2
+                                       : DlrmInteraction::Transformer;
+    if (d.interaction == DlrmInteraction::Dcnv2) {
+        d.dcnLayers = int(r.integer("dcn_layers", 1, 64));
+        d.dcnLowRank = int(r.integer("dcn_low_rank", 0, 1 << 20, 0));
+        r.record("dcn_low_rank", "0 = full-rank cross layers; else the rank of U·V");
+    } else {
+        for (const char* k : {"dcn_layers", "dcn_low_rank"})
+            if (r.has(k)) r.fail(k, "applies to interaction \"dcnv2\" only");
+        r.ignore("dcn_layers");
+        r.ignore("dcn_low_rank");
+    }
+    if (d.interaction == DlrmInteraction::Transformer) {
+        d.transformerLayers = int(r.integer("transformer_layers", 1, 1024));
+        d.transformerHeads = int(r.integer("transformer_heads", 1, 1024));
+    } else {
+        for (const char* k : {"transformer_layers", "transformer_heads"})
+            if (r.has(k)) r.fail(k, "applies to interaction \"transformer\" only");
+        r.ignore("transformer_layers");
+        r.ignore("transformer_heads");
+    }
+    d.topExperts = int(r.integer("top_experts", 0, 1 << 16, 0));
+    r.record("top_experts", "DLRM-MoE: the top MLP as this many experts (0 = a plain MLP)");
+    d.topK = int(r.integer("top_k", 0, 1 << 16, d.topExperts > 0 ? 1 : 0));
+    if (d.topExperts > 0 && (d.topK < 1 || d.topK > d.topExperts))
+        r.fail("top_k", "must be from 1 to top_experts (" + std::to_string(d.topExperts) + ")");
+    if (d.topExperts == 0 && d.topK != 0) r.fail("top_k", "needs top_experts");
+    if (!r.has("tables"))
+        r.fail("tables", "required: a list of table groups {count, rows, dim, pooling, "
+                         "precision}");
+    const json& tabs = r.raw("tables");
+    const std::string tpath = r.pathOf("tables");
+    if (!tabs.is_array() || tabs.empty())
+        throw InputError(file, tpath, "expected a non-empty list of table groups");
+    if (tabs.size() > std::size_t(kMaxTableGroups))
+        throw InputError(file, tpath,
+                         std::to_string(tabs.size()) + " groups; at most " +
+                             std::to_string(kMaxTableGroups) +
+                             " (list identical tables as one group with a count)");
+    double totalTables = 0;
+    for (std::size_t i = 0; i < tabs.size(); ++i) {
+        ObjectReader t(tabs[i], file, tpath + "[" + std::to_string(i) + "]");
+        EmbeddingTableGroup g;
+        g.name = t.string("name", "tables " + std::to_string(i));
+        g.count = int(t.integer("count", 1, 1 << 20, 1));
+        g.rows = t.integer("rows", 1, 1LL << 40);
+        g.dim = int(t.integer("dim", 1, 1 << 16));
+        g.pooling = t.number("pooling", 0, 1e5, 1.0, true);
+        t.record("pooling", "> 0: lookups per table per sample (multi-hot)");
+        const std::string prec =
+            t.choice("precision", {"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, "fp32");
+        g.bytesPerElement = prec == "fp32"                    ? 4.0
+                            : prec == "fp16" || prec == "bf16" ? 2.0
+                            : prec == "int4"                   ? 0.5
+                                                               : 1.0;
+        t.ignore("notes");
+        t.finish();
+        totalTables += g.count;
+        d.tables.push_back(std::move(g));
+    }
+    if (totalTables > double(1 << 20))
+        throw InputError(file, tpath, "more than 1,048,576 tables in all");
+    r.ignore("notes");
+    r.finish();
+    return d;
+}
+
 } // namespace
 
 Model parseModel(const json& j, const std::string& file, const std::string& path) {
@@ -116,7 +212,19 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     readIdentity(r, m);
     r.ignore("params_billion");
     r.ignore("active_params_billion");
-    const std::string arch = r.choice("arch", {"dense", "moe"}, "dense");
+    const std::string arch = r.choice("arch", {"dense", "moe", "dlrm"}, "dense");
+    if (arch == "dlrm") {
+        // A recommendation model: tables, MLPs and an interaction, no transformer fields.
+        m.arch = ModelArch::Dlrm;
+        if (!r.has("dlrm"))
+            r.fail("dlrm", "arch \"dlrm\" needs a dlrm block: dense_features, bottom_mlp, "
+                           "top_mlp, interaction, tables");
+        m.dlrm = parseDlrm(r.raw("dlrm"), file, r.pathOf("dlrm"));
+        r.finish();
+        return m;
+    }
+    if (r.has("dlrm")) r.fail("dlrm", "a dlrm block needs arch \"dlrm\"");
+    r.ignore("dlrm");
     m.arch = arch == "moe" ? ModelArch::Moe : ModelArch::Dense;
     m.layers = int(r.integer("layers", 1, 100000));
     m.hidden = r.integer("hidden", 1, 1LL << 30);
@@ -317,6 +425,33 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.moeFp8Dispatch = r.boolean("moe_fp8_dispatch", false);
     st.moeNodeLimit = int(r.integer("moe_node_limit", 0, 1 << 20, 0));
     st.moeCommSmFraction = r.number("moe_comm_sm_fraction", 0, 0.9, 0.15);
+    // DLRM: the embedding plan (explainInvalid refuses it for other models).
+    if (r.has("emb_sharding")) {
+        const json& e = r.raw("emb_sharding");
+        const std::string at = r.pathOf("emb_sharding");
+        const std::string help = "one of tw, rw, cw, twrw, dp, or a list with one per table group";
+        r.record("emb_sharding", help);
+        auto one = [&](const json& v, const std::string& where) {
+            const auto k = v.is_string() ? parseEmbSharding(v.get<std::string>()) : std::nullopt;
+            if (!k) throw InputError(file, where, "expected " + help + ", got " + v.dump());
+            return *k;
+        };
+        if (e.is_array()) {
+            if (e.empty() || e.size() > std::size_t(kMaxTableGroups))
+                throw InputError(file, at, "expected 1 to " + std::to_string(kMaxTableGroups) +
+                                               " types, one per table group");
+            for (std::size_t i = 0; i < e.size(); ++i)
+                st.dlrm.sharding[i] = one(e[i], at + "[" + std::to_string(i) + "]");
+            st.dlrm.listed = int(e.size());
+        } else {
+            st.dlrm.sharding.fill(one(e, at));
+        }
+    } else {
+        r.ignore("emb_sharding");
+    }
+    st.dlrm.groupSize = int(r.integer("emb_group_size", 0, 1 << 30, 0));
+    r.record("emb_group_size", "2-D sparse parallelism: GPUs per sharding group (0 = all)");
+    st.dlrm.pipelineSparse = r.boolean("sparse_pipeline", false);
     st.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000, 0));
     st.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000, 0));
     if (r.has("placement")) {
@@ -350,7 +485,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
 
 namespace {
 
-Workload parseWorkload(const json& j, const std::string& file) {
+Workload parseWorkload(const json& j, const std::string& file, bool dlrm) {
     ObjectReader r(j, file, "workload");
     Workload w;
     const std::vector<std::string> precisions = {"fp32", "fp16", "bf16", "fp8", "fp4"};
@@ -359,7 +494,24 @@ Workload parseWorkload(const json& j, const std::string& file) {
     w.precision = *parsePrecision(r.choice("precision", precisions, "bf16"));
     if (kind == "training") {
         w.globalBatch = int(r.integer("global_batch", 1, 1 << 30));
-        w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
+        if (dlrm) {
+            // Samples, not sequences: a recommendation model has no sequence length.
+            if (r.has("seq_len")) r.fail("seq_len", "a DLRM has no sequence length; remove it");
+            r.ignore("seq_len");
+            w.seqLen = 1;
+            const std::string o = r.choice("emb_optimizer", {"rowwise_adagrad", "adam", "sgd"},
+                                           "rowwise_adagrad");
+            w.embOptimizer = o == "adam" ? EmbOptimizer::Adam
+                             : o == "sgd" ? EmbOptimizer::Sgd
+                                          : EmbOptimizer::RowwiseAdagrad;
+        } else {
+            w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
+            if (r.has("emb_optimizer")) r.fail("emb_optimizer", "applies to DLRM models only");
+            r.ignore("emb_optimizer");
+        }
+        w.stepOverheadS = r.number("step_overhead_ms", 0, 1e7, 0.0) * 1e-3;
+        r.record("step_overhead_ms",
+                 "≥ 0: framework time per step no op accounts for (data loading, Python)");
         w.gradReducePrecision =
             *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
         w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
@@ -413,7 +565,7 @@ Scenario parseScenario(const json& resolved, const std::string& file) {
     s.model = parseModel(r.raw("model"), file, "model");
     s.system = parseSystem(r.raw("system"), file, "system");
     s.gpus = int(r.integer("gpus", 1, 1 << 30));
-    s.workload = parseWorkload(r.raw("workload"), file);
+    s.workload = parseWorkload(r.raw("workload"), file, s.model.isDlrm());
     s.strategy = parseStrategy(r.raw("strategy"), file, s.gpus);
     r.finish();
     if (auto why = explainInvalid(s)) throw InputError(file, "", *why);

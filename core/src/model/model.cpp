@@ -55,6 +55,7 @@ double Model::moeSharedParamsPerLayer() const {
 }
 
 double Model::totalParams() const {
+    if (isDlrm()) return dlrm.tableParams() + dlrm.denseParams();
     const int moeL = moeLayerCount();
     return layers * attentionParamsPerLayer() + (layers - moeL) * mlpParamsPerLayer() +
            moeL * (moeSharedParamsPerLayer() + moeRoutedParamsPerLayer()) + embeddingParams() +
@@ -62,6 +63,7 @@ double Model::totalParams() const {
 }
 
 double Model::activeParams() const {
+    if (isDlrm()) return dlrm.denseParams();
     const int moeL = moeLayerCount();
     return layers * attentionParamsPerLayer() + (layers - moeL) * mlpParamsPerLayer() +
            moeL * (moeSharedParamsPerLayer() + moe.topK * expertParams()) +

@@ -88,9 +88,13 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
     gpu["id"] = "case-gpu";
     gpu["name"] = sys.at("gpu");
     const json& peaks = sys.at("peak_tflops");
+    const json presetPeaks = gpu.value("peak_tflops", json::object());
     gpu["peak_tflops"] = json::object();
     for (const char* p : {"fp16", "bf16", "fp8", "fp4"})
         gpu["peak_tflops"][p] = isNull(peaks, p) ? json(nullptr) : peaks[p];
+    // The schema has no FP32 peak: the preset's (CUDA-core FP32, used by FP32 runs only).
+    gpu["peak_tflops"]["fp32"] = isNull(peaks, "fp32") ? presetPeaks.value("fp32", json(nullptr))
+                                                       : peaks["fp32"];
     // Unknown HBM size or bandwidth: the preset's, said so (time needs the bandwidth; only the
     // fit verdict needs the size).
     for (const char* key : {"hbm_gb", "hbm_tbps"}) {
@@ -283,6 +287,86 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     note(std::string("recompute not published: ") + toString(out.strategy.recompute).data() +
          ", the least under which the run fits");
     return out;
+}
+
+Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
+    const json& m = c.at("model");
+    const json& e = m.at("dlrm");
+    const json& sys = c.at("system");
+    const json& par = c.at("parallel");
+    const int gpus = intField(sys, "gpus", 0, "system");
+    const int tables = intField(e, "tables", 0, "model.dlrm");
+    const int dim = intField(e, "embedding_dim", 0, "model.dlrm");
+    // Per-table rows are rarely published; they set memory (and DP tables' gradient volume),
+    // not lookup time. Unpublished: those of the model preset with as many tables of this dim.
+    std::vector<json> rows;
+    if (!isNull(e, "rows_per_table") && e["rows_per_table"].is_array()) {
+        for (const auto& r : e["rows_per_table"])
+            rows.push_back(r);
+    } else {
+        for (const Preset* p : lib.list(PresetKind::Model)) {
+            const json& pd = p->json.value("dlrm", json());
+            if (!pd.is_object() || !pd.contains("tables")) continue;
+            std::vector<json> cand;
+            for (const auto& t : pd["tables"])
+                if (t.value("dim", 0) == dim)
+                    for (int k = 0; k < t.value("count", 1); ++k)
+                        cand.push_back(t.at("rows"));
+            if (int(cand.size()) == tables) {
+                rows = cand;
+                note("table rows not published: those of the " + p->id +
+                     " preset (they set memory, not lookup time)");
+                break;
+            }
+        }
+    }
+    if (int(rows.size()) != tables)
+        throw InputError("", "model.dlrm.rows_per_table",
+                         "not published, and no DLRM preset has " + std::to_string(tables) +
+                             " tables of dim " + std::to_string(dim));
+    std::string embPrec = "fp32";
+    if (!isNull(e, "emb_precision"))
+        embPrec = e["emb_precision"].get<std::string>();
+    else
+        note("embedding precision not published: fp32 assumed");
+    json tabs = json::array();
+    for (int t = 0; t < tables; ++t) {
+        double pooling = isNull(e, "pooling") ? 1.0 : e["pooling"].get<double>();
+        if (!isNull(e, "pooling_per_table")) pooling = e["pooling_per_table"].at(t).get<double>();
+        tabs.push_back({{"name", "C" + std::to_string(t + 1)},
+                        {"rows", rows[t]},
+                        {"dim", dim},
+                        {"pooling", pooling},
+                        {"precision", embPrec}});
+    }
+    json dlrm = {{"dense_features", e.at("dense_features")},
+                 {"bottom_mlp", e.at("bottom_mlp")},
+                 {"top_mlp", e.at("top_mlp")},
+                 {"tables", tabs}};
+    const std::string inter = isNull(e, "interaction") ? "dot" : e["interaction"].get<std::string>();
+    if (isNull(e, "interaction")) note("interaction not published: dot assumed");
+    dlrm["interaction"] = inter;
+    if (inter == "dcnv2") {
+        dlrm["dcn_layers"] = e.at("dcn_layers");
+        dlrm["dcn_low_rank"] = isNull(e, "dcn_low_rank") ? json(0) : e["dcn_low_rank"];
+    }
+    // The DLRM examples shard tables model-parallel, table-wise (one GPU: all local).
+    if (gpus > 1) note("embedding sharding: table-wise (the examples' model-parallel tables)");
+    note("optimizer not published: SGD for tables and MLPs (the NVIDIA DLRM examples')");
+    const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
+    if (prec == "fp32") note("FP32 GEMMs at the GPU preset's CUDA-core FP32 peak");
+    json doc = {{"name", c.at("id")},
+                {"model", {{"name", m.at("name")}, {"arch", "dlrm"}, {"dlrm", dlrm}}},
+                {"system", systemFor(sys, lib, gpus)},
+                {"gpus", gpus},
+                {"strategy", {{"dp", gpus}, {"emb_sharding", "tw"}}},
+                {"workload",
+                 {{"global_batch", par.at("global_batch")},
+                  {"precision", prec},
+                  {"grad_reduce_precision", prec == "fp32" ? "fp32" : "bf16"},
+                  {"optimizer", "sgd"},
+                  {"emb_optimizer", "sgd"}}}};
+    return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
 }
 
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
@@ -568,12 +652,11 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                 }
             } else if (o.kind == "training") {
                 const std::string arch = c.at("model").at("arch").get<std::string>();
-                if (arch != "dense" && arch != "moe") {
-                    o.skipped =
-                        arch +
-                        " training is not modelled yet (MoE and DLRM arrive with their issues)";
+                if (arch != "dense" && arch != "moe" && arch != "dlrm") {
+                    o.skipped = arch + " training is not modelled";
                 } else {
-                    const Scenario s = scenarioForCase(c, lib, file);
+                    const Scenario s = arch == "dlrm" ? dlrmScenarioForCase(c, lib, file)
+                                                     : scenarioForCase(c, lib, file);
                     const Result r = evaluate(s);
                     if (o.metric == "step_time_s")
                         o.predicted = r.stepTimeS;
@@ -668,8 +751,11 @@ int writeCaseScenarios(const json& dataset, const PresetLibrary& lib, const std:
             throw InputError(file, "cases[id=" + id + "].id",
                              "not a plain file name: letters, digits, '.', '-' and '_' only");
         try {
-            const Scenario s = kind == "training" ? scenarioForCase(c, lib, file)
-                                                  : inferenceScenarioForCase(c, lib, file);
+            const bool dlrm = c.contains("model") && c["model"].is_object() &&
+                              c["model"].value("arch", "") == "dlrm";
+            const Scenario s = kind != "training" ? inferenceScenarioForCase(c, lib, file)
+                               : dlrm             ? dlrmScenarioForCase(c, lib, file)
+                                                  : scenarioForCase(c, lib, file);
             writeFileAtomically(dir + "/" + id + ".json", toJson(s).dump(2) + "\n");
             ++written;
         } catch (const InputError&) {

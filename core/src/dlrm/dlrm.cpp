@@ -1,0 +1,726 @@
+// The DLRM engine (WORKLOADS.md "DLRM"): embedding lookups on the HBM roofline at cache-line
+// granularity, each sharding type's collectives on the tiers its group spans, the most loaded
+// rank of a table placement, the data-parallel dense part, and the schedule that overlaps the
+// sparse communication with the bottom MLP (or, pipelined, with the whole dense step).
+#include "dlrm/dlrm_engine.hpp"
+
+#include "engine/op_cost.hpp"
+#include "madmax/collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace madmax {
+
+std::string_view toString(DlrmInteraction k) {
+    switch (k) {
+    case DlrmInteraction::Dot: return "dot";
+    case DlrmInteraction::Dcnv2: return "dcnv2";
+    case DlrmInteraction::Transformer: return "transformer";
+    }
+    return "dot";
+}
+
+std::string_view toString(EmbSharding k) {
+    switch (k) {
+    case EmbSharding::TableWise: return "tw";
+    case EmbSharding::RowWise: return "rw";
+    case EmbSharding::ColumnWise: return "cw";
+    case EmbSharding::TableRowWise: return "twrw";
+    case EmbSharding::DataParallel: return "dp";
+    }
+    return "tw";
+}
+
+std::optional<EmbSharding> parseEmbSharding(std::string_view s) {
+    if (s == "tw") return EmbSharding::TableWise;
+    if (s == "rw") return EmbSharding::RowWise;
+    if (s == "cw") return EmbSharding::ColumnWise;
+    if (s == "twrw") return EmbSharding::TableRowWise;
+    if (s == "dp") return EmbSharding::DataParallel;
+    return std::nullopt;
+}
+
+std::string_view toString(EmbOptimizer k) {
+    switch (k) {
+    case EmbOptimizer::RowwiseAdagrad: return "rowwise_adagrad";
+    case EmbOptimizer::Adam: return "adam";
+    case EmbOptimizer::Sgd: return "sgd";
+    }
+    return "rowwise_adagrad";
+}
+
+int DlrmShape::tableCount() const {
+    int n = 0;
+    for (const auto& t : tables)
+        n += t.count;
+    return n;
+}
+
+double DlrmShape::tableParams() const {
+    double p = 0;
+    for (const auto& t : tables)
+        p += double(t.count) * double(t.rows) * t.dim;
+    return p;
+}
+
+namespace {
+
+double bottomOut(const DlrmShape& d) {
+    return d.bottomMlp.empty() ? double(d.denseFeatures) : double(d.bottomMlp.back());
+}
+
+double concatWidth(const DlrmShape& d) {
+    double w = bottomOut(d);
+    for (const auto& t : d.tables)
+        w += double(t.count) * t.dim;
+    return w;
+}
+
+/// Σ 2·in·out (FLOPs) or Σ in·out + out (parameters) of an MLP from `in`.
+double mlpSum(double in, const std::vector<std::int64_t>& widths, bool flops) {
+    double s = 0;
+    for (std::int64_t w : widths) {
+        s += flops ? 2.0 * in * double(w) : in * double(w) + double(w);
+        in = double(w);
+    }
+    return s;
+}
+
+} // namespace
+
+double DlrmShape::interactionOutput() const {
+    const double F = featureCount();
+    switch (interaction) {
+    case DlrmInteraction::Dot:
+        // Naumov et al. 2019: the bottom output next to the F(F−1)/2 distinct dot products.
+        return bottomOut(*this) + F * (F - 1) / 2.0;
+    case DlrmInteraction::Dcnv2: return concatWidth(*this);
+    case DlrmInteraction::Transformer: return F * bottomOut(*this);
+    }
+    return 0;
+}
+
+double DlrmShape::denseParams() const {
+    double p = mlpSum(double(denseFeatures), bottomMlp, false);
+    const double D = concatWidth(*this), d = bottomOut(*this);
+    if (interaction == DlrmInteraction::Dcnv2)
+        p += dcnLayers * (dcnLowRank > 0 ? 2.0 * D * dcnLowRank + D : D * D + D);
+    if (interaction == DlrmInteraction::Transformer)
+        p += transformerLayers * (12.0 * d * d + 13.0 * d); // QKV, out, 4× MLP; biases, norms
+    const double top = mlpSum(interactionOutput(), topMlp, false);
+    if (topExperts > 0) return p + topExperts * top + interactionOutput() * topExperts;
+    return p + top;
+}
+
+double DlrmShape::denseForwardFlopsPerSample() const {
+    double f = mlpSum(double(denseFeatures), bottomMlp, true);
+    const double F = featureCount(), D = concatWidth(*this), d = bottomOut(*this);
+    switch (interaction) {
+    case DlrmInteraction::Dot: f += 2.0 * F * F * d; break; // batched (F×d)·(d×F)
+    case DlrmInteraction::Dcnv2:
+        f += dcnLayers * (dcnLowRank > 0 ? 4.0 * D * dcnLowRank : 2.0 * D * D);
+        break;
+    case DlrmInteraction::Transformer:
+        f += transformerLayers * (2.0 * F * 12.0 * d * d + 4.0 * F * F * d);
+        break;
+    }
+    const double top = mlpSum(interactionOutput(), topMlp, true);
+    if (topExperts > 0) return f + topK * top + 2.0 * interactionOutput() * topExperts;
+    return f + top;
+}
+
+namespace detail {
+
+namespace {
+
+constexpr double kLine = 64.0;        ///< HBM access granularity of a random row read (bytes)
+constexpr double kIdBytes = 8.0;      ///< int64 indices
+constexpr double kSortBytes = 64.0;   ///< radix sort of (index, position) pairs per lookup
+
+/// Bytes one random row read moves: whole 64-byte lines (a 16-byte row costs 64).
+double rowBytes(double dim, double elemBytes) {
+    return std::ceil(dim * elemBytes / kLine) * kLine;
+}
+
+/// Optimizer state read and written per updated row.
+double optimizerBytesPerLookup(EmbOptimizer o, double dim) {
+    switch (o) {
+    case EmbOptimizer::RowwiseAdagrad: return 2.0 * kLine; // one fp32 per row, a line each way
+    case EmbOptimizer::Adam: return 2.0 * 2.0 * rowBytes(dim, 4.0); // m and v, fp32
+    case EmbOptimizer::Sgd: return 0.0;
+    }
+    return 0.0;
+}
+
+/// Optimizer state stored per row.
+double optimizerBytesPerRow(EmbOptimizer o, double dim) {
+    switch (o) {
+    case EmbOptimizer::RowwiseAdagrad: return 4.0;
+    case EmbOptimizer::Adam: return 2.0 * 4.0 * dim;
+    case EmbOptimizer::Sgd: return 0.0;
+    }
+    return 0.0;
+}
+
+/// Column shards of a CW table: shards of at least 32 columns, at most one per group rank,
+/// a power of two that divides the dimension.
+int columnShards(int dim, int group) {
+    int k = 1;
+    while (2 * k <= group && dim % (2 * k) == 0 && dim / (2 * k) >= 32)
+        k *= 2;
+    return k;
+}
+
+/// One table-wise placed shard (a TW table or a CW column shard).
+struct Shard {
+    double costS;     ///< lookups forward + backward + its all-to-all, for placement
+    double lookupB;   ///< forward lookup bytes
+    double bwdB;      ///< backward + optimizer bytes
+    double sendB;     ///< pooled outputs it produces (full all-to-all send buffer share)
+    double memB;      ///< rows + optimizer state
+    double optB;      ///< of memB, the optimizer state
+};
+
+using RankLoad = DlrmRankLoad;
+void addShard(RankLoad& l, const Shard& s) {
+    l.costS += s.costS;
+    l.lookupB += s.lookupB;
+    l.bwdB += s.bwdB;
+    l.sendB += s.sendB;
+    l.memB += s.memB;
+    l.optB += s.optB;
+}
+
+thread_local std::vector<Shard> tShards;
+thread_local std::vector<RankLoad> tLoads;
+
+/// Longest-processing-time placement of the shards on `ranks` bins (what TorchRec's greedy
+/// partitioner does by its perf estimate): largest first onto the least loaded.
+void placeShards(std::vector<Shard>& shards, std::vector<RankLoad>& loads, int ranks) {
+    loads.assign(std::size_t(ranks), RankLoad{});
+    std::sort(shards.begin(), shards.end(),
+              [](const Shard& a, const Shard& b) { return a.costS > b.costS; });
+    if (shards.empty()) return;
+    // Identical shards are common (presets list tables in groups): a min-heap keeps it
+    // O(S log G).
+    auto cmp = [&](int a, int b) { return loads[a].costS > loads[b].costS; };
+    thread_local std::vector<int> heap;
+    heap.resize(std::size_t(ranks));
+    std::iota(heap.begin(), heap.end(), 0);
+    std::make_heap(heap.begin(), heap.end(), cmp);
+    for (const Shard& s : shards) {
+        std::pop_heap(heap.begin(), heap.end(), cmp);
+        addShard(loads[heap.back()], s);
+        std::push_heap(heap.begin(), heap.end(), cmp);
+    }
+}
+
+struct DenseCosts {
+    double bottomFwd = 0, interFwd = 0, topFwd = 0;
+    double bottomBwd = 0, interBwd = 0, topBwd = 0;
+};
+
+DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double pB) {
+    DenseCosts c;
+    auto mlp = [&](double in, const std::vector<std::int64_t>& widths, double rows, int groups,
+                   double& fwd, double& bwd) {
+        for (std::int64_t w : widths) {
+            const double g = groups > 1 ? oc.groupedGemm(rows, double(w), in, groups)
+                                        : oc.gemm(rows, double(w), in);
+            const double act = oc.elementwise(2.0 * rows * double(w) * pB); // bias + ReLU
+            fwd += g + act;
+            bwd += 2.0 * g + 2.0 * act;
+            in = double(w);
+        }
+    };
+    mlp(double(d.denseFeatures), d.bottomMlp, b, 1, c.bottomFwd, c.bottomBwd);
+    const double F = d.featureCount(), D = concatWidth(d), h = bottomOut(d);
+    switch (d.interaction) {
+    case DlrmInteraction::Dot: {
+        // Batched (F×h)·(h×F) per sample, then the strictly lower triangle gathered next to
+        // the bottom output: the features are read, the F² scores written and gathered.
+        const double flops = 2.0 * b * F * F * h;
+        const double bytes = b * (F * h + 2.0 * F * F + d.interactionOutput()) * pB;
+        c.interFwd = std::max(flops / (oc.peak * oc.gpu.calibration.gemmEfficiency(
+                                                     flops / b * oc.efficiencyKey)),
+                              oc.memoryTime(bytes)) +
+                     2.0 * oc.gpu.calibration.kernelLaunchS;
+        c.interBwd = 2.0 * c.interFwd;
+        break;
+    }
+    case DlrmInteraction::Dcnv2:
+        for (int l = 0; l < d.dcnLayers; ++l) {
+            const double g = d.dcnLowRank > 0 ? oc.gemm(b, double(d.dcnLowRank), D) +
+                                                    oc.gemm(b, D, double(d.dcnLowRank))
+                                              : oc.gemm(b, D, D);
+            const double ew = oc.elementwise(4.0 * b * D * pB); // x0 ⊙ (·) + bias + x_l
+            c.interFwd += g + ew;
+            c.interBwd += 2.0 * g + 2.0 * ew;
+        }
+        break;
+    case DlrmInteraction::Transformer:
+        for (int l = 0; l < d.transformerLayers; ++l) {
+            const double rows = b * F;
+            const double g = oc.gemm(rows, 3.0 * h, h) + oc.gemm(rows, h, h) +
+                             oc.gemm(rows, 4.0 * h, h) + oc.gemm(rows, h, 4.0 * h);
+            const double attn = oc.flashAttention(4.0 * b * F * F * h);
+            const double ew = oc.elementwise(12.0 * rows * h * pB);
+            c.interFwd += g + attn + ew;
+            c.interBwd += 2.0 * g + 2.5 * attn + 2.0 * ew;
+        }
+        break;
+    }
+    if (d.topExperts > 0) {
+        const double in = d.interactionOutput();
+        const double router = oc.gemm(b, double(d.topExperts), in);
+        c.topFwd += router;
+        c.topBwd += 2.0 * router;
+        mlp(in, d.topMlp, b * d.topK, d.topExperts, c.topFwd, c.topBwd);
+    } else {
+        mlp(d.interactionOutput(), d.topMlp, b, 1, c.topFwd, c.topBwd);
+    }
+    // Sigmoid + binary cross-entropy over the outputs.
+    const double loss = oc.elementwise(4.0 * b * double(d.topMlp.empty() ? 1 : d.topMlp.back()) *
+                                       pB);
+    c.topFwd += loss;
+    c.topBwd += loss;
+    return c;
+}
+
+/// GPUs of the innermost tier (a node's NVLink domain) inside a group of `group` GPUs.
+int nodeRanks(const System& sys, int group) {
+    const int node = sys.tiers.empty() ? sys.gpusPerNode : sys.tiers.front().gpus;
+    return std::max(1, std::min(group, node));
+}
+
+} // namespace
+
+DlrmPlacement dlrmPlacement(const Scenario& s) {
+    const DlrmShape& d = s.model.dlrm;
+    const Workload& w = s.workload;
+    const DlrmPlan& plan = s.strategy.dlrm;
+    const System& sys = s.system;
+    DlrmPlacement p;
+    const int N = s.gpus;
+    const int G = plan.groupSize > 0 ? plan.groupSize : N;
+    const int R = N / G;
+    p.group = G;
+    p.replicas = R;
+    const double B = w.globalBatch, Bg = B / R, b = B / N;
+    const double hbm = sys.gpu.hbmBytesPerS * sys.gpu.calibration.memoryEfficiency;
+    const GroupLayout group = layoutGroup(sys, G, 1);
+    // Seconds per byte of an all-to-all send buffer on this group, for placement costs only.
+    const double a2aPerByte = G > 1 ? collectiveTime(sys, group, Collective::AllToAll, 1e9) / 1e9
+                                    : 0.0;
+    const int nl = nodeRanks(sys, G);
+    const int nodes = G / nl;
+    const GroupLayout node = layoutGroup(sys, nl, 1);
+    const GroupLayout acrossNodes = layoutGroup(sys, nodes, nl);
+    const GroupLayout all = layoutGroup(sys, N, 1);
+    const GroupLayout replicas = layoutGroup(sys, R, G);
+
+    std::vector<Shard>& tw = tShards;
+    tw.clear();
+    thread_local std::vector<Shard> twrwShards;
+    twrwShards.clear();
+    for (std::size_t t = 0; t < d.tables.size(); ++t) {
+        const EmbeddingTableGroup& tab = d.tables[t];
+        const double e = tab.bytesPerElement, dim = tab.dim, rows = double(tab.rows);
+        const double lookups = Bg * tab.pooling; // per table, this group's batch
+        const double optRow = optimizerBytesPerRow(w.embOptimizer, dim);
+        const double bwdPerLookup = 2.0 * rowBytes(dim, e) +
+                                    optimizerBytesPerLookup(w.embOptimizer, dim) + kSortBytes;
+        const EmbSharding type = G == 1 && plan.sharding[t] != EmbSharding::DataParallel
+                                     ? EmbSharding::TableWise
+                                     : plan.sharding[t];
+        switch (type) {
+        case EmbSharding::TableWise:
+        case EmbSharding::ColumnWise: {
+            const int k = type == EmbSharding::ColumnWise ? columnShards(tab.dim, G) : 1;
+            const double sd = dim / k;
+            Shard sh;
+            sh.lookupB = lookups * rowBytes(sd, e);
+            sh.bwdB = lookups * (2.0 * rowBytes(sd, e) +
+                                 optimizerBytesPerLookup(w.embOptimizer, sd) + kSortBytes) +
+                      Bg * sd * e;
+            sh.sendB = Bg * sd * e;
+            sh.optB = rows * (type == EmbSharding::ColumnWise && w.embOptimizer ==
+                                                                     EmbOptimizer::RowwiseAdagrad
+                                  ? optRow
+                                  : optimizerBytesPerRow(w.embOptimizer, sd));
+            sh.memB = rows * sd * e + sh.optB;
+            sh.costS = (sh.lookupB + sh.bwdB) / hbm + 2.0 * sh.sendB * a2aPerByte;
+            for (int i = 0; i < tab.count * k; ++i)
+                tw.push_back(sh);
+            p.a2aRecvB += double(tab.count) * b * dim * e;
+            break;
+        }
+        case EmbSharding::RowWise: {
+            p.uniform.lookupB += tab.count * lookups * rowBytes(dim, e) / G;
+            p.uniform.bwdB += tab.count * (lookups * bwdPerLookup + Bg * dim * e) / G;
+            p.uniform.optB += tab.count * rows * optRow / G;
+            p.uniform.memB += tab.count * rows * (dim * e + optRow) / G;
+            p.rwPooledB += tab.count * Bg * dim * e; // reduce-scatter buffer (partial sums)
+            p.idsB += tab.count * b * tab.pooling * kIdBytes;
+            break;
+        }
+        case EmbSharding::TableRowWise: {
+            Shard sh; // one table on one node, its rows split over the node's ranks
+            sh.lookupB = lookups * rowBytes(dim, e) / nl;
+            sh.bwdB = (lookups * bwdPerLookup + Bg * dim * e) / nl;
+            sh.sendB = Bg * dim * e; // the node's reduce-scatter buffer for this table
+            sh.optB = rows * optRow / nl;
+            sh.memB = rows * dim * e / nl + sh.optB;
+            sh.costS = (sh.lookupB + sh.bwdB) / hbm;
+            for (int i = 0; i < tab.count; ++i)
+                twrwShards.push_back(sh);
+            p.idsB += tab.count * b * tab.pooling * kIdBytes;
+            break;
+        }
+        case EmbSharding::DataParallel: {
+            p.uniform.lookupB += tab.count * b * tab.pooling * rowBytes(dim, e);
+            p.uniform.bwdB += tab.count * (b * tab.pooling * bwdPerLookup + b * dim * e);
+            p.uniform.optB += tab.count * rows * optRow;
+            p.uniform.memB += tab.count * rows * (dim * e + optRow);
+            p.dpTableGradB += tab.count * rows * dim * 4.0; // dense fp32 gradients
+            break;
+        }
+        }
+        // 2-D: the rows this group touched, synchronised with the other replicas' (DP tables
+        // are already replicated everywhere and reduced over all GPUs).
+        if (R > 1 && type != EmbSharding::DataParallel)
+            p.replicaSyncB += tab.count * std::min(lookups, rows) * dim * 4.0 / G;
+    }
+
+    std::vector<RankLoad>& loads = tLoads;
+    placeShards(tw, loads, G);
+    // The critical rank: the most loaded by its placement cost.
+    int crit = 0;
+    double memMax = 0, memSum = 0;
+    for (int r = 0; r < G; ++r) {
+        if (loads[r].costS > loads[crit].costS) crit = r;
+        memMax = std::max(memMax, loads[r].memB);
+        memSum += loads[r].memB;
+    }
+    p.critical = loads.empty() ? RankLoad{} : loads[crit];
+    double lookupSum = 0;
+    for (const auto& l : loads)
+        lookupSum += l.lookupB;
+    p.meanLookupB = G > 0 ? lookupSum / G : 0;
+    p.twMemMaxB = memMax;
+    p.twMemMeanB = G > 0 ? memSum / G : 0;
+    p.twCostMeanS = 0;
+    for (const auto& l : loads)
+        p.twCostMeanS += l.costS / G;
+    // TWRW: tables placed on nodes; the critical node's ranks carry its share.
+    thread_local std::vector<RankLoad> nodeLoads;
+    placeShards(twrwShards, nodeLoads, nodes);
+    int critNode = 0;
+    double nodeMem = 0;
+    for (int n = 0; n < nodes; ++n) {
+        if (nodeLoads[n].costS > nodeLoads[critNode].costS) critNode = n;
+        nodeMem = std::max(nodeMem, nodeLoads[n].memB);
+    }
+    p.twrwNode = nodes > 0 && !twrwShards.empty() ? nodeLoads[critNode] : RankLoad{};
+    p.twrwMemMaxB = twrwShards.empty() ? 0.0 : nodeMem;
+
+    // Collective times (per step: forward and backward).
+    p.nodeLayout = node;
+    p.groupLayout = group;
+    (void)acrossNodes;
+    p.a2aSendB = p.critical.sendB;
+    const double a2aBuf = std::max(p.critical.sendB, p.a2aRecvB);
+    p.a2aS = G > 1 && a2aBuf > 0 ? collectiveTime(sys, group, Collective::AllToAll, a2aBuf) : 0.0;
+    p.rwS = G > 1 && p.rwPooledB > 0
+                ? collectiveTime(sys, group, Collective::ReduceScatter, p.rwPooledB)
+                : 0.0;
+    p.idsS = G > 1 && p.idsB > 0 ? collectiveTime(sys, group, Collective::AllToAll, p.idsB) : 0.0;
+    if (!twrwShards.empty()) {
+        // Reduce-scatter of each table's partial sums over the node (NVLink), then the pooled
+        // outputs all-to-all across nodes: a rank sends its 1/nl of its node's tables.
+        const double nodePooled = p.twrwNode.sendB;
+        p.twrwNodeS = nl > 1 ? collectiveTime(sys, node, Collective::ReduceScatter, nodePooled)
+                             : 0.0;
+        p.twrwA2aS = nodes > 1 ? collectiveTime(sys, acrossNodes, Collective::AllToAll,
+                                                nodePooled / nl)
+                               : 0.0;
+    }
+    p.replicaSyncS = R > 1 && p.replicaSyncB > 0
+                         ? collectiveTime(sys, replicas, Collective::AllReduce, p.replicaSyncB)
+                         : 0.0;
+    p.dpTableSyncS = N > 1 && p.dpTableGradB > 0
+                         ? collectiveTime(sys, all, Collective::AllReduce, p.dpTableGradB)
+                         : 0.0;
+    return p;
+}
+
+Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
+    const DlrmShape& d = s.model.dlrm;
+    const Workload& w = s.workload;
+    const Gpu& gpu = s.system.gpu;
+    Result r;
+    const int N = s.gpus;
+    const double B = w.globalBatch, b = B / N;
+    const double pB = bytesPerElement(w.precision);
+    const double peak16 =
+        gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
+    const bool low = pB < 2.0;
+    const OpCoster oc{gpu,
+                      gpu.peak(w.precision),
+                      peak16 > 0 ? peak16 : gpu.peak(w.precision),
+                      pB,
+                      1.0,
+                      low && peak16 > 0 ? peak16 / gpu.peak(w.precision) : 1.0,
+                      low ? castBytesPerElement(w.lowPrecisionScaling) : 0.0};
+    const DlrmPlacement p = dlrmPlacement(s);
+    const DenseCosts dc = denseCosts(d, b, oc, pB);
+    const double launch = gpu.calibration.kernelLaunchS;
+
+    // Sparse work of the critical rank: its table-wise shards, plus the evenly spread types.
+    const double lookupB = p.critical.lookupB + p.uniform.lookupB + p.twrwNode.lookupB;
+    const double bwdB = p.critical.bwdB + p.uniform.bwdB + p.twrwNode.bwdB;
+    const double lookupFwd = oc.memoryTime(lookupB) + launch;
+    const double embBwd = oc.memoryTime(bwdB) + 2.0 * launch; // sort + fused update
+    const double sparseFwdComm = p.a2aS + p.rwS + p.idsS + p.twrwNodeS + p.twrwA2aS;
+    const double sparseBwdComm = p.a2aS + p.rwS + p.twrwNodeS + p.twrwA2aS; // grads back
+
+    const double denseFwd = dc.bottomFwd + dc.interFwd + dc.topFwd;
+    const double denseBwd = dc.bottomBwd + dc.interBwd + dc.topBwd;
+    double sparseExposed;
+    if (s.strategy.dlrm.pipelineSparse) {
+        // The next batch's lookups' communication runs under this batch's dense work.
+        sparseExposed = std::max(0.0, sparseFwdComm + sparseBwdComm - denseFwd - denseBwd);
+    } else {
+        // Forward: the pooled outputs travel while the bottom MLP runs; backward: the
+        // embedding gradients travel while the bottom MLP's backward runs.
+        sparseExposed = std::max(0.0, sparseFwdComm - dc.bottomFwd) +
+                        std::max(0.0, sparseBwdComm - dc.bottomBwd);
+    }
+    // Dense gradients: all-reduced over every GPU, overlapped with the backward that follows
+    // the top MLP (bucketed DDP).
+    const double gradB = std::max(pB, bytesPerElement(w.gradReducePrecision));
+    const double denseParams = d.denseParams();
+    const GroupLayout all = layoutGroup(s.system, N, 1);
+    const double denseAr =
+        N > 1 ? collectiveTime(s.system, all, Collective::AllReduce, denseParams * gradB) : 0.0;
+    const double overlapWindow = s.strategy.dpOverlap ? dc.interBwd + dc.bottomBwd + embBwd : 0.0;
+    const double denseArExposed = std::max(0.0, denseAr - overlapWindow);
+    const double syncExposed = p.replicaSyncS + p.dpTableSyncS;
+    const double perParam = w.optimizer == Optimizer::Adam ? 24.0 + gradB + pB : 8.0 + gradB;
+    const double denseOpt = oc.elementwise(denseParams * perParam);
+
+    r.compute.forwardS = lookupFwd + denseFwd;
+    r.compute.backwardS = denseBwd + embBwd;
+    r.compute.optimizerS = denseOpt;
+    r.computeS = r.compute.totalS();
+    r.exposedCommS = sparseExposed + denseArExposed + syncExposed;
+    r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS;
+    r.samplesPerS = B / r.stepTimeS;
+    r.microBatches = 1;
+    r.forwardPerMicroBatchS = r.compute.forwardS;
+    r.backwardPerMicroBatchS = r.compute.backwardS;
+
+    // Communication by collective (EP: the embedding model-parallel group).
+    const double sparseSerialized = sparseFwdComm + sparseBwdComm;
+    auto put = [&](ParallelDim dim, Collective c, double ser, double exposed) {
+        r.comm[int(dim)][int(c)].serializedS += ser;
+        r.comm[int(dim)][int(c)].exposedS += exposed;
+    };
+    const double share = sparseSerialized > 0 ? sparseExposed / sparseSerialized : 0.0;
+    put(ParallelDim::EP, Collective::AllToAll, 2.0 * p.a2aS + p.idsS + 2.0 * p.twrwA2aS,
+        share * (2.0 * p.a2aS + p.idsS + 2.0 * p.twrwA2aS));
+    put(ParallelDim::EP, Collective::ReduceScatter, p.rwS + p.twrwNodeS,
+        share * (p.rwS + p.twrwNodeS));
+    put(ParallelDim::EP, Collective::AllGather, p.rwS + p.twrwNodeS,
+        share * (p.rwS + p.twrwNodeS));
+    put(ParallelDim::DP, Collective::AllReduce, denseAr + syncExposed,
+        denseArExposed + syncExposed);
+
+    r.modelFlopsPerStep = 3.0 * B * d.denseForwardFlopsPerSample();
+    r.hardwareFlopsPerStep = r.modelFlopsPerStep;
+    r.modelTflopsPerGpu = r.modelFlopsPerStep / r.stepTimeS / N / 1e12;
+    r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
+    const double peak = gpu.peak(w.precision);
+    r.mfu = peak > 0 ? r.modelTflopsPerGpu * 1e12 / peak : 0.0;
+    r.hfu = r.mfu;
+    r.memory = dlrmMemory(s, p);
+
+    DlrmResult& x = r.dlrmResult;
+    x.active = true;
+    x.groupSize = p.group;
+    x.replicas = p.replicas;
+    x.lookupBytesCritical = lookupB;
+    x.lookupBytesMean = p.meanLookupB + p.uniform.lookupB + p.twrwNode.lookupB;
+    x.lookupFwdS = lookupFwd;
+    x.embBackwardS = embBwd;
+    x.a2aFwdS = p.a2aS + p.twrwA2aS;
+    x.a2aBwdS = p.a2aS + p.twrwA2aS;
+    x.rowwiseCommS = 2.0 * (p.rwS + p.twrwNodeS);
+    x.idsA2aS = p.idsS;
+    x.replicaSyncS = p.replicaSyncS;
+    x.dpTableSyncS = p.dpTableSyncS;
+    x.sparseExposedS = sparseExposed;
+    x.denseForwardS = dc.bottomFwd + dc.topFwd;
+    x.denseBackwardS = dc.bottomBwd + dc.topBwd;
+    x.interactionS = dc.interFwd + dc.interBwd;
+    x.denseAllReduceS = denseAr;
+    x.denseAllReduceExposedS = denseArExposed;
+    x.tableBytesCritical = p.critical.memB + p.uniform.memB + p.twrwMemMaxB;
+    x.tableBytesMean = p.twMemMeanB + p.uniform.memB + p.twrwMemMaxB;
+    x.imbalance = x.lookupBytesMean > 0 ? x.lookupBytesCritical / x.lookupBytesMean : 1.0;
+    x.a2aBytesPerGpu = p.critical.sendB;
+
+    if (options.timeline) {
+        double t = 0;
+        auto op = [&](const char* label, double dur, TimelineKind kind) {
+            r.timeline.push_back({label, Lane::Compute, kind, t, t + dur, false, ParallelDim::DP,
+                                  Collective::AllReduce});
+            t += dur;
+        };
+        auto comm = [&](const char* label, double start, double dur, ParallelDim dim,
+                        Collective c) {
+            if (dur > 0)
+                r.timeline.push_back(
+                    {label, Lane::Comm, TimelineKind::Comm, start, start + dur, true, dim, c});
+        };
+        op("embedding lookups", lookupFwd, TimelineKind::Forward);
+        comm("pooled embeddings all-to-all", t, sparseFwdComm, ParallelDim::EP,
+             Collective::AllToAll);
+        const double commEnd = t + sparseFwdComm;
+        op("bottom MLP", dc.bottomFwd, TimelineKind::Forward);
+        if (!s.strategy.dlrm.pipelineSparse && commEnd > t)
+            op("wait for embeddings", commEnd - t, TimelineKind::Comm);
+        op("interaction", dc.interFwd, TimelineKind::Forward);
+        op("top MLP", dc.topFwd, TimelineKind::Forward);
+        op("top MLP (bwd)", dc.topBwd, TimelineKind::Backward);
+        op("interaction (bwd)", dc.interBwd, TimelineKind::Backward);
+        comm("embedding gradients all-to-all", t, sparseBwdComm, ParallelDim::EP,
+             Collective::AllToAll);
+        const double bwdCommEnd = t + sparseBwdComm;
+        const double arStart = t;
+        op("bottom MLP (bwd)", dc.bottomBwd, TimelineKind::Backward);
+        if (!s.strategy.dlrm.pipelineSparse && bwdCommEnd > t)
+            op("wait for embedding gradients", bwdCommEnd - t, TimelineKind::Comm);
+        op("embedding backward + update", embBwd, TimelineKind::Backward);
+        r.timeline.push_back({"dense gradient all-reduce", Lane::DataParallelComm,
+                              TimelineKind::Comm, arStart, arStart + denseAr, true,
+                              ParallelDim::DP, Collective::AllReduce});
+        if (arStart + denseAr > t) op("wait for dense gradients", arStart + denseAr - t,
+                                      TimelineKind::Comm);
+        if (syncExposed > 0) op("embedding gradient sync", syncExposed, TimelineKind::Comm);
+        op("dense optimizer", denseOpt, TimelineKind::Optimizer);
+        if (w.stepOverheadS > 0) op("framework overhead", w.stepOverheadS, TimelineKind::Bubble);
+    }
+    return r;
+}
+
+MemoryBreakdown dlrmMemory(const Scenario& s, const DlrmPlacement& p) {
+    const DlrmShape& d = s.model.dlrm;
+    const Workload& w = s.workload;
+    MemoryBreakdown m;
+    const double pB = bytesPerElement(w.precision);
+    const double dense = d.denseParams();
+    const double b = double(w.globalBatch) / s.gpus;
+    const double tables = std::max(p.critical.memB, p.twMemMaxB) + p.uniform.memB + p.twrwMemMaxB;
+    const double tableOpt = p.critical.optB + p.uniform.optB + p.twrwNode.optB;
+    m.weightsBytes = dense * pB + (tables - tableOpt);
+    m.gradsBytes = dense * std::max(pB, bytesPerElement(w.gradReducePrecision));
+    m.optimizerBytes = (w.optimizer == Optimizer::Adam ? (pB < 4 ? 12.0 : 8.0) : 0.0) * dense +
+                       tableOpt;
+    // Activations of the local batch: every MLP layer's output twice (pre- and post-ReLU),
+    // the pooled features and the interaction output; plus the lookup outputs of the shards
+    // this GPU serves (the whole group's batch) and the all-to-all buffers.
+    double widths = 0;
+    for (auto v : d.bottomMlp)
+        widths += double(v);
+    for (auto v : d.topMlp)
+        widths += double(v) * (d.topExperts > 0 ? d.topK : 1);
+    const double F = d.featureCount();
+    double inter = d.interactionOutput();
+    if (d.interaction == DlrmInteraction::Dot) inter += F * F;
+    if (d.interaction == DlrmInteraction::Dcnv2) inter *= 2.0 * std::max(1, d.dcnLayers);
+    if (d.interaction == DlrmInteraction::Transformer)
+        inter *= 16.0 * std::max(1, d.transformerLayers);
+    m.activationsBytes = b * (2.0 * widths + inter) * pB +
+                         2.0 * (p.critical.sendB + p.a2aRecvB) + p.rwPooledB + p.twrwNode.sendB;
+    m.reserveBytes = s.system.reserveBytes;
+    m.capacityBytes = s.system.gpu.hbmBytes;
+    return m;
+}
+
+MemoryBreakdown dlrmMemory(const Scenario& s) { return dlrmMemory(s, dlrmPlacement(s)); }
+
+std::optional<std::string> explainInvalidDlrm(const Scenario& s) {
+    auto str = [](long long v) { return std::to_string(v); };
+    const DlrmShape& d = s.model.dlrm;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    if (w.kind == WorkloadKind::Inference)
+        return "DLRM serving is not modelled by the native engine: set workload.kind to "
+               "\"training\", or evaluate the seed's DLRM inference files with --engine "
+               "reference";
+    if (d.tables.empty()) return "model.dlrm.tables must list at least one table group";
+    if (int(d.tables.size()) > kMaxTableGroups)
+        return "model.dlrm.tables has " + str(long(d.tables.size())) +
+               " groups; at most " + str(kMaxTableGroups) +
+               " (list identical tables as one group with a count)";
+    if (d.topMlp.empty()) return "model.dlrm.top_mlp must have at least one layer";
+    if (s.gpus < 1) return "gpus must be at least 1";
+    if (s.gpus > s.system.maxGpus())
+        return "gpus (" + str(s.gpus) + ") exceeds the " + str((long long)s.system.maxGpus()) +
+               " GPUs of the system's outermost tier";
+    for (auto [name, v] : {std::pair{"tp", st.tp}, {"pp", st.pp}, {"cp", st.cp},
+                           {"vp", st.vp}, {"ep", st.ep}, {"etp", st.etp}})
+        if (v != 1)
+            return "strategy." + std::string(name) + " = " + str(v) +
+                   ": a DLRM's dense part is data-parallel over every GPU and its tables follow "
+                   "strategy.emb_sharding; set " + name + " to 1";
+    if (st.dp != s.gpus)
+        return "strategy.dp (" + str(st.dp) + ") must equal the GPU count (" + str(s.gpus) +
+               "): a DLRM's dense part is data-parallel over every GPU";
+    if (st.zeroStage != 0 && st.zeroStage != 1)
+        return "strategy.zero_stage " + str(st.zeroStage) +
+               " is not modelled for DLRM (its dense part is small): use 0";
+    if (st.dlrm.listed > 0 && st.dlrm.listed != int(d.tables.size()))
+        return "strategy.emb_sharding lists " + str(st.dlrm.listed) + " types for " +
+               str(long(d.tables.size())) +
+               " table groups: give one per group, or a single type for all";
+    const int G = st.dlrm.groupSize > 0 ? st.dlrm.groupSize : s.gpus;
+    if (G > s.gpus || s.gpus % G != 0)
+        return "strategy.emb_group_size (" + str(G) + ") must divide the " + str(s.gpus) +
+               " GPUs (2-D sparse parallelism replicates the group's shards across the rest)";
+    if (w.globalBatch < 1 || w.globalBatch % s.gpus != 0)
+        return "workload.global_batch (" + str(w.globalBatch) + ") must be a multiple of the " +
+               str(s.gpus) + " GPUs (each GPU trains an equal share of the samples)";
+    const std::int64_t h = d.bottomMlp.empty() ? d.denseFeatures : d.bottomMlp.back();
+    if (d.interaction != DlrmInteraction::Dcnv2)
+        for (std::size_t t = 0; t < d.tables.size(); ++t)
+            if (d.tables[t].dim != h)
+                return "model.dlrm.tables[" + str(long(t)) + "].dim (" + str(d.tables[t].dim) +
+                       ") differs from the bottom MLP's output (" + str(h) + "): the " +
+                       std::string(toString(d.interaction)) +
+                       " interaction needs equal widths; make them equal or use \"dcnv2\"";
+    if (d.interaction == DlrmInteraction::Transformer &&
+        (d.transformerHeads < 1 || d.transformerLayers < 1 || h % d.transformerHeads != 0))
+        return "model.dlrm: a transformer interaction needs transformer_layers ≥ 1 and "
+               "transformer_heads ≥ 1 dividing the feature width " + str(h);
+    const int node = s.system.tiers.empty() ? s.system.gpusPerNode : s.system.tiers.front().gpus;
+    for (std::size_t t = 0; t < d.tables.size(); ++t) {
+        const EmbSharding k = st.dlrm.sharding[t];
+        if (k == EmbSharding::TableRowWise && G > node && G % node != 0)
+            return "strategy.emb_sharding[" + str(long(t)) + "] = \"twrw\" needs the group (" +
+                   str(G) + " GPUs) to be whole nodes of " + str(node) +
+                   "; choose emb_group_size a multiple of " + str(node) + " or another type";
+        if (k == EmbSharding::RowWise && d.tables[t].rows < G)
+            return "strategy.emb_sharding[" + str(long(t)) + "] = \"rw\" splits " +
+                   str(d.tables[t].rows) + " rows over " + str(G) +
+                   " GPUs, fewer than one each; use \"tw\" or \"dp\" for this table";
+    }
+    return std::nullopt;
+}
+
+} // namespace detail
+
+} // namespace madmax

@@ -1,0 +1,37 @@
+// The DLRM engine's internals, shared by evaluate(), peakMemory() and the plan search.
+#pragma once
+
+#include "madmax/collectives.hpp"
+#include "madmax/engine.hpp"
+
+namespace madmax::detail {
+
+/// What one GPU carries of the embedding work for a step (bytes).
+struct DlrmRankLoad {
+    double costS = 0, lookupB = 0, bwdB = 0, sendB = 0, memB = 0, optB = 0;
+};
+
+/// A plan laid out on the GPUs: the table-wise shards placed largest-first on the least loaded
+/// rank of a group, the evenly spread types, and each collective's time per pass.
+struct DlrmPlacement {
+    int group = 1, replicas = 1;
+    DlrmRankLoad critical;  ///< TW/CW shards of the most loaded rank
+    DlrmRankLoad uniform;   ///< RW and DP tables: the same on every rank
+    DlrmRankLoad twrwNode;  ///< TWRW: one rank's share of the most loaded node
+    double meanLookupB = 0, twMemMaxB = 0, twMemMeanB = 0, twCostMeanS = 0, twrwMemMaxB = 0;
+    double a2aSendB = 0, a2aRecvB = 0;   ///< pooled all-to-all buffers (full)
+    double rwPooledB = 0, idsB = 0;      ///< RW partial sums; ids to their row owners
+    double replicaSyncB = 0, dpTableGradB = 0;
+    double a2aS = 0, rwS = 0, idsS = 0, twrwNodeS = 0, twrwA2aS = 0;
+    double replicaSyncS = 0, dpTableSyncS = 0;
+    GroupLayout nodeLayout, groupLayout;
+};
+
+DlrmPlacement dlrmPlacement(const Scenario& s);
+Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options);
+MemoryBreakdown dlrmMemory(const Scenario& s, const DlrmPlacement& p);
+MemoryBreakdown dlrmMemory(const Scenario& s);
+/// Why a DLRM scenario cannot be evaluated (field and fix), or nothing.
+std::optional<std::string> explainInvalidDlrm(const Scenario& s);
+
+} // namespace madmax::detail
