@@ -518,6 +518,9 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm) {
         w.lowPrecisionScaling = *parseLowPrecisionScaling(
             r.choice("fp8_scaling", {"delayed", "current", "block"}, "delayed"));
     } else {
+        if (dlrm)
+            r.fail("kind", "DLRM serving is not modelled by the native engine: use \"training\", "
+                           "or evaluate the seed's DLRM inference files with --engine reference");
         w.kind = WorkloadKind::Inference;
         InferenceWorkload& inf = w.inference;
         inf.inputTokens = int(r.integer("input_tokens", 1, 1 << 24));

@@ -1,0 +1,236 @@
+// DLRM (issue #11): a two-table model on the toy hardware of test_hand_derived.cpp (100 TFLOP/s
+// at efficiency 0.5, 1 TB/s HBM at efficiency 1, no launch cost or latency, 100 GB/s NVLink in
+// nodes of 8, 10 GB/s network). Each expected number is worked out in the comment above it from
+// WORKLOADS.md "DLRM", not read off the code; invariants and bad inputs follow.
+#include "madmax/dlrm.hpp"
+#include "madmax/engine.hpp"
+#include "madmax/error.hpp"
+#include "madmax/search.hpp"
+#include "madmax/validation.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace madmax;
+using nlohmann::json;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Table A: 1000 rows, dim 64, fp32, 2 lookups per sample; table B: 100 rows, dim 64, fp32, one
+// lookup. Rows are 256 B (four 64-byte lines). Bottom MLP 16 → 64, top MLP → 1, dot interaction.
+// SGD for the tables: no optimizer state.
+const json kToyDlrm = json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy dlrm",
+  "model": {"id": "toy-dlrm", "arch": "dlrm",
+            "dlrm": {"dense_features": 16, "bottom_mlp": [64], "top_mlp": [1],
+                     "interaction": "dot",
+                     "tables": [{"name": "A", "rows": 1000, "dim": 64, "pooling": 2},
+                                {"name": "B", "rows": 100, "dim": 64, "pooling": 1}]}},
+  "system": {
+    "id": "toy-system", "gpus_per_node": 8, "reserve_gb": 0,
+    "gpu": {"id": "toy-gpu", "peak_tflops": {"bf16": 100}, "hbm_gb": 80, "hbm_tbps": 1,
+            "calibration": {"gemm_efficiency": 0.5, "attention_efficiency": 0.5,
+                            "memory_efficiency": 1, "kernel_launch_us": 0}},
+    "tiers": [
+      {"kind": "scale_up", "gpus": 8, "gbps": 100, "latency_us": 0, "efficiency": 1,
+       "all_reduce_speedup": 1},
+      {"kind": "scale_out", "gpus": 1024, "gbps": 10, "latency_us": 0, "efficiency": 1}
+    ]
+  },
+  "gpus": 2,
+  "strategy": {"dp": 2, "emb_sharding": "tw"},
+  "workload": {"kind": "training", "global_batch": 1024, "precision": "bf16",
+               "optimizer": "sgd", "emb_optimizer": "sgd"}
+})");
+
+Scenario toy(const std::vector<std::pair<std::string, json>>& edits = {}) {
+    json doc = kToyDlrm;
+    for (const auto& [path, value] : edits)
+        applyOverride(doc, path, value, "toy");
+    return parseScenario(doc, "toy");
+}
+
+std::string errorFor(const std::vector<std::pair<std::string, json>>& edits) {
+    try {
+        toy(edits);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+} // namespace
+
+TEST_CASE("DLRM hand-derived: the dense part's FLOPs and parameters") {
+    const DlrmShape& d = toy().model.dlrm;
+    // Bottom 2·16·64 = 2048; dot over F = 3 features of 64: 2·3²·64 = 1152; the interaction
+    // output is the bottom's 64 plus F(F−1)/2 = 3 dots = 67; top 2·67·1 = 134. Sum 3334.
+    CHECK(d.featureCount() == 3);
+    CHECK(d.interactionOutput() == 67.0);
+    CHECK(d.denseForwardFlopsPerSample() == 3334.0);
+    // Parameters: 16·64 + 64 = 1088 and 67·1 + 1 = 68: 1156; tables 1000·64 + 100·64 = 70,400.
+    CHECK(d.denseParams() == 1156.0);
+    CHECK(d.tableParams() == 70400.0);
+}
+
+TEST_CASE("DLRM hand-derived: table-wise lookups, backward and pooled all-to-all") {
+    const Result r = evaluate(toy());
+    const DlrmResult& x = r.dlrmResult;
+    REQUIRE(x.active);
+    // Two GPUs, one group; each table on one GPU, the larger (A) alone on the critical one.
+    // A's lookups: the group's 1024 samples × 2 × 256 B = 524,288 B → 5.24288e-7 s at 1 TB/s.
+    CHECK(x.lookupBytesCritical == Approx(524288.0));
+    CHECK(x.lookupFwdS == Approx(5.24288e-7).epsilon(1e-9));
+    // Backward with the fused SGD update: per lookup a row read and written (512 B) and the
+    // 64-byte radix-sort share, 2048 · 576 = 1,179,648 B, plus the pooled gradients read,
+    // 1024 · 64 · 4 = 262,144 B: 1,441,792 B → 1.441792e-6 s.
+    CHECK(x.embBackwardS == Approx(1.441792e-6).epsilon(1e-9));
+    // Pooled all-to-all: A's outputs for all 1024 samples, 1024·64·4 = 262,144 B, equal to what
+    // each GPU receives (its 512 samples × both tables' 64 fp32); half crosses NVLink:
+    // 131,072 B / 100 GB/s = 1.31072e-6 s each way.
+    CHECK(x.a2aFwdS == Approx(1.31072e-6).epsilon(1e-9));
+    CHECK(x.a2aBwdS == Approx(1.31072e-6).epsilon(1e-9));
+    // The fullest GPU holds table A: 1000 · 64 · 4 = 256,000 B.
+    CHECK(x.tableBytesCritical == Approx(256000.0));
+    // A carries 2/3 of all lookup bytes: critical ÷ mean = 524,288 / 393,216 = 4/3.
+    CHECK(x.imbalance == Approx(4.0 / 3.0));
+}
+
+TEST_CASE("DLRM hand-derived: row-wise splits lookups and reduce-scatters partial sums") {
+    const DlrmResult x = evaluate(toy({{"strategy.emb_sharding", "rw"}})).dlrmResult;
+    // Every GPU looks up its half of each table's rows for all 1024 samples:
+    // (1024·2·256 + 1024·1·256) / 2 = 393,216 B.
+    CHECK(x.lookupBytesCritical == Approx(393216.0));
+    // Partial sums: a reduce-scatter of both tables' 1024 × 64 fp32 outputs (524,288 B) over 2
+    // GPUs, half crossing NVLink: 2.62144e-6 s; the backward all-gather the same.
+    CHECK(x.rowwiseCommS == Approx(2.0 * 2.62144e-6).epsilon(1e-9));
+    // Ids to their owners: each GPU's 512 samples × 3 lookups × 8 B = 12,288 B all-to-all,
+    // half crossing: 6.144e-8 s.
+    CHECK(x.idsA2aS == Approx(6.144e-8).epsilon(1e-9));
+    CHECK(x.a2aFwdS == 0.0);
+}
+
+TEST_CASE("DLRM hand-derived: data-parallel tables all-reduce their whole gradients") {
+    const DlrmResult x = evaluate(toy({{"strategy.emb_sharding", "dp"}})).dlrmResult;
+    // Local lookups only: 512 · 2 · 256 + 512 · 256 = 393,216 B.
+    CHECK(x.lookupBytesCritical == Approx(393216.0));
+    // Dense fp32 gradients of both tables, (1000 + 100) · 64 · 4 = 281,600 B, ring all-reduce
+    // over 2: 2·(1/2)·281,600 / 1e11 = 2.816e-6 s.
+    CHECK(x.dpTableSyncS == Approx(2.816e-6).epsilon(1e-9));
+    // Every GPU holds both tables: 70,400 · 4 = 281,600 B.
+    CHECK(x.tableBytesCritical == Approx(281600.0));
+}
+
+TEST_CASE("DLRM hand-derived: 2-D sparse parallelism syncs the touched rows across replicas") {
+    // Groups of one GPU, two replicas: each GPU holds every table and serves its own 512
+    // samples (lookups as DP: 393,216 B). Across replicas the rows each touched are reduced:
+    // A min(1024 lookups, 1000 rows) = 1000, B min(512, 100) = 100 rows of 64 fp32:
+    // 281,600 B all-reduced over 2 = 2.816e-6 s.
+    const DlrmResult x = evaluate(toy({{"strategy.emb_group_size", 1}})).dlrmResult;
+    CHECK(x.replicas == 2);
+    CHECK(x.lookupBytesCritical == Approx(393216.0));
+    CHECK(x.replicaSyncS == Approx(2.816e-6).epsilon(1e-9));
+    CHECK(x.a2aFwdS == 0.0);
+}
+
+TEST_CASE("DLRM invariants: one 2-D group equals plain sharding; row-wise never out-loads "
+          "table-wise; more bandwidth is never slower; pipelining never slower") {
+    for (const char* type : {"tw", "rw", "cw", "dp"}) {
+        INFO(type);
+        const Result plain = evaluate(toy({{"strategy.emb_sharding", type}}));
+        const Result oneGroup =
+            evaluate(toy({{"strategy.emb_sharding", type}, {"strategy.emb_group_size", 2}}));
+        CHECK(oneGroup.stepTimeS == plain.stepTimeS);
+        CHECK(oneGroup.memory.totalBytes() == plain.memory.totalBytes());
+        const Result piped =
+            evaluate(toy({{"strategy.emb_sharding", type}, {"strategy.sparse_pipeline", true}}));
+        CHECK(piped.stepTimeS <= plain.stepTimeS);
+        Scenario fast = toy({{"strategy.emb_sharding", type}});
+        fast.system.gpu.hbmBytesPerS *= 2;
+        for (auto& t : fast.system.tiers)
+            t.bytesPerS *= 2;
+        CHECK(evaluate(fast).stepTimeS <= plain.stepTimeS);
+    }
+    // Row-wise lookups per GPU never exceed table-wise's most loaded GPU, on the MLPerf model
+    // at any group size (the rows are spread evenly; tables are not).
+    Scenario mlperf = test::preset("dlrm-dcnv2-64-h100", {});
+    for (auto& t : mlperf.model.dlrm.tables) // row-wise needs a row per GPU (memory only)
+        t.rows = std::max<std::int64_t>(t.rows, 64);
+    for (int g : {8, 16, 32, 64}) {
+        Scenario tw = mlperf, rw = mlperf;
+        tw.strategy.dlrm.sharding.fill(EmbSharding::TableWise);
+        rw.strategy.dlrm.sharding.fill(EmbSharding::RowWise);
+        tw.strategy.dlrm.groupSize = rw.strategy.dlrm.groupSize = g;
+        REQUIRE_FALSE(explainInvalid(rw));
+        CHECK(evaluate(rw).dlrmResult.lookupBytesCritical <=
+              evaluate(tw).dlrmResult.lookupBytesCritical);
+    }
+}
+
+TEST_CASE("DLRM memory: tables that do not fit are flagged; sharding them makes them fit") {
+    // The MLPerf model's 24 billion fp32 parameters (96 GB) cannot be replicated on an 80 GB
+    // H100; table-wise over 64 GPUs they fit.
+    Scenario s = test::preset("dlrm-dcnv2-64-h100", {});
+    s.strategy.dlrm.sharding.fill(EmbSharding::DataParallel);
+    CHECK_FALSE(peakMemory(s).fits());
+    s.strategy.dlrm.sharding.fill(EmbSharding::TableWise);
+    CHECK(peakMemory(s).fits());
+    CHECK(peakMemory(s).totalBytes() == evaluate(s).memory.totalBytes());
+}
+
+TEST_CASE("DLRM bad inputs name the field and the fix") {
+    CHECK_THAT(errorFor({{"model.dlrm.tables.1.dim", 32}}),
+               Contains("tables[1].dim") && Contains("dcnv2"));
+    CHECK_THAT(errorFor({{"strategy.emb_sharding", "xw"}}),
+               Contains("strategy.emb_sharding") && Contains("tw, rw, cw, twrw, dp"));
+    CHECK_THAT(errorFor({{"strategy.emb_sharding", json::array({"tw", "rw", "dp"})}}),
+               Contains("3 types for 2 table groups"));
+    CHECK_THAT(errorFor({{"strategy.emb_group_size", 3}}), Contains("emb_group_size"));
+    CHECK_THAT(errorFor({{"workload.seq_len", 128}}),
+               Contains("workload.seq_len") && Contains("no sequence length"));
+    CHECK_THAT(errorFor({{"strategy.tp", 2}}), Contains("strategy.tp"));
+    CHECK_THAT(errorFor({{"model.dlrm.tables.0.rows", -5}}), Contains("tables[0].rows"));
+    CHECK_THAT(errorFor({{"model.dlrm.tables.0.pooling", 0}}), Contains("tables[0].pooling"));
+    CHECK_THAT(errorFor({{"model.dlrm.bottom_mlp", json::array({64, 1.5})}}),
+               Contains("bottom_mlp[1]"));
+    CHECK_THAT(errorFor({{"model.dlrm.top_experts", 2}, {"model.dlrm.top_k", 3}}),
+               Contains("model.dlrm.top_k"));
+    CHECK_THAT(errorFor({{"workload.global_batch", 1023}}), Contains("multiple of the 2 GPUs"));
+    CHECK_THAT(errorFor({{"model.dlrm.tables.1.rows", 1}, {"strategy.emb_sharding", "rw"}}),
+               Contains("fewer than one each"));
+    CHECK_THAT(errorFor({{"model.dlrm.interaction", "cross"}}),
+               Contains("model.dlrm.interaction"));
+    CHECK_THAT(errorFor({{"model.dlrm.tabels", json::array()}}), Contains("tabels"));
+    CHECK_THAT(errorFor({{"workload.kind", "inference"}, {"workload.input_tokens", 1},
+                         {"workload.output_tokens", 1}}),
+               Contains("DLRM serving"));
+    json many = json::array();
+    for (int i = 0; i < 33; ++i)
+        many.push_back({{"rows", 10}, {"dim", 64}});
+    CHECK_THAT(errorFor({{"model.dlrm.tables", many}}), Contains("at most 32"));
+    // The embedding plan on a transformer is refused, not ignored.
+    CHECK_THAT(
+        [] {
+            try {
+                test::preset("default", {"strategy.emb_sharding=rw"});
+            } catch (const InputError& e) {
+                return std::string(e.what());
+            }
+            return std::string("(no error)");
+        }(),
+        Contains("apply to DLRM models only"));
+}
+
+TEST_CASE("DLRM scenarios round-trip through JSON") {
+    Scenario s = toy({{"strategy.emb_sharding", json::array({"rw", "dp"})},
+                      {"strategy.sparse_pipeline", true}});
+    const Scenario back = parseScenario(toJson(s), "round-trip");
+    CHECK(back.strategy.dlrm.sharding[0] == EmbSharding::RowWise);
+    CHECK(back.strategy.dlrm.sharding[1] == EmbSharding::DataParallel);
+    CHECK(back.strategy.dlrm.pipelineSparse);
+    CHECK(evaluate(back).stepTimeS == evaluate(s).stepTimeS);
+}
