@@ -3,6 +3,7 @@
 #include "cli_checks.hpp"
 
 #include "madmax/codesign.hpp"
+#include "madmax/dlrm_search.hpp"
 #include "madmax/error.hpp"
 #include "madmax/json_reader.hpp"
 #include "madmax/report.hpp"
@@ -154,6 +155,56 @@ void printSearch(const SearchResult& r, const Scenario& s) {
         std::cout << row(c, rank++) << "  headroom " << formatBytes(c.marginBytes) << "\n";
 }
 
+/// DLRM: the sharding-plan search, ranked and explained.
+void runDlrmSearch(const Scenario& sc, int top, bool json) {
+    DlrmSearchOptions so;
+    so.topN = top;
+    const DlrmSearchResult r = searchDlrmPlans(sc, so);
+    if (json) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto& c : r.top) {
+            Scenario s = sc;
+            s.strategy.dlrm = c.plan;
+            a.push_back({{"strategy", toJson(s)["strategy"]},
+                         {"plan", describePlan(sc, c.plan)},
+                         {"step_time_s", c.result.stepTimeS},
+                         {"samples_per_s", c.result.samplesPerS},
+                         {"exposed_comm_s", c.result.exposedCommS},
+                         {"memory_bytes", c.result.memory.totalBytes()},
+                         {"fits", c.fits}});
+        }
+        std::cout << nlohmann::json{{"schema", "madmax-dlrm-search/1"},
+                                    {"top", a},
+                                    {"explanation", r.explanation},
+                                    {"stats",
+                                     {{"evaluated", r.evaluated},
+                                      {"valid", r.valid},
+                                      {"fitting", r.fitting},
+                                      {"exhaustive", r.exhaustive}}}}
+                         .dump(2)
+                  << "\n";
+        return;
+    }
+    std::cout << "Sharding-plan search: " << sc.model.name << " on " << sc.gpus << " x "
+              << sc.system.gpu.name << "\n";
+    std::cout << "rank  group  pipe   samples/s      step   exposed    memory  plan\n";
+    int rank = 1;
+    for (const auto& c : r.top) {
+        const int g = c.plan.groupSize > 0 ? c.plan.groupSize : sc.gpus;
+        std::printf("%4d %6d %5s %11.0f %9s %9s %9s%s  %s\n", rank++, g,
+                    c.plan.pipelineSparse ? "yes" : "no", c.result.samplesPerS,
+                    formatSeconds(c.result.stepTimeS).c_str(),
+                    formatSeconds(c.result.exposedCommS).c_str(),
+                    formatBytes(c.result.memory.totalBytes()).c_str(), c.fits ? "" : " (!)",
+                    describePlan(sc, c.plan).c_str());
+    }
+    std::printf("\n%lld plans tried (%s), %lld valid, %lld fit in HBM; (!) = does not fit\n",
+                r.evaluated, r.exhaustive ? "exhaustive" : "coordinate descent per group size",
+                r.valid, r.fitting);
+    for (const auto& line : r.explanation)
+        std::cout << line << "\n";
+}
+
 // Each subcommand: its options, and a callback that runs it (errors are thrown: InputError for
 // bad input, exit code 2; anything else is internal, exit code 1).
 
@@ -183,6 +234,10 @@ void addSearchCommand(CLI::App& app) {
                      "With --json: include the scatter sample (up to 20,000 configurations)");
     search->callback([o] {
         Prepared p = prepare(o->common);
+        if (p.scenario.model.isDlrm()) {
+            runDlrmSearch(p.scenario, o->top, o->common.json);
+            return;
+        }
         if (p.scenario.workload.kind == WorkloadKind::Inference) {
             ServingSearchOptions so;
             so.ttftObjectiveS = o->ttft;
@@ -284,6 +339,16 @@ void addSweepCommand(CLI::App& app) {
             std::cout << toJson(r).dump(2) << "\n";
         } else if (o->common.csv) {
             std::cout << sweepCsv(r);
+        } else if (p.scenario.model.isDlrm()) {
+            // A DLRM: samples, and the best sharding plan at each point.
+            std::string csv = sweepCsv(r);
+            const auto at = csv.find("best_tokens_per_s");
+            if (at != std::string::npos) csv.replace(at, 17, "best_samples_per_s");
+            std::cout << csv;
+            std::cout << "\nunscaled best plan: "
+                      << describePlan(p.scenario, r.unscaled.strategy.dlrm) << ", "
+                      << r.unscaled.tokensPerS / std::max(1, r.unscaled.gpus)
+                      << " samples/s/GPU\n";
         } else {
             std::cout << sweepCsv(r);
             std::cout << "\nunscaled best: " << strategySpec(r.unscaled.strategy) << ", "

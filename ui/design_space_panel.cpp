@@ -113,6 +113,13 @@ void DesignSpacePanel::setChartStyle(const ChartStyle& s) {
 void DesignSpacePanel::runSearch() {
     if (job_.running()) return;
     const Scenario base = doc_->scenario();
+    if (base.model.isDlrm()) {
+        status_->setText("A DLRM's strategy is its embedding sharding plan: use \"Search "
+                         "sharding plans\" in the Embeddings (DLRM) panel. Co-design sweeps "
+                         "re-run that plan search at every point.");
+        emit searchFinished(false);
+        return;
+    }
     SearchOptions opt;
     opt.objective = *parseObjective(objective_->currentData().toString().toStdString());
     opt.topN = topN_->value();

@@ -4,6 +4,9 @@
 
 #include <QGridLayout>
 
+#include <algorithm>
+#include <cmath>
+
 namespace madmax::ui {
 
 namespace {
@@ -79,14 +82,29 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
         setServingResults(r, b && b->isInference ? b : nullptr);
         return;
     }
+    const bool dlrm = r.dlrmResult.active;
     for (int i = 0; i < kTiles; ++i) {
         names_[i]->setText(kNames[i]);
         for (QLabel* l : {names_[i], values_[i], deltas_[i]})
             l->setToolTip(kTips[i]);
     }
+    // A recommendation model trains samples, not tokens.
+    const int gpus = r.tokensPerSPerGpu > 0 ? int(std::lround(r.tokensPerS / r.tokensPerSPerGpu))
+                                            : std::max(1, r.dlrmResult.groupSize *
+                                                              std::max(1, r.dlrmResult.replicas));
+    const double perGpu = dlrm ? r.samplesPerS / gpus : r.tokensPerSPerGpu;
+    if (dlrm) {
+        names_[1]->setText("Samples/s");
+        names_[2]->setText("Samples/s per GPU");
+        names_[3]->setText("MFU (dense part)");
+        for (int i : {1, 2})
+            for (QLabel* l : {names_[i], values_[i], deltas_[i]})
+                l->setToolTip("Global batch (samples) / step time" +
+                              QString(i == 2 ? ", divided by the GPU count." : "."));
+    }
     values_[0]->setText(QString::fromStdString(formatSeconds(r.stepTimeS)));
-    values_[1]->setText(compact(r.tokensPerS));
-    values_[2]->setText(QString::number(r.tokensPerSPerGpu, 'f', 0));
+    values_[1]->setText(compact(dlrm ? r.samplesPerS : r.tokensPerS));
+    values_[2]->setText(QString::number(perGpu, 'f', 0));
     values_[3]->setText(QString::number(r.mfu * 100, 'f', 1) + "%");
     values_[4]->setText(QString("%1 / %2 GB")
                             .arg(r.memory.totalBytes() / 1e9, 0, 'f', 1)
@@ -104,8 +122,15 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
     } else if (b) {
         const bool fits = r.memory.fits();
         deltas_[0]->setText(delta(r.stepTimeS, b->stepTimeS, false, fits));
-        deltas_[1]->setText(delta(r.tokensPerS, b->tokensPerS, true, fits));
-        deltas_[2]->setText(delta(r.tokensPerSPerGpu, b->tokensPerSPerGpu, true, fits));
+        if (dlrm != b->dlrmResult.active) {
+            for (auto* d : deltas_)
+                d->setText("<span style='color:gray'>baseline is another kind of model</span>");
+            return;
+        }
+        deltas_[1]->setText(dlrm ? delta(r.samplesPerS, b->samplesPerS, true, fits)
+                                 : delta(r.tokensPerS, b->tokensPerS, true, fits));
+        deltas_[2]->setText(dlrm ? delta(r.samplesPerS, b->samplesPerS, true, fits)
+                                 : delta(r.tokensPerSPerGpu, b->tokensPerSPerGpu, true, fits));
         deltas_[3]->setText(delta(r.mfu, b->mfu, true, fits));
         deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
     } else {

@@ -133,6 +133,9 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         rows_[key] = r;
     }
     outer->addWidget(degrees);
+    degrees_ = degrees;
+    dlrm_ = new DlrmPanel(doc_);
+    outer->addWidget(dlrm_);
 
     auto* switches = new QGroupBox("Sharding, memory and overlap");
     auto* form = new QFormLayout(switches);
@@ -321,15 +324,24 @@ void StrategyPanel::refresh(const Scenario& s) {
         kind_->setCurrentIndex(serving ? 1 : 0);
     }
     const bool moe = s.model.isMoe();
+    const bool dlrm = s.model.isDlrm();
+    // DLRM: the dense part is data-parallel over every GPU; the tables follow the DLRM panel.
+    dlrm_->setVisible(dlrm);
+    kind_->setEnabled(!dlrm);
+    kind_->setToolTip(dlrm ? "DLRM serving is not modelled by the native engine."
+                           : "Switch the workload between pre-training and serving; one "
+                             "undoable edit.");
     for (auto& [key, row] : rows_) {
-        const bool show = (serving ? !kTrainingOnly.contains(key) : !kServingOnly.contains(key)) &&
-                          (moe || !kMoeOnly.contains(key));
+        const bool show = dlrm ? (key == "gpus" || key == "global_batch")
+                               : (serving ? !kTrainingOnly.contains(key)
+                                          : !kServingOnly.contains(key)) &&
+                                     (moe || !kMoeOnly.contains(key));
         for (QWidget* w : {static_cast<QWidget*>(row.label), static_cast<QWidget*>(row.slider),
                            static_cast<QWidget*>(row.spin)})
             w->setVisible(show);
     }
     rows_.at("dp").label->setText(serving ? "Replicas" : "DP");
-    switches_->setVisible(!serving);
+    switches_->setVisible(!serving && !dlrm);
     moe_->setVisible(moe);
     if (moe) {
         const QSignalBlocker b1(imbalance_), b2(capacity_), b3(nodeLimit_),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "document.hpp"
+#include "dlrm_panel.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -29,6 +30,7 @@ class StrategyPanel : public QWidget {
     QCheckBox* check(const QString& key) const { return checks_.at(key); }
     QComboBox* workloadSwitch() const { return kind_; }
     QWidget* moeBox() const { return moe_; }
+    DlrmPanel* dlrmPanel() const { return dlrm_; }
     QDoubleSpinBox* loadImbalance() const { return imbalance_; }
     QString message() const { return message_->text(); }
     static QStringList keys();
@@ -57,6 +59,8 @@ class StrategyPanel : public QWidget {
     QComboBox* kind_;
     QWidget* switches_;
     QWidget* serving_;
+    DlrmPanel* dlrm_;
+    QWidget* degrees_;
     QDoubleSpinBox* ttft_;
     QDoubleSpinBox* tpot_;
     QWidget* moe_;              ///< mixture-of-experts controls (MoE models only)

@@ -157,3 +157,28 @@ TEST_CASE("MoE design space: EP and ETP are columns, and a row loads its expert 
     CHECK(w.document()->scenario().strategy.etp == best.etp);
     CHECK(panel->table()->item(0, headers.indexOf("EP"))->text().toInt() == best.ep);
 }
+
+TEST_CASE("DLRM: the design space points to the plan search; co-design sweeps re-run it") {
+    test::Explorer e("dlrm-dcnv2-64-h100");
+    auto& w = *e.window;
+    auto* panel = w.designSpace();
+    QSignalSpy done(panel, &ui::DesignSpacePanel::searchFinished);
+    panel->runSearch();
+    REQUIRE(waitFor(done));
+    CHECK_FALSE(panel->running());
+    CHECK(panel->status().contains("sharding plan"));
+    // Co-design re-runs the plan search at every point: more HBM bandwidth is never slower.
+    auto* co = w.coDesign();
+    QSignalSpy coDone(co, &ui::CoDesignPanel::runFinished);
+    co->runSweeps({"hbm_bw"}, "0.5,1,2");
+    REQUIRE(waitFor(coDone));
+    REQUIRE(co->sweeps());
+    const auto& pts = co->sweeps()->front().points;
+    REQUIRE(pts.size() == 3);
+    CHECK(pts[0].speedup <= pts[1].speedup);
+    CHECK(pts[1].speedup == Approx(1.0));
+    CHECK(pts[2].speedup >= pts[1].speedup);
+    // The explorer still answers: the scenario evaluates.
+    REQUIRE(e.settle());
+    CHECK(w.shown().result.dlrmResult.active);
+}

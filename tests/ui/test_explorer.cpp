@@ -458,3 +458,60 @@ TEST_CASE("Import the seed's files: reference result, native side by side, open 
     bad.setFiles("dlrm_b", "zionex_128", "dlrm_train");
     CHECK(bad.run().contains("did you mean \"dlrm_a\""));
 }
+
+TEST_CASE("DLRM in the explorer: sharding per table group, lookups and tables in the charts, the "
+          "plan search applies its best plan") {
+    test::Explorer e("dlrm-dcnv2-64-h100");
+    auto& w = *e.window;
+    REQUIRE(w.document()->scenario().model.isDlrm());
+    auto* panel = w.strategyPanel();
+    auto* dlrm = panel->dlrmPanel();
+    CHECK(dlrm->isVisibleTo(&w));
+    // Transformer controls are hidden; the GPUs and the batch stay.
+    CHECK_FALSE(panel->slider("tp")->isVisibleTo(&w));
+    CHECK_FALSE(panel->moeBox()->isVisibleTo(&w));
+    CHECK(panel->slider("gpus")->isVisibleTo(&w));
+    CHECK_FALSE(panel->workloadSwitch()->isEnabled());
+    CHECK(dlrm->tables()->rowCount() == 26);
+    // The breakdown has the lookups apart; the memory chart the tables; the timeline the
+    // all-to-all of pooled embeddings.
+    bool lookups = false, tables = false, a2a = false;
+    for (const auto& row : w.chart("breakdown")->table().rows)
+        if (row.size() >= 3 && row[1] == "Embedding lookups") lookups = lookups || row[2].toDouble() > 0;
+    for (const auto& row : w.chart("memory")->table().rows)
+        if (row.size() >= 3 && row[1] == "Embedding tables") tables = tables || row[2].toDouble() > 0;
+    for (const auto& row : w.chart("timeline")->table().rows)
+        a2a = a2a || row.join(" ").contains("pooled embeddings all-to-all");
+    CHECK(lookups);
+    CHECK(tables);
+    CHECK(a2a);
+
+    // A sharding type per table group applies and the charts follow.
+    const double before = w.shown().result.stepTimeS;
+    dlrm->shardingCombo(0)->setCurrentText("rw");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.dlrm.sharding[0] == EmbSharding::RowWise);
+    CHECK(w.shown().result.stepTimeS != before);
+    // Replicating the 40M-row table on every GPU puts all its 20 GB on each.
+    const double rwMemory = w.shown().result.memory.totalBytes();
+    dlrm->shardingCombo(0)->setCurrentText("dp");
+    REQUIRE(e.settle());
+    CHECK(w.shown().result.memory.totalBytes() > rwMemory + 19e9);
+    // A row-wise type on a 3-row table is refused with the reason.
+    dlrm->shardingCombo(5)->setCurrentText("rw");
+    CHECK(dlrm->message().contains("fewer than one each"));
+    CHECK(w.document()->scenario().strategy.dlrm.sharding[5] != EmbSharding::RowWise);
+
+    // The plan search ranks plans; double-clicking the best applies it, and the shown step is
+    // the search's.
+    dlrm->searchButton()->click();
+    dlrm->waitForSearch();
+    REQUIRE(dlrm->results()->rowCount() > 0);
+    CHECK(dlrm->explanation()->text().contains("the best plan takes"));
+    emit dlrm->results()->cellDoubleClicked(0, 0);
+    REQUIRE(e.settle());
+    CHECK(w.shown().result.memory.fits());
+    const Scenario applied = w.document()->scenario();
+    CHECK(w.shown().result.stepTimeS == Approx(evaluate(applied).stepTimeS));
+    CHECK(w.shown().result.stepTimeS < before);
+}

@@ -12,7 +12,7 @@ namespace madmax::ui {
 
 const std::vector<Component>& BreakdownChart::components() {
     static const std::vector<Component> c = {
-        Component::Forward, Component::Backward, Component::Recompute, Component::Optimizer,
+        Component::Embedding, Component::Forward, Component::Backward, Component::Recompute, Component::Optimizer,
         Component::CommTP,  Component::CommCP,   Component::CommEP,    Component::CommDP,
         Component::CommPP,  Component::Bubble};
     return c;
@@ -23,7 +23,11 @@ std::vector<double> BreakdownChart::barValues(const Result& r, bool overlapped) 
         const CommTime t = r.dimTotal(d);
         return overlapped ? t.exposedS : t.serializedS;
     };
-    return {r.compute.forwardS,          r.compute.backwardS,   r.compute.recomputeS,
+    // DLRM: the sparse part's lookups and updates apart from the dense forward and backward.
+    const double lookup = r.dlrmResult.active ? r.dlrmResult.lookupFwdS : 0.0;
+    const double update = r.dlrmResult.active ? r.dlrmResult.embBackwardS : 0.0;
+    return {lookup + update, r.compute.forwardS - lookup, r.compute.backwardS - update,
+            r.compute.recomputeS,
             r.compute.optimizerS,        comm(ParallelDim::TP), comm(ParallelDim::CP),
             comm(ParallelDim::EP),       comm(ParallelDim::DP), comm(ParallelDim::PP),
             overlapped ? r.bubbleS : 0.0};

@@ -11,6 +11,7 @@ namespace madmax::ui {
 
 namespace {
 const Component kParts[] = {Component::Weights,        Component::ExpertWeights,
+                            Component::EmbeddingTables,
                             Component::Grads,          Component::OptimizerState,
                             Component::Activations,    Component::KvCache,
                             Component::Reserve};
@@ -19,7 +20,9 @@ std::vector<double> parts(const Result& r) {
     const MemoryBreakdown& m = r.memory;
     const double experts =
         r.moe.active ? std::min(r.moe.expertWeightsBytes, m.weightsBytes) : 0.0;
-    return {(m.weightsBytes - experts) / 1e9, experts / 1e9,
+    const double tables =
+        r.dlrmResult.active ? std::min(r.dlrmResult.tableWeightsBytes, m.weightsBytes) : 0.0;
+    return {(m.weightsBytes - experts - tables) / 1e9, experts / 1e9, tables / 1e9,
             m.gradsBytes / 1e9,               m.optimizerBytes / 1e9,
             m.activationsBytes / 1e9,         m.kvCacheBytes / 1e9,
             m.reserveBytes / 1e9};

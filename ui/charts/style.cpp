@@ -33,6 +33,10 @@ QColor componentColor(Component c) {
         return QColor(0x00, 0x72, 0xB2);
     case Component::ExpertWeights:
         return QColor(0x00, 0x45, 0x6B); // a darker blue: the weights' expert share
+    case Component::Embedding:
+        return QColor(0x88, 0x44, 0xAA); // purple: the sparse part
+    case Component::EmbeddingTables:
+        return QColor(0x5B, 0x2C, 0x83);
     case Component::Grads:
         return QColor(0x56, 0xB4, 0xE9);
     case Component::OptimizerState:
@@ -75,6 +79,10 @@ QString componentName(Component c) {
         return "Weights";
     case Component::ExpertWeights:
         return "Expert weights";
+    case Component::Embedding:
+        return "Embedding lookups";
+    case Component::EmbeddingTables:
+        return "Embedding tables";
     case Component::Grads:
         return "Gradients";
     case Component::OptimizerState:
@@ -130,6 +138,12 @@ QString componentTooltip(Component c) {
     case Component::ExpertWeights:
         return "MoE: the routed experts' 16-bit weights on the fullest stage, split E/EP ways "
                "and ÷ETP (÷EDP shard with ZeRO-3).";
+    case Component::Embedding:
+        return "DLRM: embedding lookups (HBM-bound, whole 64-byte lines per row) and their fused "
+               "backward + optimizer update, on the most loaded GPU.";
+    case Component::EmbeddingTables:
+        return "DLRM: the table shards this plan puts on the fullest GPU (rows × dim × "
+               "precision); their optimizer state is under optimizer state.";
     case Component::Grads:
         return "Gradients in the reduction precision (÷DP shard from ZeRO-2), Rajbhandari et al. "
                "SC20.";

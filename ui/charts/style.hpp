@@ -30,6 +30,8 @@ enum class Component {
     KvCache,
     Reserve,
     Baseline,
+    Embedding,       ///< DLRM: lookups and their fused backward + update
+    EmbeddingTables, ///< DLRM: table shards in memory
 };
 
 QColor componentColor(Component c);

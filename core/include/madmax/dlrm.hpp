@@ -97,6 +97,7 @@ struct DlrmResult {
     double denseAllReduceS = 0, denseAllReduceExposedS = 0;
     double tableBytesCritical = 0; ///< table shards + optimizer rows on the fullest GPU
     double tableBytesMean = 0;
+    double tableWeightsBytes = 0; ///< of the memory's weights: the fullest GPU's table rows
     double imbalance = 1;       ///< critical ÷ mean sparse time
     double a2aBytesPerGpu = 0;  ///< forward pooled all-to-all send of the critical rank
 };

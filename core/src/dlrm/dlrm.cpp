@@ -569,6 +569,8 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     x.denseAllReduceExposedS = denseArExposed;
     x.tableBytesCritical = p.critical.memB + p.uniform.memB + p.twrwMemMaxB;
     x.tableBytesMean = p.twMemMeanB + p.uniform.memB + p.twrwMemMaxB;
+    x.tableWeightsBytes =
+        r.memory.weightsBytes - d.denseParams() * bytesPerElement(w.precision);
     x.imbalance = x.lookupBytesMean > 0 ? x.lookupBytesCritical / x.lookupBytesMean : 1.0;
     x.a2aBytesPerGpu = p.critical.sendB;
 

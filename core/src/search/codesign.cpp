@@ -1,4 +1,7 @@
 #include "madmax/codesign.hpp"
+#include "madmax/dlrm_search.hpp"
+
+#include <chrono>
 
 #include "madmax/error.hpp"
 #include "madmax/json_reader.hpp"
@@ -141,8 +144,41 @@ std::vector<std::size_t> SweepResult::strategyChanges() const {
 }
 
 namespace {
+/// DLRM: the best sharding plan at this point (samples/s stand in for tokens/s: the sweep
+/// reports speedups, ratios of the same quantity).
+Candidate bestDlrmPlan(const Scenario& s, SearchStats* stats, bool* feasible) {
+    const auto start = std::chrono::steady_clock::now();
+    DlrmSearchOptions o;
+    o.topN = 1;
+    const DlrmSearchResult r = searchDlrmPlans(s, o);
+    Candidate c;
+    *feasible = !r.top.empty() && r.top.front().fits;
+    if (stats) {
+        stats->enumerated = std::size_t(r.valid);
+        stats->feasible = std::size_t(r.fitting);
+        stats->infeasible = std::size_t(r.valid - r.fitting);
+        stats->seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    if (!*feasible) return c;
+    const DlrmPlanCandidate& b = r.top.front();
+    c.gpus = s.gpus;
+    c.strategy = s.strategy;
+    c.strategy.dlrm = b.plan;
+    c.stepTimeS = b.result.stepTimeS;
+    c.tokensPerS = b.result.samplesPerS;
+    c.mfu = b.result.mfu;
+    c.memoryBytes = b.result.memory.totalBytes();
+    c.marginBytes = b.result.memory.marginBytes();
+    c.exposedCommS = b.result.exposedCommS;
+    c.score = b.result.samplesPerS;
+    c.fits = true;
+    return c;
+}
+
 Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOptions& options,
                  SearchStats* stats, bool* feasible) {
+    if (s.model.isDlrm()) return bestDlrmPlan(s, stats, feasible);
     SearchOptions o = options;
     o.topN = 1;
     o.scatterLimit = 0;

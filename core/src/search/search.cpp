@@ -432,6 +432,10 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
 } // namespace
 
 SearchResult search(const Scenario& base, const SearchSpace& space, const SearchOptions& opt) {
+    if (base.model.isDlrm())
+        throw InputError("search", "model",
+                         "a DLRM's strategy is its embedding sharding plan: use the plan search "
+                         "(madmax search on a DLRM scenario, or the explorer's DLRM panel)");
     if (base.workload.kind == WorkloadKind::Inference) return searchInference(base, space, opt);
     const auto start = std::chrono::steady_clock::now();
     std::vector<Task> all = buildTasks(base, space);

@@ -1,4 +1,5 @@
 #include "madmax/serving.hpp"
+#include "madmax/error.hpp"
 
 #include "madmax/engine.hpp"
 #include "madmax/strategy_space.hpp"
@@ -38,6 +39,8 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
 }
 
 ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& o) {
+    if (base.model.isDlrm())
+        throw InputError("search", "model", "DLRM serving is not modelled by the native engine");
     ServingSearchResult res;
     const Model& m = base.model;
     const int domain =
