@@ -137,8 +137,8 @@ TEST_CASE("DLRM hand-derived: 2-D sparse parallelism syncs the touched rows acro
     CHECK(x.a2aFwdS == 0.0);
 }
 
-TEST_CASE("DLRM invariants: one 2-D group equals plain sharding; row-wise never out-loads "
-          "table-wise; more bandwidth is never slower; pipelining never slower") {
+TEST_CASE("DLRM invariants: one 2-D group equals plain sharding, row-wise never out-loads "
+          "table-wise, more bandwidth is never slower, pipelining never slower") {
     for (const char* type : {"tw", "rw", "cw", "dp"}) {
         INFO(type);
         const Result plain = evaluate(toy({{"strategy.emb_sharding", type}}));
@@ -171,7 +171,7 @@ TEST_CASE("DLRM invariants: one 2-D group equals plain sharding; row-wise never 
     }
 }
 
-TEST_CASE("DLRM memory: tables that do not fit are flagged; sharding them makes them fit") {
+TEST_CASE("DLRM memory: tables that do not fit are flagged, sharding them makes them fit") {
     // The MLPerf model's 24 billion fp32 parameters (96 GB) cannot be replicated on an 80 GB
     // H100; table-wise over 64 GPUs they fit.
     Scenario s = test::preset("dlrm-dcnv2-64-h100", {});

@@ -158,7 +158,7 @@ TEST_CASE("MoE design space: EP and ETP are columns, and a row loads its expert 
     CHECK(panel->table()->item(0, headers.indexOf("EP"))->text().toInt() == best.ep);
 }
 
-TEST_CASE("DLRM: the design space points to the plan search; co-design sweeps re-run it") {
+TEST_CASE("DLRM: the design space points to the plan search, co-design sweeps re-run it") {
     test::Explorer e("dlrm-dcnv2-64-h100");
     auto& w = *e.window;
     auto* panel = w.designSpace();
