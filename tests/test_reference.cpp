@@ -177,7 +177,7 @@ TEST_CASE("The seed's LLM files convert to a native scenario, with every assumpt
     } catch (const InputError& e) {
         msg = e.what();
     }
-    CHECK_THAT(msg, Catch::Contains("--engine reference"));
+    CHECK_THAT(msg, Catch::Contains("--engine reference") && Catch::Contains("no interaction"));
 }
 
 TEST_CASE("The seed's shipped files are built in and reproduce the reference outputs by id") {

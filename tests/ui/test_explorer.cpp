@@ -442,7 +442,7 @@ TEST_CASE("Import the seed's files: reference result, native side by side, open 
     const QString text = dlrm.run();
     // SEED-FORMAT.md §1.1 worked check: 54.00 ms.
     CHECK(text.contains("Iteration time       54.002 ms"));
-    CHECK(text.contains("--engine reference")); // DLRM: no native engine yet, said so
+    CHECK(text.contains("--engine reference")); // the seed DLRM has no interaction: said so
     CHECK_FALSE(dlrm.scenario().has_value());
 
     ui::SeedImportDialog llm(&w);

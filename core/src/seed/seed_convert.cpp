@@ -43,11 +43,17 @@ int degreeOf(const Parallel& p, const std::string& kind) {
 
 json toScenarioJson(const Model& m, const System& s, const Task& t, const PresetLibrary& lib,
                     std::vector<std::string>& assumptions, const std::string& file) {
-    if (m.type != ModelType::Llm && m.type != ModelType::LlmMoe)
+    if (m.type == ModelType::Vit)
         throw InputError(file, "type",
-                         "the native engine does not model " +
-                             std::string(m.type == ModelType::Vit ? "ViT" : "DLRM-family") +
-                             " models yet; use --engine reference");
+                         "the native engine does not model ViT yet; use --engine reference");
+    if (m.type != ModelType::Llm && m.type != ModelType::LlmMoe)
+        throw InputError(
+            file, "type",
+            "the seed's DLRM files define no interaction (every MLP layer is mlp_dim square and "
+            "the pooled embeddings join the top MLP without a width), so they cannot become a "
+            "native DLRM without inventing one; use --engine reference for them, or a native "
+            "DLRM preset built from a published shape (dlrm-criteo-1tb, "
+            "dlrm-dcnv2-criteo-1tb)");
     if (t.type != TaskType::Pretrain)
         throw InputError(file, "type",
                          "only pretrain tasks convert: the seed's inference is a prefill-only "
