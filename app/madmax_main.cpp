@@ -7,6 +7,7 @@
 #include "madmax/scenario_io.hpp"
 #include "madmax/seed.hpp"
 #include "madmax/validation.hpp"
+#include "madmax/uncertainty.hpp"
 
 #include "cli_checks.hpp"
 #include "search_commands.hpp"
@@ -136,10 +137,24 @@ void addEvaluateCommand(CLI::App& app) {
         EvaluateOptions opt;
         opt.timeline = o->timeline;
         const Result r = evaluate(sc, opt);
-        if (o->json)
-            std::cout << toJson(r).dump(2) << "\n";
-        else
-            std::cout << formatReport(sc, r);
+        // How far to trust it: the residuals of similar published runs.
+        const UncertaintyBand band = uncertaintyFor(sc);
+        if (o->json) {
+            nlohmann::json j = toJson(r);
+            j["uncertainty"] = {{"known", band.known},
+                                {"median_abs_error_pct", band.medianAbsPct},
+                                {"p90_abs_error_pct", band.p90AbsPct},
+                                {"max_abs_error_pct", band.maxAbsPct},
+                                {"runs", band.runs},
+                                {"basis", band.basis}};
+            std::cout << j.dump(2) << "\n";
+        } else {
+            std::string text = formatReport(sc, r);
+            // At the end of the header block: how far to trust what follows.
+            const auto eol = text.find("\n\n");
+            if (eol != std::string::npos) text.insert(eol, "\nAccuracy   " + band.text());
+            std::cout << text;
+        }
     });
 }
 

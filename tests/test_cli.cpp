@@ -57,7 +57,7 @@ TEST_CASE("madmax presets list and show") {
 
 TEST_CASE("madmax validate --json reports cases and a summary") {
     std::string out;
-    REQUIRE(runCli("validate " MADMAX_TEST_DATA "/public.json --json", &out) == 0);
+    REQUIRE(runCli(std::string("validate ") + MADMAX_PUBLIC_DATASET + " --json", &out) == 0);
     const auto j = nlohmann::json::parse(out);
     CHECK(j["cases"].size() == 55);
     for (const char* k :

@@ -281,7 +281,7 @@ TEST_CASE("Saving refuses to replace what is not a regular file") {
 namespace {
 /// Run `madmax validate`-style validation on public.json with one case edited.
 std::string validationErrorFor(std::size_t index, const std::string& path, const nlohmann::json& v) {
-    nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    nlohmann::json doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     applyOverride(doc["cases"][index], path, v, "test");
     try {
         runValidation(doc, PresetLibrary::builtin(), "v.json");
@@ -291,7 +291,7 @@ std::string validationErrorFor(std::size_t index, const std::string& path, const
     return "(no error)";
 }
 std::size_t firstCase(const char* kind) {
-    const nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    const nlohmann::json doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     for (std::size_t i = 0; i < doc["cases"].size(); ++i)
         if (doc["cases"][i]["kind"] == kind) return i;
     FAIL("no " << kind << " case");
@@ -328,7 +328,7 @@ TEST_CASE("A serving request longer than the model's context is refused") {
 TEST_CASE("A validation case without a model is reported, not read out of bounds (fuzzing)") {
     // libFuzzer + ASan: operator[] on the const case document read freed memory when "model"
     // was missing (tests/fuzz/seeds/regression-validation-missing-model.bin).
-    nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    nlohmann::json doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     doc["cases"][0].erase("model");
     const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "v.json");
     CHECK_FALSE(r.cases.front().predicted.has_value());
@@ -347,7 +347,7 @@ TEST_CASE("A schema field of the wrong type is bad input, not an exception (fuzz
 TEST_CASE("Huge numbers in a validation case are refused, never converted out of range (fuzzing)") {
     // UBSan's finding: scaleup_domain 8.2e22 was converted to int
     // (tests/fuzz/seeds/regression-validation-huge-domain.bin).
-    nlohmann::json doc = readJsonFile(MADMAX_TEST_DATA "/public.json");
+    nlohmann::json doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     doc["cases"][0]["system"]["scaleup_domain"] = 8.2e22;
     const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "v.json");
     CHECK_FALSE(r.cases.front().predicted.has_value());

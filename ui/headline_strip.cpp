@@ -61,6 +61,13 @@ HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
         grid->addWidget(values_[i], 1, i);
         grid->addWidget(deltas_[i], 2, i);
     }
+    band_ = new QLabel;
+    band_->setStyleSheet("color: gray;");
+    band_->setToolTip("The |error| of the published runs most like this scenario (same GPU "
+                      "family and workload kind, else the same kind on any GPU), from "
+                      "`madmax validate` on the built-in dataset. Rows the calibration was "
+                      "fitted on are included; see the README's validation section.");
+    grid->addWidget(band_, 3, 0, 1, kTiles);
     setFontScale(1.0);
 }
 
@@ -75,6 +82,18 @@ void HeadlineStrip::setFontScale(double scale) {
         names_[i]->setFont(n);
         deltas_[i]->setFont(n);
     }
+}
+
+void HeadlineStrip::setUncertainty(const UncertaintyBand& band) {
+    if (!band.known) {
+        band_->setText("Accuracy: no published run like this one to compare with");
+        return;
+    }
+    band_->setText(QString("Accuracy: ±%1% typical, %2% at worst, over %3 published %4 runs")
+                       .arg(band.medianAbsPct, 0, 'f', 1)
+                       .arg(band.maxAbsPct, 0, 'f', 1)
+                       .arg(band.runs)
+                       .arg(QString::fromStdString(band.basis)));
 }
 
 void HeadlineStrip::setResults(const Result& r, const Result* b) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "madmax/result.hpp"
+#include "madmax/uncertainty.hpp"
 
 #include <QLabel>
 #include <QWidget>
@@ -16,6 +17,10 @@ class HeadlineStrip : public QWidget {
   public:
     explicit HeadlineStrip(QWidget* parent = nullptr);
     void setResults(const Result& current, const Result* baseline);
+    /// How far to trust the prediction: the residuals of similar published runs, under the
+    /// first tile ("±4.4% typical, 12 published H100 dense training runs").
+    void setUncertainty(const UncertaintyBand& band);
+    QString uncertaintyText() const { return band_->text(); }
     void setFontScale(double scale);
     /// The text each tile shows (tests, screenshots).
     QString valueText(int tile) const { return values_[tile]->text(); }
@@ -25,6 +30,7 @@ class HeadlineStrip : public QWidget {
   private:
     void setServingResults(const Result& current, const Result* baseline);
     std::array<QLabel*, kTiles> names_{}, values_{}, deltas_{};
+    QLabel* band_;
 };
 
 } // namespace madmax::ui

@@ -268,6 +268,7 @@ void MainWindow::finishShowing(const Evaluation& e) {
         it.value()->setVisible(visible.contains(it.key()));
     const ChartInput in = chartInput();
     headline_->setResults(shown_.result, in.baseline ? &in.baseline->eval.result : nullptr);
+    headline_->setUncertainty(uncertaintyFor(shown_.scenario));
     if (serving)
         statusBar()->showMessage(
             QString("Evaluated in the background; batch %1 per replica (%2 fit in KV memory)%3")
