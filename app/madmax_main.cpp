@@ -8,6 +8,7 @@
 #include "madmax/seed.hpp"
 #include "madmax/validation.hpp"
 #include "madmax/uncertainty.hpp"
+#include "madmax/calibrate.hpp"
 
 #include "cli_checks.hpp"
 #include "search_commands.hpp"
@@ -19,6 +20,7 @@
 #endif
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -158,6 +160,85 @@ void addEvaluateCommand(CLI::App& app) {
     });
 }
 
+void addCalibrateCommand(CLI::App& app) {
+    struct Options {
+        std::string gpu, system, steps, id, out;
+        std::vector<std::string> nccl;
+        bool force = false, json = false;
+    };
+    auto o = std::make_shared<Options>();
+    auto* cal = app.add_subcommand(
+        "calibrate",
+        "Fit a GPU preset's link efficiencies and compute scale to your measurements and write "
+        "a new preset (never over a shipped one)");
+    cal->add_option("--gpu", o->gpu, "The GPU preset to start from, e.g. h100-sxm5-80gb")
+        ->required();
+    cal->add_option("--system", o->system,
+                    "The system preset whose tiers (bandwidths, GPUs per node) the nccl-tests ran "
+                    "on (default: the first system preset built on --gpu)");
+    cal->add_option("--nccl", o->nccl,
+                    "nccl-tests output files (all_reduce_perf, all_gather_perf, "
+                    "reduce_scatter_perf, alltoall_perf), with their header")
+        ->check(CLI::ExistingFile);
+    cal->add_option("--steps", o->steps,
+                    "Measured training runs in the validation format (madmax-validation/1)")
+        ->check(CLI::ExistingFile);
+    cal->add_option("--id", o->id, "Id of the new preset (not a shipped one)")->required();
+    cal->add_option("--out", o->out, "Where to write it (default: ID.json here)");
+    cal->add_flag("--force", o->force, "Replace an existing regular file at --out");
+    cal->add_flag("--json", o->json, "Print the report as JSON");
+    cal->callback([o] {
+        const auto& lib = PresetLibrary::builtin();
+        std::string sysId = o->system;
+        if (sysId.empty()) {
+            for (const Preset* p : lib.list(PresetKind::System))
+                if (p->json.value("gpu", "") == o->gpu) {
+                    sysId = p->id;
+                    break;
+                }
+            if (sysId.empty())
+                throw InputError("--system", o->gpu,
+                                 "no system preset is built on this GPU; name one with --system");
+        }
+        nlohmann::json sysDoc = {{"system", sysId}};
+        resolvePresetRefs(sysDoc, lib, "--system");
+        const System system = parseSystem(sysDoc["system"], "presets/systems/" + sysId, "system");
+        CalibrationInputs in;
+        for (const auto& f : o->nccl)
+            in.nccl.push_back(parseNcclTests(readTextFile(f), f));
+        if (!o->steps.empty()) {
+            in.steps = readJsonFile(o->steps);
+            in.stepsFile = o->steps;
+        }
+        const CalibrationReport r = calibrate(o->gpu, system, in, o->id);
+        const std::string out = o->out.empty() ? o->id + ".json" : o->out;
+        std::error_code ec;
+        const auto st = std::filesystem::symlink_status(out, ec);
+        if (std::filesystem::exists(st)) {
+            if (!std::filesystem::is_regular_file(st))
+                throw InputError(out, "--out", "exists and is not a regular file; not replaced");
+            if (!o->force)
+                throw InputError(out, "--out", "exists; pass --force to replace it");
+        }
+        writeFileAtomically(out, r.preset.dump(2) + "\n");
+        if (o->json) {
+            nlohmann::json j = {{"preset", out}, {"changes", nlohmann::json::array()},
+                                {"residuals", nlohmann::json::array()}, {"notes", r.notes}};
+            for (const auto& c : r.changes)
+                j["changes"].push_back({{"parameter", c.parameter}, {"before", c.before},
+                                        {"after", c.after}, {"moved_by", c.movedBy}});
+            for (const auto& x : r.residuals)
+                j["residuals"].push_back({{"measurement", x.measurement}, {"unit", x.unit},
+                                          {"measured", x.measured}, {"before", x.before},
+                                          {"after", x.after}});
+            std::cout << j.dump(2) << "\n";
+        } else {
+            std::cout << formatCalibration(r) << "\nWrote " << out
+                      << "; use it with --set system.gpu=" << out << "\n";
+        }
+    });
+}
+
 void addValidateCommand(CLI::App& app) {
     struct Options {
         std::string dataset;
@@ -290,6 +371,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     addEvaluateCommand(app);
     addValidateCommand(app);
+    addCalibrateCommand(app);
     addPresetsCommand(app);
 #ifdef MADMAX_WITH_FIGURE
     addFigureCommand(app, argv[0]);

@@ -10,6 +10,8 @@ namespace madmax {
 /// Parse JSON text, turning syntax errors into InputError with line and column.
 nlohmann::json parseJsonText(const std::string& text, const std::string& file);
 nlohmann::json readJsonFile(const std::string& path);
+/// A text file (bounded size), with the same clear errors as readJsonFile.
+std::string readTextFile(const std::string& path);
 /// Write atomically: a temporary file in the same folder, then rename over the target.
 void writeFileAtomically(const std::string& path, const std::string& contents);
 

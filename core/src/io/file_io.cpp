@@ -144,7 +144,7 @@ json parseJsonText(const std::string& text, const std::string& file) {
     }
 }
 
-json readJsonFile(const std::string& path) {
+std::string readTextFile(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
@@ -167,11 +167,13 @@ json readJsonFile(const std::string& path) {
         if (text.size() > kMaxInputBytes)
             throw InputError(path, "",
                              "more than " + std::to_string(kMaxInputBytes >> 20) +
-                                 " MiB: not a madmax JSON file (reading stopped there)");
+                                 " MiB: not a madmax input file (reading stopped there)");
     }
     if (in.bad()) throw InputError(path, "", "reading the file failed");
-    return parseJsonText(text, path);
+    return text;
 }
+
+json readJsonFile(const std::string& path) { return parseJsonText(readTextFile(path), path); }
 
 void writeFileAtomically(const std::string& path, const std::string& contents) {
     namespace fs = std::filesystem;

@@ -1,5 +1,6 @@
 // Scenario documents before parsing: preset ids replaced by presets, overrides applied.
 #include "madmax/error.hpp"
+#include "madmax/file_io.hpp"
 #include "madmax/json_reader.hpp"
 #include "madmax/scenario_io.hpp"
 
@@ -20,6 +21,13 @@ void resolveRef(json& slot, PresetKind kind, const PresetLibrary& lib, const std
                 const std::string& path) {
     if (!slot.is_string()) return;
     const std::string id = slot.get<std::string>();
+    // A path to a preset file of the user's (e.g. one `madmax calibrate` wrote).
+    if (id.size() > 5 && id.compare(id.size() - 5, 5, ".json") == 0 && !lib.find(kind, id)) {
+        slot = readJsonFile(id);
+        if (!slot.is_object())
+            throw InputError(id, path, "a preset file must hold a JSON object");
+        return;
+    }
     const Preset* p = lib.find(kind, id);
     if (!p) {
         auto ids = lib.ids(kind);

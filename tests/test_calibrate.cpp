@@ -1,0 +1,180 @@
+// `madmax calibrate` (issue #12): it must recover parameters it did not know from synthetic
+// measurements made with them, and refuse bad measurements with the file, line and fix.
+#include "madmax/calibrate.hpp"
+#include "madmax/collectives.hpp"
+#include "madmax/error.hpp"
+#include "madmax/file_io.hpp"
+#include "madmax/scenario_io.hpp"
+#include "madmax/validation.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace madmax;
+using nlohmann::json;
+using Catch::Matchers::Contains;
+
+namespace {
+
+System systemPreset(const std::string& id) {
+    json doc = {{"system", id}};
+    resolvePresetRefs(doc, PresetLibrary::builtin(), "test");
+    return parseSystem(doc["system"], id, "system");
+}
+
+/// nccl-tests output as a machine whose tier `k` runs at `truth(bytes)` would print it.
+NcclTable synthetic(System sys, int k, Collective op, int ranks, int hosts,
+                    const std::function<double(double)>& truth) {
+    NcclTable t;
+    t.op = op;
+    t.ranks = ranks;
+    t.hosts = hosts;
+    t.file = "synthetic.txt";
+    sys.tiers[0].gpus = ranks / hosts;
+    for (double bytes : {1048576.0, 16777216.0, 134217728.0, 1073741824.0, 8589934592.0}) {
+        System s = sys;
+        s.tiers[std::size_t(k)].efficiency = LogCurve::constant(truth(bytes));
+        const double time = collectiveTime(s, layoutGroup(s, ranks, 1), op, bytes);
+        t.rows.push_back({bytes, time, 0.0});
+    }
+    // Through nccl-tests' text format and back, as the command reads it.
+    return parseNcclTests(formatNcclTests(t), "synthetic_" + std::to_string(ranks) + ".txt");
+}
+
+double pointAt(const json& curve, double bytes) {
+    for (const auto& p : curve)
+        if (p[0].get<double>() == bytes) return p[1].get<double>();
+    FAIL("no point at " << bytes);
+    return 0;
+}
+
+} // namespace
+
+TEST_CASE("Calibrate recovers NVLink efficiencies from synthetic nccl-tests tables") {
+    // Truth: a slower NVLink than the H100 preset's, 0.30 at 1 MiB rising to 0.70 at 8 GiB.
+    const System sys = systemPreset("dgx-h100-superpod");
+    auto truth = [](double b) { return 0.30 + 0.40 * (std::log2(b) - 20.0) / 13.0; };
+    CalibrationInputs in;
+    in.nccl.push_back(synthetic(sys, 0, Collective::AllReduce, 8, 1, truth));
+    in.nccl.push_back(synthetic(sys, 0, Collective::AllGather, 8, 1, truth));
+    const CalibrationReport r = calibrate("h100-sxm5-80gb", sys, in, "my-h100");
+    const json& curve = r.preset["links"]["scale_up"]["efficiency"];
+    for (double b : {1048576.0, 16777216.0, 134217728.0, 1073741824.0, 8589934592.0})
+        CHECK(pointAt(curve, b) == Approx(truth(b)).epsilon(1e-3));
+    // Every residual after the fit is ~0; before it, the preset's curve was off.
+    for (const auto& x : r.residuals)
+        CHECK(x.after == Approx(x.measured).epsilon(2e-3));
+    REQUIRE(r.changes.size() == 1);
+    CHECK_THAT(r.changes[0].movedBy, Contains("all_reduce_perf") && Contains("all_gather_perf"));
+    // The written preset loads, under its own id, without the shipped SKUs.
+    CHECK(r.preset["id"] == "my-h100");
+    CHECK_FALSE(r.preset.contains("skus"));
+    CHECK_NOTHROW(parseGpu(r.preset, "my-h100.json", "gpu"));
+}
+
+TEST_CASE("Calibrate fits the scale-out tier from multi-host tables, given NVLink") {
+    const System sys = systemPreset("dgx-h100-superpod");
+    auto truth = [](double) { return 0.55; };
+    CalibrationInputs in;
+    in.nccl.push_back(synthetic(sys, 1, Collective::AllReduce, 16, 2, truth));
+    const CalibrationReport r = calibrate("h100-sxm5-80gb", sys, in, "my-h100");
+    const json& curve = r.preset["links"]["scale_out"]["efficiency"];
+    for (double b : {16777216.0, 1073741824.0, 8589934592.0})
+        CHECK(pointAt(curve, b) == Approx(0.55).epsilon(1e-3));
+}
+
+TEST_CASE("Calibrate recovers a compute scale from synthetic step times") {
+    // Truth: the H100 preset with its GEMM and attention efficiencies × 0.8. The "measured"
+    // values of the 7 public H100 training rows are what that GPU predicts.
+    const auto& lib = PresetLibrary::builtin();
+    json truth = lib.find(PresetKind::Gpu, "h100-sxm5-80gb")->json;
+    for (auto& p : truth["calibration"]["gemm_efficiency"])
+        p[1] = p[1].get<double>() * 0.8;
+    truth["calibration"]["attention_efficiency"] =
+        truth["calibration"]["attention_efficiency"].get<double>() * 0.8;
+    PresetLibrary truthLib = lib;
+    truthLib.add(PresetKind::Gpu, "h100-sxm5-80gb", "truth", truth.dump());
+    json steps = readJsonFile(MADMAX_PUBLIC_DATASET);
+    json kept = json::array();
+    for (const auto& c : steps["cases"])
+        if (c["id"].get<std::string>().rfind("llama3-t4", 0) == 0 ||
+            c["id"].get<std::string>().rfind("nemo2407", 0) == 0)
+            kept.push_back(c);
+    steps["cases"] = kept;
+    const ValidationReport made = runValidation(steps, truthLib, "steps.json");
+    for (std::size_t i = 0; i < kept.size(); ++i)
+        steps["cases"][i]["measured"]["value"] = *made.cases[i].predicted;
+    CalibrationInputs in;
+    in.steps = steps;
+    in.stepsFile = "steps.json";
+    const CalibrationReport r = calibrate("h100-sxm5-80gb", systemPreset("dgx-h100-superpod"), in,
+                                          "my-h100");
+    REQUIRE(r.changes.size() == 1);
+    CHECK(std::stod(r.changes[0].after) == Approx(0.8).epsilon(5e-3));
+    for (const auto& x : r.residuals)
+        CHECK(x.after == Approx(x.measured).epsilon(5e-3));
+}
+
+TEST_CASE("Bad calibration inputs are refused with the file and the fix") {
+    auto err = [](const std::string& text, const std::string& file) {
+        try {
+            parseNcclTests(text, file);
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    const std::string ranks = "#  Rank  0 Group  0 Pid 1 on a device 0 [0x1] GPU\n"
+                              "#  Rank  1 Group  0 Pid 2 on a device 1 [0x2] GPU\n";
+    const std::string row = "1048576 262144 float sum -1 45.1 23.25 40.69 0\n";
+    CHECK_THAT(err(ranks + row, "mystery.txt"), Contains("cannot tell which collective"));
+    CHECK_THAT(err(row, "all_reduce_perf.txt"), Contains("Rank"));
+    CHECK_THAT(err(ranks, "all_reduce_perf.txt"), Contains("no perf rows"));
+    CHECK_THAT(err(ranks + "1048576 262144 float sum -1 fast\n", "all_reduce_perf.txt"),
+               Contains("line 3") && Contains("busbw"));
+    CHECK_THAT(err(ranks + "1048576 262144 float sum -1 0 0 0 0\n", "all_reduce_perf.txt"),
+               Contains("positive"));
+    const System sys = systemPreset("dgx-h100-superpod");
+    auto calErr = [&](const std::string& gpu, const std::string& id, const CalibrationInputs& in) {
+        try {
+            calibrate(gpu, sys, in, id);
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CalibrationInputs none;
+    CHECK_THAT(calErr("h100-sxm5-80gb", "mine", none), Contains("at least one"));
+    CHECK_THAT(calErr("h100-sxm5-80gb", "h100-sxm5-80gb", none), Contains("never overwritten"));
+    CHECK_THAT(calErr("h999", "mine", none), Contains("no GPU preset"));
+}
+
+TEST_CASE("madmax calibrate writes a new preset, never over a file without --force, and "
+          "evaluate uses it") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "madmax-calibrate-test";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const System sys = systemPreset("dgx-h100-superpod");
+    NcclTable t = synthetic(sys, 0, Collective::AllReduce, 8, 1, [](double) { return 0.5; });
+    const std::string nccl = (dir / "all_reduce_perf.txt").string();
+    std::ofstream(nccl) << formatNcclTests(t);
+    const std::string out = (dir / "mine.json").string();
+    const std::string cmd = "calibrate --gpu h100-sxm5-80gb --nccl " + nccl + " --id mine --out " + out;
+    std::string text;
+    REQUIRE(test::runCli(cmd, &text) == 0);
+    CHECK_THAT(text, Contains("links.scale_up.efficiency") && Contains("Wrote"));
+    std::string err;
+    CHECK(test::runCli(cmd, nullptr, &err) == 2);
+    CHECK_THAT(err, Contains("--force"));
+    CHECK(test::runCli(cmd + " --force") == 0);
+    // The calibrated GPU, used by a scenario: a slower NVLink makes the default step slower.
+    std::string a, b;
+    REQUIRE(test::runCli("evaluate default --json", &a) == 0);
+    REQUIRE(test::runCli("evaluate default --json --set system.gpu=" + out, &b) == 0);
+    CHECK(json::parse(b)["step_time_s"].get<double>() > json::parse(a)["step_time_s"].get<double>());
+    fs::remove_all(dir);
+}
