@@ -5,6 +5,7 @@
 // change one constant of the physics and one of these goes red (tools/mutation-check.sh).
 #include "test_support.hpp"
 
+#include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
 
@@ -260,25 +261,27 @@ TEST_CASE("Hand-derived: decode all-reduces twice per layer, and TTFT waits half
 
 TEST_CASE("Hand-derived: an FSDP layer waits for its weights when the network is slow") {
     // ZeRO-3 over DP 16 = two nodes, network slowed to 1 GB/s. Each layer's bf16 weights
-    // (12,584,960 · 2 = 25,169,920 B) are all-gathered hierarchically: (7/8)·S / 100 GB/s inside
-    // the node, then (1/2)·(S/8) / 1 GB/s across: 2.202368e-4 + 1.573120e-3 = 1.793357e-3 s,
-    // longer than the layer's compute (~0.6 ms), so each forward layer lasts as long as its
-    // gather. Plus the embedding (4.194304e-6 s) and the LM head (norm 4.194304e-6, GEMM
-    // 2·1024·32768·1024 / 5e13 = 1.374390e-3, fp32 logits 201,326,592 B = 2.013266e-4):
-    // one micro-batch forward = 4 · 1.793357e-3 + 1.584105e-3 = 8.757533e-3 s.
-    const Result r = evaluate(toy({{"gpus", 16},
-                                   {"strategy.dp", 16},
-                                   {"strategy.zero_stage", 3},
-                                   {"system.tiers.1.gbps", 1}}));
-    CHECK(r.forwardPerMicroBatchS == Approx(8.757533e-3).epsilon(1e-5));
+    // (12,584,960 · 2 = 25,169,920 B) are all-gathered by one ring over the 16 ranks (NCCL),
+    // each step paced by the network: (15/16)·S / 1 GB/s = 2.359680e-2 s, longer than the
+    // layer's compute (~0.6 ms), so each forward layer lasts as long as its gather. Plus the
+    // embedding (4.194304e-6 s) and the LM head (norm 4.194304e-6, GEMM 2·1024·32768·1024 /
+    // 5e13 = 1.374390e-3, fp32 logits 201,326,592 B = 2.013266e-4): one micro-batch forward =
+    // 4 · 2.359680e-2 + 1.584105e-3 = 9.597130e-2 s.
+    const std::vector<std::pair<std::string, json>> slow = {{"gpus", 16},
+                                                            {"strategy.dp", 16},
+                                                            {"strategy.zero_stage", 3},
+                                                            {"system.tiers.1.gbps", 1}};
+    CHECK(evaluate(toy(slow)).forwardPerMicroBatchS == Approx(9.597130e-2).epsilon(1e-5));
+    // Hierarchically gathered instead: (7/8)·S / 100 GB/s inside the node, then (1/2)·(S/8) /
+    // 1 GB/s across: 2.202368e-4 + 1.573120e-3 = 1.793357e-3 s a layer; the forward
+    // 4 · 1.793357e-3 + 1.584105e-3 = 8.757533e-3 s.
+    auto hier = slow;
+    hier.push_back({"system.gather_algorithm", "hierarchical"});
+    CHECK(evaluate(toy(hier)).forwardPerMicroBatchS == Approx(8.757533e-3).epsilon(1e-5));
     // Oversubscription 2:1 halves the network share: the cross-node step doubles to
     // 3.146240e-3 s, a layer to 3.366477e-3 s, the forward to 1.505001e-2 s.
-    const Result o = evaluate(toy({{"gpus", 16},
-                                   {"strategy.dp", 16},
-                                   {"strategy.zero_stage", 3},
-                                   {"system.tiers.1.gbps", 1},
-                                   {"system.tiers.1.oversubscription", 2}}));
-    CHECK(o.forwardPerMicroBatchS == Approx(1.505001e-2).epsilon(1e-5));
+    hier.push_back({"system.tiers.1.oversubscription", 2});
+    CHECK(evaluate(toy(hier)).forwardPerMicroBatchS == Approx(1.505001e-2).epsilon(1e-5));
 }
 
 TEST_CASE("Hand-derived: FP8 GEMMs reach the efficiency of equal ideal time and pay their casts") {
@@ -309,4 +312,21 @@ TEST_CASE("Hand-derived: FP8 GEMMs reach the efficiency of equal ideal time and 
     // Block scaling adds one E8M0 scale per 32 elements to each of the two copies: 4.0625 B.
     CHECK(opSeconds(fp8("fp8", "block"), "MLP up GEMM") ==
           Approx(1.052069e-4 + 4.259840e-6).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: all-gather across nodes is one flat ring, as NCCL runs it") {
+    // 16 GPUs in 2 nodes of 8 (NVLink 100 GB/s, network 10 GB/s, no latency), one all-gather
+    // of a 1.6 GB buffer. NCCL's ring over all 16 ranks: 15 steps of S/16, each paced by the
+    // network link the ring crosses: 15/16 · 1.6e9 / 1e10 = 0.15 s. The hierarchical
+    // alternative: 7/8 · 1.6e9 / 1e11 = 0.014 s on NVLink, then 1/2 · 0.2e9 / 1e10 = 0.01 s.
+    Scenario s = toy({{"gpus", 16}, {"strategy.dp", 16}, {"workload.global_batch", 32}});
+    const GroupLayout g = layoutGroup(s.system, 16, 1);
+    CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) == Approx(0.15));
+    CHECK(collectiveTime(s.system, g, Collective::ReduceScatter, 1.6e9) == Approx(0.15));
+    s.system.flatRingGathers = false;
+    CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) == Approx(0.024));
+    // Inside one node the two are the same ring: 7/8 · 1.6e9 / 1e11.
+    s.system.flatRingGathers = true;
+    CHECK(collectiveTime(s.system, layoutGroup(s.system, 8, 1), Collective::AllGather, 1.6e9) ==
+          Approx(0.014));
 }

@@ -136,3 +136,20 @@ TEST_CASE("ZeRO-3 memory <= ZeRO-1 <= ZeRO-0, and recompute never adds activatio
     }
     CHECK(failures == 0);
 }
+
+TEST_CASE("ZeRO-3 at a fixed global batch: throughput per GPU falls as the ranks grow") {
+    // Llama 3 8B, FSDP over 64 → 2048 H100 at 2048 sequences per step: each GPU's share of the
+    // compute shrinks while every layer's all-gather and reduce-scatter still crosses a ring of
+    // all the ranks, whose n−1 network steps grow with n (issue #12).
+    double last = 1e300;
+    for (int g : {64, 128, 256, 512, 1024, 2048}) {
+        const Scenario s = test::preset("llama3-8b-fsdp-64-h100",
+                                        {"gpus=" + std::to_string(g),
+                                         "strategy.dp=" + std::to_string(g),
+                                         "workload.global_batch=2048"});
+        const double perGpu = evaluate(s).tokensPerSPerGpu;
+        INFO(g << " GPUs: " << perGpu << " tokens/s/GPU");
+        CHECK(perGpu < last);
+        last = perGpu;
+    }
+}

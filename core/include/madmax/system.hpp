@@ -84,6 +84,11 @@ struct System {
     std::vector<NetworkTier> tiers; ///< innermost first; the last spans the whole cluster
     double reserveBytes = 0;        ///< CUDA context, workspace, fragmentation
     double pricePerGpuHour = 0;     ///< USD per GPU-hour, for cost estimates (0: unknown)
+    /// All-gather and reduce-scatter across more than one tier: NCCL runs one flat ring over
+    /// every rank (each of the n−1 steps paced by the slowest link it crosses: its latency and,
+    /// per GPU, its bandwidth) — true by default; false models a hierarchical algorithm (an
+    /// NVLink stage, then the network stage on the 1/f share), as for all-reduce.
+    bool flatRingGathers = true;
     double maxGpus() const { return tiers.empty() ? gpusPerNode : double(tiers.back().gpus); }
 };
 

@@ -44,9 +44,22 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
     if (g.size <= 1 || bytes <= 0) return 0.0;
     double total = 0;
     switch (op) {
-    case Collective::AllReduce:
     case Collective::AllGather:
-    case Collective::ReduceScatter: {
+    case Collective::ReduceScatter:
+        if (sys.flatRingGathers && g.tierCount > 1) {
+            // One ring over all n ranks (NCCL's algorithm for these two): every step moves S/n
+            // per rank and waits for the slowest link the ring crosses.
+            int outer = -1;
+            for (int k = 0; k < g.tierCount; ++k)
+                if (g.factor[k] > 1) outer = k;
+            if (outer > 0) {
+                const NetworkTier& t = sys.tiers[outer];
+                return (g.size - 1) * t.latencyS +
+                       double(g.size - 1) / g.size * bytes / tierBandwidth(t, bytes);
+            }
+        }
+        [[fallthrough]];
+    case Collective::AllReduce: {
         // Hierarchical: reduce-scatter inside the innermost tier, then across the next on the
         // 1/f share, and so on; an all-gather retraces the steps; an all-reduce does both.
         double chunk = bytes;

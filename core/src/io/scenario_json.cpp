@@ -147,6 +147,7 @@ json toJson(const System& s) {
             {"gpus_per_node", s.gpusPerNode},
             {"reserve_gb", s.reserveBytes / 1e9},
             {"price_per_gpu_hour", s.pricePerGpuHour},
+            {"gather_algorithm", s.flatRingGathers ? "flat_ring" : "hierarchical"},
             {"tiers", tiers}};
 }
 

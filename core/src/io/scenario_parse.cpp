@@ -359,6 +359,11 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     s.gpu = parseGpu(r.raw("gpu"), file, r.pathOf("gpu"));
     s.gpusPerNode = int(r.integer("gpus_per_node", 1, 4096, 8));
     s.reserveBytes = r.number("reserve_gb", 0, 1e6, 0.0) * 1e9;
+    s.flatRingGathers =
+        r.choice("gather_algorithm", {"flat_ring", "hierarchical"}, "flat_ring") == "flat_ring";
+    r.record("gather_algorithm",
+             "flat_ring (NCCL's all-gather and reduce-scatter: one ring over every rank) or "
+             "hierarchical (an NVLink stage, then the network on the 1/f share)");
     const json& tiers = r.raw("tiers");
     const std::string tiersPath = r.pathOf("tiers");
     if (!tiers.is_array() || tiers.empty())
