@@ -42,10 +42,14 @@ TEST_CASE(
     const GroupLayout g = layoutGroup(s, 64, 1);
     REQUIRE(g.factor[0] == 8);
     REQUIRE(g.factor[1] == 8);
-    // inner: 2·(7·1 µs + 7/8·0.8 GB/100 GB/s) = 14.014 ms
-    // outer: 2·(7·10 µs + 7/8·0.1 GB/10 GB/s) = 17.64 ms
+    // inner: 2·7·1 µs latency, 2·7/8·0.8 GB/100 GB/s = 14.0 ms of transfer;
+    // outer: 2·7·10 µs latency, 2·7/8·0.1 GB/10 GB/s = 17.5 ms of transfer.
+    // Pipelined in 4 MiB chunks (NCCL): the latencies, the slower stage's transfer, and the
+    // faster stage for one chunk: 0.154 ms + 17.5 ms + 14.0 ms / (8e8 / 4,194,304).
     CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) ==
-          Approx(0.014014 + 0.01764).epsilon(1e-9));
+          Approx(0.000154 + 0.0175 + 0.014 / (8e8 / 4194304.0)).epsilon(1e-9));
+    // One stage after the other would take 31.654 ms: the pipeline hides the faster one.
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) < 0.0180);
 }
 
 TEST_CASE("A group strided by the node size crosses the network, one GPU per node") {

@@ -181,6 +181,27 @@ TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is 
 
     // One expert, top-1, of the dense FFN width: no router, no routing, no all-to-all — the
     // same step as the dense model (DP reduction unbucketed so bucket counts cannot differ).
+    // Inside one node exactly; across two nodes the expert gradients' own all-reduce pays its
+    // own pipeline fill between the NVLink and network stages (a few µs here), so within 1%.
+    for (int gpus : {8, 16}) {
+        const Scenario one = toyMoe({{"model.moe.experts", 1},
+                                     {"model.moe.top_k", 1},
+                                     {"strategy.ep", 1},
+                                     {"strategy.dp_overlap", false},
+                                     {"gpus", gpus},
+                                     {"strategy.dp", gpus}});
+        json dense = kToyMoe;
+        dense["model"].erase("moe");
+        dense["model"]["arch"] = "dense";
+        dense["model"]["ffn_hidden"] = 512;
+        dense["strategy"]["ep"] = 1;
+        dense["strategy"]["dp_overlap"] = false;
+        dense["gpus"] = gpus;
+        dense["strategy"]["dp"] = gpus;
+        const Scenario d = parseScenario(dense, "dense");
+        CHECK(evaluate(one).stepTimeS ==
+              Approx(evaluate(d).stepTimeS).epsilon(gpus == 8 ? 1e-12 : 1e-2));
+    }
     const Scenario one = toyMoe({{"model.moe.experts", 1},
                                  {"model.moe.top_k", 1},
                                  {"strategy.ep", 1},
@@ -192,7 +213,6 @@ TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is 
     dense["strategy"]["ep"] = 1;
     dense["strategy"]["dp_overlap"] = false;
     const Scenario d = parseScenario(dense, "dense");
-    CHECK(evaluate(one).stepTimeS == Approx(evaluate(d).stepTimeS).epsilon(1e-12));
     CHECK(one.model.totalParams() == d.model.totalParams());
     CHECK(evaluate(one).modelFlopsPerStep == Approx(evaluate(d).modelFlopsPerStep));
 }

@@ -32,13 +32,12 @@ double tierBandwidth(const NetworkTier& t, double bytes) {
     return t.bytesPerS / t.oversubscription * t.efficiency(bytes);
 }
 
-/// One ring reduce-scatter (or all-gather) of a full buffer `bytes` over `f` ranks in tier t;
-/// `speedup` divides the bandwidth term (in-switch reduction moves less data per GPU).
-double ringStep(const NetworkTier& t, int f, double bytes, double speedup = 1.0) {
-    return (f - 1) * t.latencyS + double(f - 1) / f * bytes / (tierBandwidth(t, bytes) * speedup);
-}
 
 } // namespace
+
+/// The piece of a buffer each stage of a multi-tier collective hands to the next (NCCL's
+/// per-channel chunk is of this order).
+constexpr double kPipelineChunkBytes = 4.0 * 1024 * 1024;
 
 double collectiveTime(const System& sys, const GroupLayout& g, Collective op, double bytes) {
     if (g.size <= 1 || bytes <= 0) return 0.0;
@@ -62,15 +61,25 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
     case Collective::AllReduce: {
         // Hierarchical: reduce-scatter inside the innermost tier, then across the next on the
         // 1/f share, and so on; an all-gather retraces the steps; an all-reduce does both.
-        double chunk = bytes;
+        // The stages run pipelined (NCCL moves the buffer in chunks, so the network works on
+        // one chunk while NVLink works on the next): the slowest stage's transfer, plus the
+        // others' for one chunk each (the fill), plus every stage's latencies.
+        double chunk = bytes, latency = 0, slowest = 0, sum = 0;
         for (int k = 0; k < g.tierCount; ++k) {
             const int f = g.factor[k];
             if (f <= 1) continue;
             const NetworkTier& t = sys.tiers[k];
-            total += op == Collective::AllReduce ? 2.0 * ringStep(t, f, chunk, t.allReduceSpeedup)
-                                                 : ringStep(t, f, chunk);
+            const double steps = op == Collective::AllReduce ? 2.0 : 1.0;
+            const double speedup = op == Collective::AllReduce ? t.allReduceSpeedup : 1.0;
+            latency += steps * (f - 1) * t.latencyS;
+            const double transfer =
+                steps * double(f - 1) / f * chunk / (tierBandwidth(t, chunk) * speedup);
+            slowest = std::max(slowest, transfer);
+            sum += transfer;
             chunk /= f;
         }
+        const double pieces = std::max(1.0, bytes / kPipelineChunkBytes);
+        total = latency + slowest + (sum - slowest) / pieces;
         return total;
     }
     case Collective::AllToAll: {
