@@ -1,6 +1,7 @@
 #include "main_window.hpp"
 
 #include "seed_import_dialog.hpp"
+#include "calibrate_dialog.hpp"
 
 #include "charts/chart_factory.hpp"
 #include "export.hpp"
@@ -159,6 +160,10 @@ void MainWindow::buildMenus() {
                 QMessageBox::warning(this, "Import", QString::fromStdString(e.what()));
             }
         });
+        dialog.exec();
+    });
+    file->addAction("&Calibrate from Measurements…", this, [this] {
+        CalibrateDialog dialog(store_.get(), this);
         dialog.exec();
     });
     recentMenu_ = file->addMenu("Open &Recent");

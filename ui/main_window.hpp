@@ -37,6 +37,7 @@ class MainWindow : public QMainWindow {
     StrategyPanel* strategyPanel() { return strategy_; }
     ScenarioPanel* scenarioPanel() { return scenarioPanel_; }
     HeadlineStrip* headline() { return headline_; }
+    PresetStore* presetStore() { return store_.get(); }
     /// Any chart by id: the explorer's, the design space's or the co-design's.
     ExplorerChart* chart(const QString& id) const;
     DesignSpacePanel* designSpace() { return designSpace_; }

@@ -5,6 +5,8 @@
 #include "presets_store.hpp"
 #include "ui_support.hpp"
 #include "seed_import_dialog.hpp"
+#include "calibrate_dialog.hpp"
+#include "madmax/collectives.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -520,4 +522,40 @@ TEST_CASE("DLRM in the explorer: sharding per table group, lookups and tables in
     const Scenario applied = w.document()->scenario();
     CHECK(w.shown().result.stepTimeS == Approx(evaluate(applied).stepTimeS));
     CHECK(w.shown().result.stepTimeS < before);
+}
+
+TEST_CASE("Calibrate from measurements: fit, before/after chart, saved as a user GPU preset") {
+    test::Explorer e;
+    auto& w = *e.window;
+    // A machine whose NVLink reaches 60% at every size, as nccl-tests would print it.
+    nlohmann::json sysDoc = {{"system", "dgx-h100-superpod"}};
+    resolvePresetRefs(sysDoc, PresetLibrary::builtin(), "t");
+    System sys = parseSystem(sysDoc["system"], "t", "system");
+    sys.tiers[0].efficiency = LogCurve::constant(0.6);
+    NcclTable t;
+    t.op = Collective::AllReduce;
+    t.ranks = 8;
+    t.hosts = 1;
+    for (double b : {16777216.0, 268435456.0, 4294967296.0})
+        t.rows.push_back({b, collectiveTime(sys, layoutGroup(sys, 8, 1), t.op, b), 0});
+    QTemporaryDir dir;
+    const QString file = dir.filePath("all_reduce_perf.txt");
+    {
+        QFile f(file);
+        REQUIRE(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(formatNcclTests(t)));
+    }
+    ui::CalibrateDialog d(w.presetStore(), &w);
+    d.setInputs("h100-sxm5-80gb", "dgx-h100-superpod", {file}, "", "my-h100");
+    const QString text = d.run();
+    CHECK(text.contains("links.scale_up.efficiency"));
+    REQUIRE(d.result());
+    for (const auto& p : d.result()->preset["links"]["scale_up"]["efficiency"])
+        CHECK(p[1].get<double>() == Approx(0.6).epsilon(1e-3));
+    CHECK(d.chartBarCount() == 3);
+    CHECK(d.save().isEmpty());
+    CHECK(w.presetStore()->library().find(PresetKind::Gpu, "my-h100") != nullptr);
+    // A shipped id is refused, with the reason.
+    d.setInputs("h100-sxm5-80gb", "dgx-h100-superpod", {file}, "", "h100-sxm5-80gb");
+    CHECK(d.run().contains("never overwritten"));
 }

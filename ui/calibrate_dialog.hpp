@@ -1,0 +1,54 @@
+// Tools → Calibrate from Measurements: fit a GPU preset to the user's nccl-tests tables and
+// measured step times (core: madmax::calibrate), show before/after on a chart, and save the
+// result as a user preset (never over a shipped one).
+#pragma once
+
+#include "presets_store.hpp"
+
+#include "madmax/calibrate.hpp"
+
+#include <QComboBox>
+#include <QDialog>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPushButton>
+
+#include <optional>
+
+class QChartView;
+
+namespace madmax::ui {
+
+class CalibrateDialog : public QDialog {
+    Q_OBJECT
+  public:
+    CalibrateDialog(PresetStore* store, QWidget* parent = nullptr);
+
+    /// Set the inputs without file dialogs (tests, scripted use).
+    void setInputs(const QString& gpu, const QString& system, const QStringList& ncclFiles,
+                   const QString& stepsFile, const QString& newId);
+    /// Fit; the report text (an error message when the inputs are bad).
+    QString run();
+    /// Save the fitted preset as a user GPU preset; an error message, empty on success.
+    QString save();
+    const std::optional<CalibrationReport>& result() const { return result_; }
+    /// Bars per measurement: measured, before, after (the chart's data).
+    int chartBarCount() const;
+
+  private:
+    void showChart();
+
+    PresetStore* store_;
+    QComboBox* gpu_;
+    QComboBox* system_;
+    QListWidget* nccl_;
+    QLineEdit* steps_;
+    QLineEdit* id_;
+    QPlainTextEdit* report_;
+    QPushButton* save_;
+    QChartView* chart_;
+    std::optional<CalibrationReport> result_;
+};
+
+} // namespace madmax::ui
