@@ -332,3 +332,29 @@ TEST_CASE("Hand-derived: all-gather across nodes is one flat ring, as NCCL runs 
     CHECK(collectiveTime(s.system, layoutGroup(s.system, 8, 1), Collective::AllGather, 1.6e9) ==
           Approx(0.014));
 }
+
+TEST_CASE("Hand-derived: FSDP prefetch depth and per-tensor collectives") {
+    // The slow-network FSDP toy above: each forward layer lasts as long as its gather when the
+    // next layer's weights are prefetched. Without prefetch the gather and the layer's compute
+    // run one after the other, so the forward grows by exactly the four layers' compute, which
+    // is the ZeRO-0 forward less the embedding and the head (1.584105e-3 s).
+    const std::vector<std::pair<std::string, json>> slow = {{"gpus", 16},
+                                                            {"strategy.dp", 16},
+                                                            {"strategy.zero_stage", 3},
+                                                            {"system.tiers.1.gbps", 1}};
+    auto with = [&](std::vector<std::pair<std::string, json>> extra) {
+        auto e = slow;
+        e.insert(e.end(), extra.begin(), extra.end());
+        return evaluate(toy(e)).forwardPerMicroBatchS;
+    };
+    const double layersCompute =
+        evaluate(toy({{"gpus", 16}, {"strategy.dp", 16}})).forwardPerMicroBatchS - 1.584105e-3;
+    CHECK(with({{"strategy.fsdp_prefetch", 0}}) - with({}) ==
+          Approx(layersCompute).epsilon(1e-4));
+    // Per weight tensor: the toy layer's 8 tensors (Q, K, V, output, two MLP matrices, two
+    // norms) are 8 collectives of S/8, the same bytes; with a 10 µs network latency each ring
+    // of 16 ranks pays 15 · 10 µs, so 7 more per layer: 4 layers · 7 · 1.5e-4 = 4.2e-3 s more.
+    CHECK(with({{"system.tiers.1.latency_us", 10}, {"strategy.fsdp_unit", "tensor"}}) -
+              with({{"system.tiers.1.latency_us", 10}}) ==
+          Approx(4.2e-3).epsilon(1e-4));
+}

@@ -48,6 +48,12 @@ struct Strategy {
     /// Share of the SMs that communication kernels hold while they overlap compute (DeepEP
     /// normal kernels: 20 of 132 on H800 ≈ 0.15); a compute slowdown during the overlap.
     double moeCommSmFraction = 0.15;
+    /// ZeRO-3 / FSDP as frameworks run it: prefetch depth 1 gathers the next layer's weights
+    /// while this one computes (FSDP's default), 0 gathers each layer just before it runs.
+    int fsdpPrefetch = 1;
+    /// ZeRO-3 collectives per layer: 1 = one flat buffer per layer (FSDP, Megatron), more =
+    /// one per weight tensor (DeepSpeed ZeRO-3 without bucketing): each pays its own latency.
+    bool fsdpPerTensor = false;
     /// DLRM: the embedding sharding plan (the dense part is data-parallel over every GPU).
     DlrmPlan dlrm;
 

@@ -216,9 +216,14 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     c.cpComm =
         collectiveTime(s.system, g.cp, Collective::AllGather, 2.0 * sh.T * sh.kvDim * act * st.cp);
     const double layerParams = m.paramsPerLayer() / sh.t;
-    c.fsdpGather = collectiveTime(s.system, g.dpShard, Collective::AllGather, layerParams * 2.0);
-    c.fsdpReduce = collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
-                                  layerParams * bytesPerElement(w.gradReducePrecision));
+    // Per weight tensor (DeepSpeed ZeRO-3 unbucketed): QKV as three, the output projection,
+    // the MLP's two or three matrices and two norms, each its own collective and latency.
+    const double tensors = st.fsdpPerTensor ? (m.gatedMlp ? 9.0 : 8.0) : 1.0;
+    c.fsdpGather = tensors * collectiveTime(s.system, g.dpShard, Collective::AllGather,
+                                            layerParams * 2.0 / tensors);
+    c.fsdpReduce = tensors * collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
+                                            layerParams * bytesPerElement(w.gradReducePrecision) /
+                                                tensors);
     if (m.isMoe()) moeCosts(s, sh, oc, g, c);
     return c;
 }
@@ -279,6 +284,10 @@ class LayerBuilder {
     int background(const char* label, double dur, ParallelDim dim, Collective kind) {
         if (dur <= 0) return -1;
         return comm(label, Lane::DataParallelComm, dur, dim, kind, -1);
+    }
+    /// The next compute op waits for `op` (e.g. an unprefetched FSDP gather).
+    void blockOn(int op) {
+        if (op >= 0) waitBeforeNext_ = op;
     }
     /// Close the layer: the next layer starts only when every pending collective is done.
     void finish(int waitA, int waitB) {
@@ -484,13 +493,16 @@ void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int la
     LayerBuilder b(sim, s.strategy);
     const bool fsdp = s.strategy.zeroStage >= 3;
     const bool moe = s.model.isMoeLayer(layer);
+    const bool prefetch = s.strategy.fsdpPrefetch > 0;
     const int gather =
-        fsdp ? b.background("FSDP all-gather (next layer)", moe ? c.fsdpGatherMoe : c.fsdpGather,
-                            ParallelDim::DP, Collective::AllGather)
+        fsdp ? b.background(prefetch ? "FSDP all-gather (next layer)" : "FSDP all-gather",
+                            moe ? c.fsdpGatherMoe : c.fsdpGather, ParallelDim::DP,
+                            Collective::AllGather)
              : -1;
+    if (!prefetch) b.blockOn(gather); // gathered just before this layer runs
     for (BlockKind k : s.model.layerBlocks(layer))
         blockForward(k, b, s, c, Phase::Forward);
-    b.finish(gather, -1);
+    b.finish(prefetch ? gather : -1, -1);
 }
 
 void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int layer) {
@@ -498,10 +510,13 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int l
     LayerBuilder b(sim, st);
     const bool fsdp = st.zeroStage >= 3;
     const bool moe = s.model.isMoeLayer(layer);
-    const int gather = fsdp ? b.background("FSDP all-gather (bwd, next layer)",
+    const bool prefetch = st.fsdpPrefetch > 0;
+    const int gather = fsdp ? b.background(prefetch ? "FSDP all-gather (bwd, next layer)"
+                                                    : "FSDP all-gather (bwd)",
                                            moe ? c.fsdpGatherMoe : c.fsdpGather, ParallelDim::DP,
                                            Collective::AllGather)
                             : -1;
+    if (!prefetch) b.blockOn(gather);
     const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)",
                                            moe ? c.fsdpReduceMoe : c.fsdpReduce, ParallelDim::DP,
                                            Collective::ReduceScatter)
@@ -512,7 +527,7 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int l
             blockForward(k, b, s, c, Phase::Recompute);
     for (int i = blocks.count - 1; i >= 0; --i)
         blockBackward(blocks.kinds[i], b, s, c);
-    b.finish(gather, reduce);
+    b.finish(prefetch ? gather : -1, reduce);
 }
 
 /// Exposed time of a bucketed gradient reduction overlapping a backward pass of `overlapS`:

@@ -176,6 +176,8 @@ json toJson(const Strategy& st) {
             {"moe_fp8_dispatch", st.moeFp8Dispatch},
             {"moe_node_limit", st.moeNodeLimit},
             {"moe_comm_sm_fraction", st.moeCommSmFraction},
+            {"fsdp_prefetch", st.fsdpPrefetch},
+            {"fsdp_unit", st.fsdpPerTensor ? "tensor" : "layer"},
             {"first_stage_layers", st.firstStageLayers},
             {"last_stage_layers", st.lastStageLayers},
             {"placement", placement}};

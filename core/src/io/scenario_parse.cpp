@@ -457,6 +457,10 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.dlrm.groupSize = int(r.integer("emb_group_size", 0, 1 << 30, 0));
     r.record("emb_group_size", "2-D sparse parallelism: GPUs per sharding group (0 = all)");
     st.dlrm.pipelineSparse = r.boolean("sparse_pipeline", false);
+    st.fsdpPrefetch = int(r.integer("fsdp_prefetch", 0, 1, 1));
+    r.record("fsdp_prefetch", "ZeRO-3: 1 = gather the next layer during this one, 0 = just before it");
+    st.fsdpPerTensor = r.choice("fsdp_unit", {"layer", "tensor"}, "layer") == "tensor";
+    r.record("fsdp_unit", "ZeRO-3 collectives: one per layer (layer) or per weight tensor (tensor)");
     st.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000, 0));
     st.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000, 0));
     if (r.has("placement")) {
