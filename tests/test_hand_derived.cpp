@@ -358,3 +358,13 @@ TEST_CASE("Hand-derived: FSDP prefetch depth and per-tensor collectives") {
               with({{"system.tiers.1.latency_us", 10}}) ==
           Approx(4.2e-3).epsilon(1e-4));
 }
+
+TEST_CASE("Hand-derived: framework overheads per step and per micro-batch add as stated") {
+    // The toy runs 2 micro-batches per step (16 sequences, DP 8, micro-batch 1): 5 ms per step
+    // and 1 ms per micro-batch add 5 + 2·1 = 7 ms.
+    const double base = evaluate(toy()).stepTimeS;
+    const double with = evaluate(toy({{"workload.step_overhead_ms", 5},
+                                      {"workload.micro_batch_overhead_ms", 1}}))
+                            .stepTimeS;
+    CHECK(with - base == Approx(7e-3).epsilon(1e-9));
+}

@@ -45,6 +45,9 @@ struct Workload {
     /// Framework time per optimizer step that no op accounts for (data loading, Python,
     /// logging): added to every step. 0 by default; a measured per-step overhead goes here.
     double stepOverheadS = 0;
+    /// Framework time per micro-batch (Python scheduling, hooks) no op accounts for: added
+    /// once per micro-batch of the critical stage. 0 by default.
+    double microBatchOverheadS = 0;
     InferenceWorkload inference; ///< used when kind == Inference
 };
 

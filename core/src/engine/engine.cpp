@@ -878,7 +878,8 @@ void finishStep(const Scenario& s, const CommTable& comm, double bubbleS, Result
             exposed += c.exposedS;
     r.exposedCommS = exposed;
     // Framework time no op accounts for (workload.step_overhead_ms; 0 unless measured).
-    r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS + w.stepOverheadS;
+    r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS + w.stepOverheadS +
+                  w.microBatchOverheadS * microBatchesPerStep(s);
 
     const double tokens = double(w.globalBatch) * w.seqLen;
     r.samplesPerS = w.globalBatch / r.stepTimeS;

@@ -207,6 +207,7 @@ json toJson(const Workload& w) {
             {"grad_reduce_precision", std::string(toString(w.gradReducePrecision))},
             {"optimizer", std::string(toString(w.optimizer))},
             {"step_overhead_ms", w.stepOverheadS * 1e3},
+            {"micro_batch_overhead_ms", w.microBatchOverheadS * 1e3},
             {"fp8_scaling", std::string(toString(w.lowPrecisionScaling))},
             {"attention", std::string(toString(w.attention))}};
 }

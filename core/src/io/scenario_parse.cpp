@@ -519,6 +519,9 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm) {
             r.ignore("emb_optimizer");
         }
         w.stepOverheadS = r.number("step_overhead_ms", 0, 1e7, 0.0) * 1e-3;
+        w.microBatchOverheadS = r.number("micro_batch_overhead_ms", 0, 1e7, 0.0) * 1e-3;
+        r.record("micro_batch_overhead_ms",
+                 "≥ 0: framework time per micro-batch no op accounts for (once per micro-batch)");
         r.record("step_overhead_ms",
                  "≥ 0: framework time per step no op accounts for (data loading, Python)");
         w.gradReducePrecision =
