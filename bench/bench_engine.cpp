@@ -40,6 +40,13 @@ void BM_EvaluateServing(benchmark::State& state) {
 }
 BENCHMARK(BM_EvaluateServing);
 
+/// A DLRM step: DLRM-DCNv2 (MLPerf, 26 tables) on 64 H100, TWRW/TW/DP plan (table placement
+/// included: the shards are placed largest-first on the least loaded GPU every evaluation).
+void BM_EvaluateDlrm(benchmark::State& state) {
+    evaluateLoop(state, "dlrm-dcnv2-64-h100", false);
+}
+BENCHMARK(BM_EvaluateDlrm);
+
 /// With the op timeline for a chart (allocates its events).
 void BM_EvaluateWithTimeline(benchmark::State& state) {
     evaluateLoop(state, "default", true);

@@ -3,6 +3,7 @@
 // for Llama 3.1 405B on 16,384 H100 (aim < 2 s). Also cancellation latency.
 #include "madmax/scenario_io.hpp"
 #include "madmax/search.hpp"
+#include "madmax/dlrm_search.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -61,6 +62,21 @@ BENCHMARK(BM_SearchDeepSeekV3_256_GB200)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+/// The DLRM sharding-plan search (issue #11): 26 table groups, every group size, pipelined or
+/// not (coordinate descent: the per-group product is far beyond exhaustive).
+void BM_DlrmPlanSearch(benchmark::State& st) {
+    const madmax::Scenario s =
+        madmax::loadScenario("dlrm-dcnv2-64-h100", madmax::PresetLibrary::builtin());
+    long long evaluated = 0;
+    for (auto _ : st) {
+        const madmax::DlrmSearchResult r = madmax::searchDlrmPlans(s);
+        evaluated += r.evaluated;
+        benchmark::DoNotOptimize(r.top.data());
+    }
+    st.counters["plans/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DlrmPlanSearch)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// Time from setting the cancel flag to search() returning.
 void BM_CancelLatency(benchmark::State& state) {
