@@ -48,3 +48,33 @@ TEST_CASE("Selective recompute adds only the attention core") {
           Approx(8.0 * 8192 * m.layers * attentionFlopsPerToken(m, 8192)).epsilon(1e-12));
     CHECK(hardwareFlopsPerStep(m, 8, 8192, Recompute::None) == base);
 }
+
+TEST_CASE("ViT: patch tokens, parameters and the classifier as published") {
+    // Dosovitskiy et al. 2021 Table 1: ViT-L/16 307M, ViT-H/14 632M parameters; Dehghani et al.
+    // 2023 Table 1: ViT-22B 21.7B. Tokens: (224/16)² + 1 = 197, (224/14)² + 1 = 257.
+    const auto model = [](const char* id) {
+        return parseModel(PresetLibrary::builtin().find(PresetKind::Model, id)->json, id, "model");
+    };
+    const Model l = model("vit-l-16"), h = model("vit-h-14"), g = model("vit-22b");
+    CHECK(l.vitShape.tokens() == 197);
+    CHECK(h.vitShape.tokens() == 257);
+    CHECK(l.totalParams() == Approx(307e6).epsilon(0.02));
+    CHECK(h.totalParams() == Approx(632e6).epsilon(0.02));
+    CHECK(g.totalParams() == Approx(21.7e9).epsilon(0.02));
+    // Bidirectional: every patch attends to all 197 tokens.
+    CHECK_FALSE(l.causal);
+    // The classifier runs once per image (2·1024·1000 FLOPs), the patch projection once per
+    // patch (2·768·1024 each for 196 patches): spread over the 197 tokens,
+    // (2,048,000 + 196·1,572,864) / 197 = 310,329,344 / 197 = 1,575,275.86 FLOPs per token.
+    CHECK(lmHeadFlopsPerToken(l) == Approx(1575275.86).epsilon(1e-6));
+    // A sequence length other than the image's tokens is refused, naming the field.
+    nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "vit-22b-256-h100")->json;
+    doc["workload"]["seq_len"] = 256;
+    try {
+        parseScenario(resolveScenario(doc, PresetLibrary::builtin(), "v.json"), "v.json");
+        FAIL("no error");
+    } catch (const InputError& e) {
+        CHECK_THAT(std::string(e.what()), Catch::Contains("workload.seq_len") &&
+                                              Catch::Contains("257"));
+    }
+}

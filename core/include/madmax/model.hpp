@@ -54,6 +54,16 @@ struct MlaShape {
     std::int64_t vHeadDim = 0;   ///< per-head value dimension
 };
 
+/// Vision transformer (Dosovitskiy et al. 2021): the image as (size/patch)² patch tokens plus a
+/// class token, a patch-embedding GEMM instead of a vocabulary, a classifier on the class token.
+struct VitShape {
+    int imageSize = 0, patchSize = 0, channels = 3, classes = 0;
+    std::int64_t tokens() const {
+        return patchSize > 0 ? std::int64_t(imageSize / patchSize) * (imageSize / patchSize) + 1
+                             : 0;
+    }
+};
+
 struct Model {
     std::string id;
     std::string name;
@@ -79,6 +89,8 @@ struct Model {
     MlaShape mlaShape;
     MoeShape moe;
     DlrmShape dlrm; ///< arch == Dlrm: the transformer fields above are unused (0)
+    bool vit = false; ///< a vision transformer (vitShape); vocab holds its classes
+    VitShape vitShape;
 
     bool isDlrm() const { return arch == ModelArch::Dlrm; }
     bool isMoe() const { return arch == ModelArch::Moe && moe.experts > 0; }
@@ -114,7 +126,14 @@ struct Model {
     double moeRoutedParamsPerLayer() const { return double(moe.experts) * expertParams(); }
     /// Parameters of a dense layer (attention + MLP); MoE layers: see the two above.
     double paramsPerLayer() const { return attentionParamsPerLayer() + mlpParamsPerLayer(); }
-    double embeddingParams() const { return double(vocab) * double(hidden); }
+    double embeddingParams() const {
+        // ViT: the patch projection (C·p² → h, with bias), position embeddings, class token.
+        if (vit)
+            return (double(vitShape.channels) * vitShape.patchSize * vitShape.patchSize + 1.0 +
+                    double(vitShape.tokens()) + 1.0) *
+                   double(hidden);
+        return double(vocab) * double(hidden);
+    }
     double lmHeadParams() const { return tiedEmbeddings ? 0.0 : double(vocab) * double(hidden); }
     double totalParams() const;
     /// Parameters one token's forward pass multiplies (MoE: k routed + shared experts per

@@ -554,6 +554,23 @@ EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, cons
     const double act = 2.0;
     e.embedKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
     e.headKind = st.sequenceParallel ? Collective::AllGather : Collective::AllReduce;
+    if (s.model.vit) {
+        // ViT: the patch projection (a GEMM of C·p² → h per patch, replicated over TP) and the
+        // position embeddings added; the backward needs its weight gradient only. The
+        // classifier on the class token: norm, a GEMM per image, softmax + cross-entropy.
+        const VitShape& v = s.model.vitShape;
+        const double patch = double(v.channels) * v.patchSize * v.patchSize;
+        const double rows = sh.T - st.microBatch; // the class tokens are not patches
+        e.embedFwd = oc.gemm(rows, sh.h, patch) + oc.elementwise(3.0 * sh.T * sh.h * act);
+        e.embedBwd = oc.gemm(patch, sh.h, rows) + oc.elementwise(2.0 * sh.T * sh.h * act);
+        const double images = st.microBatch, classes = double(v.classes);
+        e.headFwd = oc.elementwise(2.0 * images * sh.h * act) + oc.gemm(images, classes, sh.h) +
+                    oc.elementwise(images * classes * (act + 4.0));
+        e.headBwd = 2.0 * oc.gemm(images, classes, sh.h) +
+                    oc.elementwise(images * classes * (4.0 + act)) +
+                    oc.elementwise(4.0 * images * sh.h * act);
+        return e; // nothing vocabulary-parallel: no TP collective at the edges
+    }
     // Vocab-parallel embedding: gather rows, then combine over TP (Shoeybi et al. 2019).
     e.embedFwd = oc.elementwise(2.0 * sh.T * sh.h * act);
     e.embedBwd = oc.elementwise(3.0 * sh.T * sh.h * act);

@@ -132,7 +132,8 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
         act += 2.0 * moeRoutedCopiesPerGpu(m, st, tokens) * double(m.hidden) * 2.0;
     }
     if (stage.last) // fp32 logits of the micro-batch being processed, for the loss
-        act += 4.0 * st.microBatch * double(w.seqLen) / st.cp * double(m.vocab) / t;
+        act += m.vit ? 4.0 * st.microBatch * double(m.vitShape.classes) // one per image
+                     : 4.0 * st.microBatch * double(w.seqLen) / st.cp * double(m.vocab) / t;
     mem.activationsBytes = act;
     mem.reserveBytes = s.system.reserveBytes;
     mem.capacityBytes = s.system.gpu.hbmBytes;

@@ -163,7 +163,10 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                " KV heads; choose a TP that divides the KV-head count";
     if (denseMlp && m.ffnHidden % st.tp != 0)
         return "TP=" + str(st.tp) + " does not divide ffn_hidden " + str(m.ffnHidden);
-    if (m.vocab % st.tp != 0)
+    if (m.vit && w.kind == WorkloadKind::Inference)
+        return "ViT serving is not modelled by the native engine (its inference is one forward "
+               "pass per image; the seed's ViT files run on the reference engine)";
+    if (!m.vit && m.vocab % st.tp != 0)
         return "TP=" + str(st.tp) + " does not divide the vocabulary of " + str(m.vocab) +
                " (pad the vocabulary to a multiple of TP)";
     if (w.seqLen % st.cp != 0)

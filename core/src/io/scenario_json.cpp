@@ -75,6 +75,14 @@ json toJson(const Model& m) {
               {"sliding_window", m.slidingWindow},
               {"sliding_window_every", m.slidingWindowEvery}};
     if (m.ffnHidden > 0) j["ffn_hidden"] = m.ffnHidden;
+    if (m.vit) {
+        for (const char* k : {"vocab", "tied_embeddings", "causal", "max_seq_len"})
+            j.erase(k);
+        j["vit"] = {{"image_size", m.vitShape.imageSize},
+                    {"patch_size", m.vitShape.patchSize},
+                    {"channels", m.vitShape.channels},
+                    {"classes", m.vitShape.classes}};
+    }
     if (m.mla) {
         const MlaShape& a = m.mlaShape;
         j["mla"] = {{"q_lora_rank", a.qLoraRank},

@@ -226,6 +226,22 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     if (r.has("dlrm")) r.fail("dlrm", "a dlrm block needs arch \"dlrm\"");
     r.ignore("dlrm");
     m.arch = arch == "moe" ? ModelArch::Moe : ModelArch::Dense;
+    if (r.has("vit")) {
+        // A vision transformer: patches instead of a vocabulary, a classifier head.
+        ObjectReader v(r.raw("vit"), file, r.pathOf("vit"));
+        m.vit = true;
+        m.vitShape.imageSize = int(v.integer("image_size", 1, 1 << 20));
+        m.vitShape.patchSize = int(v.integer("patch_size", 1, 1 << 16));
+        m.vitShape.channels = int(v.integer("channels", 1, 1024, 3));
+        m.vitShape.classes = int(v.integer("classes", 1, 1 << 24));
+        if (m.vitShape.imageSize % m.vitShape.patchSize != 0)
+            v.fail("patch_size", "must divide image_size (" +
+                                     std::to_string(m.vitShape.imageSize) + ")");
+        v.ignore("notes");
+        v.finish();
+    } else {
+        r.ignore("vit");
+    }
     m.layers = int(r.integer("layers", 1, 100000));
     m.hidden = r.integer("hidden", 1, 1LL << 30);
     m.heads = int(r.integer("heads", 1, 1 << 20));
@@ -273,10 +289,22 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     else
         r.ignore("ffn_hidden");
     m.gatedMlp = r.boolean("gated_mlp", false);
-    m.vocab = r.integer("vocab", 1, 1LL << 32);
-    m.tiedEmbeddings = r.boolean("tied_embeddings", false);
-    m.causal = r.boolean("causal", true);
-    m.maxSeqLen = r.integer("max_seq_len", 0, 1LL << 32, 0);
+    if (m.vit) {
+        for (const char* k : {"vocab", "tied_embeddings", "causal", "max_seq_len"})
+            if (r.has(k))
+                r.fail(k, "a vision transformer sets it from its vit block (classes, "
+                          "bidirectional attention over the patch tokens); remove it");
+        for (const char* k : {"vocab", "tied_embeddings", "causal", "max_seq_len"})
+            r.ignore(k);
+        m.vocab = m.vitShape.classes;
+        m.causal = false;
+        m.maxSeqLen = m.vitShape.tokens();
+    } else {
+        m.vocab = r.integer("vocab", 1, 1LL << 32);
+        m.tiedEmbeddings = r.boolean("tied_embeddings", false);
+        m.causal = r.boolean("causal", true);
+        m.maxSeqLen = r.integer("max_seq_len", 0, 1LL << 32, 0);
+    }
     m.slidingWindow = r.integer("sliding_window", 0, 1LL << 32, 0);
     r.record("sliding_window", "0 = none; else keys a query sees in windowed layers");
     m.slidingWindowEvery = int(r.integer("sliding_window_every", 1, 100000, 1));
@@ -494,7 +522,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
 
 namespace {
 
-Workload parseWorkload(const json& j, const std::string& file, bool dlrm) {
+Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::int64_t vitTokens) {
     ObjectReader r(j, file, "workload");
     Workload w;
     const std::vector<std::string> precisions = {"fp32", "fp16", "bf16", "fp8", "fp4"};
@@ -513,6 +541,15 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm) {
             w.embOptimizer = o == "adam" ? EmbOptimizer::Adam
                              : o == "sgd" ? EmbOptimizer::Sgd
                                           : EmbOptimizer::RowwiseAdagrad;
+        } else if (vitTokens > 0) {
+            // A ViT's sequence is its patch tokens plus the class token.
+            w.seqLen = int(r.integer("seq_len", 1, 1 << 30, vitTokens));
+            if (w.seqLen != vitTokens)
+                r.fail("seq_len", "a ViT sees (image_size/patch_size)² + 1 = " +
+                                      std::to_string(vitTokens) +
+                                      " tokens per image; remove seq_len or set it to that");
+            if (r.has("emb_optimizer")) r.fail("emb_optimizer", "applies to DLRM models only");
+            r.ignore("emb_optimizer");
         } else {
             w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
             if (r.has("emb_optimizer")) r.fail("emb_optimizer", "applies to DLRM models only");
@@ -580,7 +617,8 @@ Scenario parseScenario(const json& resolved, const std::string& file) {
     s.model = parseModel(r.raw("model"), file, "model");
     s.system = parseSystem(r.raw("system"), file, "system");
     s.gpus = int(r.integer("gpus", 1, 1 << 30));
-    s.workload = parseWorkload(r.raw("workload"), file, s.model.isDlrm());
+    s.workload = parseWorkload(r.raw("workload"), file, s.model.isDlrm(),
+                               s.model.vit ? s.model.vitShape.tokens() : 0);
     s.strategy = parseStrategy(r.raw("strategy"), file, s.gpus);
     r.finish();
     if (auto why = explainInvalid(s)) throw InputError(file, "", *why);

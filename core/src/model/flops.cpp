@@ -36,6 +36,16 @@ double attentionFlopsPerToken(const Model& m, double context) {
 }
 
 double lmHeadFlopsPerToken(const Model& m) {
+    // ViT: the classifier runs on the class token only, once per image; the patch projection
+    // is a GEMM of C·p² → h per patch token (counted here with the edges of the network).
+    if (m.vit) {
+        const double T = double(m.vitShape.tokens());
+        const double patch = double(m.vitShape.channels) * m.vitShape.patchSize *
+                             m.vitShape.patchSize;
+        return (2.0 * double(m.hidden) * double(m.vitShape.classes) +
+                2.0 * (T - 1.0) * patch * double(m.hidden)) /
+               T;
+    }
     return 2.0 * double(m.hidden) * double(m.vocab);
 }
 
