@@ -1,9 +1,11 @@
 // libFuzzer target for every loader that reads user files: scenarios (with presets and
 // overrides, then the engine on what parses), model / GPU / system presets, validation files and
-// the search / sweep outputs `madmax merge` reads, and the seed's model/system/task files. The first input byte picks the loader, the
+// the search / sweep outputs `madmax merge` reads, the seed's model/system/task files and the
+// nccl-tests output `madmax calibrate` reads. The first input byte picks the loader, the
 // rest is the file. An InputError is the expected answer to bad input; anything else — a crash,
 // another exception, a sanitizer report, a non-finite prediction — is a finding.
 // Build and run: see README "Fuzzing".
+#include "madmax/calibrate.hpp"
 #include "madmax/codesign.hpp"
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
@@ -39,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size < 1) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 8) {
+        switch (data[0] % 9) {
         case 0:
             loadScenarioText(text);
             break;
@@ -61,6 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case 6:
             mergeSweeps({sweepFromJson(parseJsonText(text, "w.json"), "w.json")});
             break;
+        case 8: {
+            // nccl-tests output for `madmax calibrate`: parse, print back, parse again.
+            const NcclTable t = parseNcclTests(text, "all_reduce_perf.txt");
+            const NcclTable back = parseNcclTests(formatNcclTests(t), "again.txt");
+            if (back.rows.size() != t.rows.size() || back.ranks != t.ranks) std::abort();
+            break;
+        }
         case 7: {
             // The seed's three files in one document: the reference engine, and the native
             // engine on what converts.

@@ -208,7 +208,7 @@ std::string formatNcclTests(const NcclTable& t) {
     for (const auto& row : t.rows) {
         char b[200];
         const double alg = row.bytes / row.timeS / 1e9;
-        std::snprintf(b, sizeof b, "%12.0f %13.0f     float     sum      -1 %9.3f %7.2f %7.2f      0\n",
+        std::snprintf(b, sizeof b, "%12.0f %13.0f     float     sum      -1 %9.6g %7.2f %7.2f      0\n",
                       row.bytes, row.bytes / 4, row.timeS * 1e6, alg,
                       alg * busFactor(t.op, t.ranks));
         s += b;
