@@ -98,6 +98,23 @@ TEST_CASE("DLRM hand-derived: table-wise lookups, backward and pooled all-to-all
     CHECK(x.tableBytesCritical == Approx(256000.0));
     // A carries 2/3 of all lookup bytes: critical ÷ mean = 524,288 / 393,216 = 4/3.
     CHECK(x.imbalance == Approx(4.0 / 3.0));
+    // What the compute stream waits for: the pooled all-to-all runs while the bottom MLP does.
+    // Bottom MLP forward on 512 samples, 16 → 64: the GEMM is memory-bound (16·64 + 512·16 +
+    // 512·64 bf16 elements = 83,968 B → 8.3968e-8 s against 2.1e-8 s of FLOPs), bias + ReLU
+    // 2·512·64·2 = 131,072 B → 1.31072e-7 s: 2.1504e-7 s; its backward twice that. Exposed:
+    // (1.31072e-6 − 2.1504e-7) + (1.31072e-6 − 4.3008e-7) = 1.97632e-6 s.
+    CHECK(x.sparseExposedS == Approx(1.97632e-6).epsilon(1e-6));
+}
+
+TEST_CASE("DLRM hand-derived: a short row costs a whole 64-byte line") {
+    // Table B at dim 4 (16-byte fp32 rows; a DCNv2 interaction allows unequal widths): each of
+    // its 1024 lookups still moves a 64-byte line, 65,536 B, not 16,384. Mean over the two
+    // GPUs: (524,288 + 65,536) / 2 = 294,912 B.
+    const DlrmResult x = evaluate(toy({{"model.dlrm.interaction", "dcnv2"},
+                                       {"model.dlrm.dcn_layers", 1},
+                                       {"model.dlrm.tables.1.dim", 4}}))
+                             .dlrmResult;
+    CHECK(x.lookupBytesMean == Approx(294912.0));
 }
 
 TEST_CASE("DLRM hand-derived: row-wise splits lookups and reduce-scatters partial sums") {
