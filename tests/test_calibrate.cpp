@@ -137,6 +137,12 @@ TEST_CASE("Bad calibration inputs are refused with the file and the fix") {
                Contains("line 3") && Contains("busbw"));
     CHECK_THAT(err(ranks + "1048576 262144 float sum -1 0 0 0 0\n", "all_reduce_perf.txt"),
                Contains("positive"));
+    // A fuzzing finding: a 65-digit size once overflowed the printed row and merged two rows.
+    CHECK_THAT(err(ranks + "1" + std::string(64, '1') + " 1 float sum -1 32010 1 1 0\n",
+                   "all_reduce_perf.txt"),
+               Contains("whole number of bytes up to 1e15"));
+    CHECK_THAT(err(ranks + "1048576.5 1 float sum -1 10 1 1 0\n", "all_reduce_perf.txt"),
+               Contains("whole number of bytes"));
     const System sys = systemPreset("dgx-h100-superpod");
     auto calErr = [&](const std::string& gpu, const std::string& id, const CalibrationInputs& in) {
         try {

@@ -170,6 +170,11 @@ NcclTable parseNcclTests(const std::string& text, const std::string& file) {
         if (!(size > 0) || !(time > 0))
             throw InputError(file, "line " + std::to_string(lineNo),
                              "size and time must be positive; got \"" + line + "\"");
+        // nccl-tests sizes are whole bytes below a petabyte; times below a day.
+        if (size != std::floor(size) || size > 1e15 || time > 8.64e10)
+            throw InputError(file, "line " + std::to_string(lineNo),
+                             "size must be a whole number of bytes up to 1e15 and time at most a "
+                             "day (in µs); got \"" + line + "\"");
         t.rows.push_back({size, time * 1e-6, busbw});
     }
     if (!op) op = opFromName(file);
@@ -206,11 +211,14 @@ std::string formatNcclTests(const NcclTable& t) {
     }
     s += "#       size         count      type   redop    root     time   algbw   busbw #wrong\n";
     for (const auto& row : t.rows) {
-        char b[200];
         const double alg = row.bytes / row.timeS / 1e9;
-        std::snprintf(b, sizeof b, "%12.0f %13.0f     float     sum      -1 %9.6g %7.2f %7.2f      0\n",
-                      row.bytes, row.bytes / 4, row.timeS * 1e6, alg,
-                      alg * busFactor(t.op, t.ranks));
+        char b[512]; // sizes ≤ 1e15 and times ≤ a day keep a row well inside this
+        const int n = std::snprintf(b, sizeof b,
+                                    "%12.0f %13.0f     float     sum      -1 %9.6g %7.2f %7.2f      0\n",
+                                    row.bytes, row.bytes / 4, row.timeS * 1e6, alg,
+                                    alg * busFactor(t.op, t.ranks));
+        if (n < 0 || n >= int(sizeof b))
+            throw InputError(t.file, "rows", "a row too long to print (size or time out of range)");
         s += b;
     }
     return s;
