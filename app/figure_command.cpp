@@ -73,8 +73,17 @@ int runFigure(const FigureRequest& r, const char* argv0) {
         sens = sensitivity(s, {}, SearchOptions{});
         in.sensitivity = &sens;
     } else if (r.chart == "sweep") {
-        for (const char* knob : {"scale_up_bw", "scale_out_bw", "hbm_bw"})
-            sweeps.push_back(sweep(s, {{knob, {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{}));
+        if (r.knobs.empty()) {
+            for (const char* knob : {"scale_up_bw", "scale_out_bw", "hbm_bw"})
+                sweeps.push_back(sweep(s, {{knob, {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{}));
+        } else {
+            for (const auto& k : r.knobs) {
+                const KnobAxis axis = parseKnobAxis(k); // throws InputError, named
+                SearchSpace space;
+                if (axis.knob == "gpus") space.gpus = {}; // each point searches its own count
+                sweeps.push_back(sweep(s, {axis}, space, SearchOptions{}));
+            }
+        }
         in.sweeps = &sweeps;
     }
 

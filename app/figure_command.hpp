@@ -18,6 +18,9 @@ struct FigureRequest {
     int scale = 2;
     bool hatching = false;
     std::string output;
+    /// --chart sweep: the knobs (NAME=F1,F2,…); default scale_up_bw, scale_out_bw, hbm_bw at
+    /// ×0.25…×4. `gpus=0.25,0.5,1,2,4` draws MAD-Max's Figure-1 resource–performance curve.
+    std::vector<std::string> knobs;
 };
 
 std::vector<std::string> figureChartNames();

@@ -342,6 +342,11 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
     figure->add_option("--scale", fig.scale, "PNG pixel scale: 1, 2 or 3 × 96 dpi")
         ->check(CLI::Range(1, 8));
     figure->add_flag("--hatching", fig.hatching, "Greyscale-safe fill patterns");
+    figure->add_option("--knob", fig.knobs,
+                       "--chart sweep: NAME=F1,F2,… per line (e.g. gpus=0.25,0.5,1,2,4 for the "
+                       "throughput-vs-GPUs curve of MAD-Max's Figure 1; default: NVLink, "
+                       "network and HBM bandwidth at ×0.25…×4)")
+        ->type_name("NAME=F1,F2");
     figure->add_option("-o,--output", fig.output, "Output file");
     figure->add_flag("--list", o->list, "Print the chart names and exit");
     figure->callback([o, argv0] {

@@ -185,6 +185,27 @@ TEST_CASE("madmax figure renders headless, and --list names the charts") {
     CHECK(p.readAllStandardError().contains("no chart named"));
 }
 
+TEST_CASE("madmax figure draws the throughput-vs-GPUs curve (MAD-Max Figure 1) for a DLRM") {
+    // --chart sweep --knob gpus: at each GPU count the best plan is searched again; the CSV
+    // has one row per factor, and the unscaled point is the reference (speedup 1).
+    QTemporaryDir dir;
+    const QString out = dir.filePath("gpus.csv");
+    QProcess p;
+    p.start(MADMAX_CLI, {"figure", "dlrm-dcnv2-64-h100", "--chart", "sweep", "--knob",
+                         "gpus=0.5,1,2", "--format", "csv", "-o", out});
+    REQUIRE(p.waitForFinished(120000));
+    REQUIRE(p.exitCode() == 0);
+    const QStringList lines = QString::fromUtf8(readAll(out)).trimmed().split('\n');
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[2].startsWith("gpus,1,1,"));
+    CHECK(lines[3].contains("dp=128"));
+    // A bad knob is refused with the reason.
+    p.start(MADMAX_CLI, {"figure", "default", "--chart", "sweep", "--knob", "gpus=x", "-o", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 2);
+    CHECK(p.readAllStandardError().contains("--knob"));
+}
+
 TEST_CASE("madmax-explorer --screenshot grabs the window once the first result is shown") {
     QTemporaryDir dir;
     const QString out = dir.filePath("shot.png");
