@@ -19,12 +19,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-System systemPreset(const std::string& id) {
-    json doc = {{"system", id}};
-    resolvePresetRefs(doc, PresetLibrary::builtin(), "test");
-    return parseSystem(doc["system"], id, "system");
-}
-
 /// nccl-tests output as a machine whose tier `k` runs at `truth(bytes)` would print it.
 NcclTable synthetic(System sys, int k, Collective op, int ranks, int hosts,
                     const std::function<double(double)>& truth) {
@@ -55,7 +49,7 @@ double pointAt(const json& curve, double bytes) {
 
 TEST_CASE("Calibrate recovers NVLink efficiencies from synthetic nccl-tests tables") {
     // Truth: a slower NVLink than the H100 preset's, 0.30 at 1 MiB rising to 0.70 at 8 GiB.
-    const System sys = systemPreset("dgx-h100-superpod");
+    const System sys = test::systemPreset("dgx-h100-superpod");
     auto truth = [](double b) { return 0.30 + 0.40 * (std::log2(b) - 20.0) / 13.0; };
     CalibrationInputs in;
     in.nccl.push_back(synthetic(sys, 0, Collective::AllReduce, 8, 1, truth));
@@ -76,7 +70,7 @@ TEST_CASE("Calibrate recovers NVLink efficiencies from synthetic nccl-tests tabl
 }
 
 TEST_CASE("Calibrate fits the scale-out tier from multi-host tables, given NVLink") {
-    const System sys = systemPreset("dgx-h100-superpod");
+    const System sys = test::systemPreset("dgx-h100-superpod");
     auto truth = [](double) { return 0.55; };
     CalibrationInputs in;
     in.nccl.push_back(synthetic(sys, 1, Collective::AllReduce, 16, 2, truth));
@@ -110,7 +104,7 @@ TEST_CASE("Calibrate recovers a compute scale from synthetic step times") {
     CalibrationInputs in;
     in.steps = steps;
     in.stepsFile = "steps.json";
-    const CalibrationReport r = calibrate("h100-sxm5-80gb", systemPreset("dgx-h100-superpod"), in,
+    const CalibrationReport r = calibrate("h100-sxm5-80gb", test::systemPreset("dgx-h100-superpod"), in,
                                           "my-h100");
     REQUIRE(r.changes.size() == 1);
     CHECK(std::stod(r.changes[0].after) == Approx(0.8).epsilon(5e-3));
@@ -143,7 +137,7 @@ TEST_CASE("Bad calibration inputs are refused with the file and the fix") {
                Contains("whole number of bytes up to 1e15"));
     CHECK_THAT(err(ranks + "1048576.5 1 float sum -1 10 1 1 0\n", "all_reduce_perf.txt"),
                Contains("whole number of bytes"));
-    const System sys = systemPreset("dgx-h100-superpod");
+    const System sys = test::systemPreset("dgx-h100-superpod");
     auto calErr = [&](const std::string& gpu, const std::string& id, const CalibrationInputs& in) {
         try {
             calibrate(gpu, sys, in, id);
@@ -164,7 +158,7 @@ TEST_CASE("madmax calibrate writes a new preset, never over a file without --for
     const fs::path dir = fs::temp_directory_path() / "madmax-calibrate-test";
     fs::remove_all(dir);
     fs::create_directories(dir);
-    const System sys = systemPreset("dgx-h100-superpod");
+    const System sys = test::systemPreset("dgx-h100-superpod");
     NcclTable t = synthetic(sys, 0, Collective::AllReduce, 8, 1, [](double) { return 0.5; });
     const std::string nccl = (dir / "all_reduce_perf.txt").string();
     std::ofstream(nccl) << formatNcclTests(t);

@@ -22,7 +22,8 @@ namespace {
 // Table A: 1000 rows, dim 64, fp32, 2 lookups per sample; table B: 100 rows, dim 64, fp32, one
 // lookup. Rows are 256 B (four 64-byte lines). Bottom MLP 16 → 64, top MLP → 1, dot interaction.
 // SGD for the tables: no optimizer state.
-const json kToyDlrm = json::parse(R"({
+const json kToyDlrm = [] {
+    json doc = json::parse(R"({
   "schema": "madmax-scenario/1",
   "name": "toy dlrm",
   "model": {"id": "toy-dlrm", "arch": "dlrm",
@@ -30,22 +31,14 @@ const json kToyDlrm = json::parse(R"({
                      "interaction": "dot",
                      "tables": [{"name": "A", "rows": 1000, "dim": 64, "pooling": 2},
                                 {"name": "B", "rows": 100, "dim": 64, "pooling": 1}]}},
-  "system": {
-    "id": "toy-system", "gpus_per_node": 8, "reserve_gb": 0,
-    "gpu": {"id": "toy-gpu", "peak_tflops": {"bf16": 100}, "hbm_gb": 80, "hbm_tbps": 1,
-            "calibration": {"gemm_efficiency": 0.5, "attention_efficiency": 0.5,
-                            "memory_efficiency": 1, "kernel_launch_us": 0}},
-    "tiers": [
-      {"kind": "scale_up", "gpus": 8, "gbps": 100, "latency_us": 0, "efficiency": 1,
-       "all_reduce_speedup": 1},
-      {"kind": "scale_out", "gpus": 1024, "gbps": 10, "latency_us": 0, "efficiency": 1}
-    ]
-  },
   "gpus": 2,
   "strategy": {"dp": 2, "emb_sharding": "tw"},
   "workload": {"kind": "training", "global_batch": 1024, "precision": "bf16",
                "optimizer": "sgd", "emb_optimizer": "sgd"}
 })");
+    doc["system"] = test::toySystem(); // the shared toy hardware
+    return doc;
+}();
 
 Scenario toy(const std::vector<std::pair<std::string, json>>& edits = {}) {
     json doc = kToyDlrm;

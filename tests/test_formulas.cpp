@@ -67,6 +67,12 @@ TEST_CASE("ViT: patch tokens, parameters and the classifier as published") {
     // patch (2·768·1024 each for 196 patches): spread over the 197 tokens,
     // (2,048,000 + 196·1,572,864) / 197 = 310,329,344 / 197 = 1,575,275.86 FLOPs per token.
     CHECK(lmHeadFlopsPerToken(l) == Approx(1575275.86).epsilon(1e-6));
+    // An image of absurdly many patches is refused, not overflowed: (2^20 / 1)² + 1 tokens.
+    nlohmann::json huge = PresetLibrary::builtin().find(PresetKind::Model, "vit-l-16")->json;
+    huge["vit"]["image_size"] = 1 << 20;
+    huge["vit"]["patch_size"] = 1;
+    CHECK_THROWS_WITH(parseModel(huge, "m.json", "model"),
+                      Catch::Contains("model.vit.image_size") && Catch::Contains("16,777,216"));
     // A sequence length other than the image's tokens is refused, naming the field.
     nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "vit-22b-256-h100")->json;
     doc["workload"]["seq_len"] = 256;

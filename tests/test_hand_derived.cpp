@@ -17,27 +17,20 @@ using nlohmann::json;
 namespace {
 
 // Toy model: l = 4, h = 1024, a = g = 8 heads of d = 128, f = 4096 (plain GELU MLP), V = 32768.
-const json kToy = json::parse(R"({
+const json kToy = [] {
+    json doc = json::parse(R"({
   "schema": "madmax-scenario/1",
   "name": "toy",
   "model": {"id": "toy", "layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8,
             "head_dim": 128, "ffn_hidden": 4096, "vocab": 32768, "gated_mlp": false},
-  "system": {
-    "id": "toy-system", "gpus_per_node": 8, "reserve_gb": 0,
-    "gpu": {"id": "toy-gpu", "peak_tflops": {"bf16": 100}, "hbm_gb": 80, "hbm_tbps": 1,
-            "calibration": {"gemm_efficiency": 0.5, "attention_efficiency": 0.5,
-                            "memory_efficiency": 1, "kernel_launch_us": 0}},
-    "tiers": [
-      {"kind": "scale_up", "gpus": 8, "gbps": 100, "latency_us": 0, "efficiency": 1,
-       "all_reduce_speedup": 1},
-      {"kind": "scale_out", "gpus": 1024, "gbps": 10, "latency_us": 0, "efficiency": 1}
-    ]
-  },
   "gpus": 8,
   "strategy": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero_stage": 0},
   "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
                "attention": "flash"}
 })");
+    doc["system"] = test::toySystem(); // the shared toy hardware
+    return doc;
+}();
 
 Scenario toy(const std::vector<std::pair<std::string, json>>& edits = {}) {
     json doc = kToy;

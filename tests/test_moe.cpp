@@ -20,29 +20,21 @@ namespace {
 // top-2, no shared expert, V = 32768. Hardware: 100 TFLOP/s, 1 TB/s HBM at efficiency 1, no
 // launch or link latency, all-to-all kernels without a fixed cost, NVLink 100 GB/s in domains
 // of 8 GPUs, network 10 GB/s, every efficiency 1.
-const json kToyMoe = json::parse(R"({
+const json kToyMoe = [] {
+    json doc = json::parse(R"({
   "schema": "madmax-scenario/1",
   "name": "toy-moe",
   "model": {"id": "toy-moe", "arch": "moe", "layers": 4, "hidden": 1024, "heads": 8,
             "kv_heads": 8, "head_dim": 128, "vocab": 32768, "gated_mlp": false,
             "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512}},
-  "system": {
-    "id": "toy-system", "gpus_per_node": 8, "reserve_gb": 0,
-    "gpu": {"id": "toy-gpu", "peak_tflops": {"bf16": 100}, "hbm_gb": 80, "hbm_tbps": 1,
-            "calibration": {"gemm_efficiency": 0.5, "attention_efficiency": 0.5,
-                            "memory_efficiency": 1, "kernel_launch_us": 0,
-                            "all_to_all_overhead_us": 0}},
-    "tiers": [
-      {"kind": "scale_up", "gpus": 8, "gbps": 100, "latency_us": 0, "efficiency": 1,
-       "all_reduce_speedup": 1},
-      {"kind": "scale_out", "gpus": 1024, "gbps": 10, "latency_us": 0, "efficiency": 1}
-    ]
-  },
   "gpus": 16,
   "strategy": {"tp": 1, "pp": 1, "dp": 16, "ep": 8, "micro_batch": 1, "zero_stage": 0},
   "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
                "attention": "flash"}
 })");
+    doc["system"] = test::toySystem(); // the shared toy hardware
+    return doc;
+}();
 
 Scenario toyMoe(const std::vector<std::pair<std::string, json>>& edits = {}) {
     json doc = kToyMoe;
@@ -183,7 +175,8 @@ TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is 
     // same step as the dense model (DP reduction unbucketed so bucket counts cannot differ).
     // Inside one node exactly; across two nodes the expert gradients' own all-reduce pays its
     // own pipeline fill between the NVLink and network stages (a few µs here), so within 1%.
-    for (int gpus : {8, 16}) {
+    // The pair (one-expert MoE, its dense model) on `gpus` GPUs.
+    auto pair = [](int gpus) {
         const Scenario one = toyMoe({{"model.moe.experts", 1},
                                      {"model.moe.top_k", 1},
                                      {"strategy.ep", 1},
@@ -198,21 +191,14 @@ TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is 
         dense["strategy"]["dp_overlap"] = false;
         dense["gpus"] = gpus;
         dense["strategy"]["dp"] = gpus;
-        const Scenario d = parseScenario(dense, "dense");
+        return std::pair{one, parseScenario(dense, "dense")};
+    };
+    for (int gpus : {8, 16}) {
+        const auto [one, d] = pair(gpus);
         CHECK(evaluate(one).stepTimeS ==
               Approx(evaluate(d).stepTimeS).epsilon(gpus == 8 ? 1e-12 : 1e-2));
     }
-    const Scenario one = toyMoe({{"model.moe.experts", 1},
-                                 {"model.moe.top_k", 1},
-                                 {"strategy.ep", 1},
-                                 {"strategy.dp_overlap", false}});
-    json dense = kToyMoe;
-    dense["model"].erase("moe");
-    dense["model"]["arch"] = "dense";
-    dense["model"]["ffn_hidden"] = 512;
-    dense["strategy"]["ep"] = 1;
-    dense["strategy"]["dp_overlap"] = false;
-    const Scenario d = parseScenario(dense, "dense");
+    const auto [one, d] = pair(16);
     CHECK(one.model.totalParams() == d.model.totalParams());
     CHECK(evaluate(one).modelFlopsPerStep == Approx(evaluate(d).modelFlopsPerStep));
 }

@@ -48,4 +48,18 @@ int runCli(const std::string& args, std::string* out, std::string* err) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+nlohmann::json toySystem() {
+    return nlohmann::json::parse(R"({
+    "id": "toy-system", "gpus_per_node": 8, "reserve_gb": 0,
+    "gpu": {"id": "toy-gpu", "peak_tflops": {"bf16": 100}, "hbm_gb": 80, "hbm_tbps": 1,
+            "calibration": {"gemm_efficiency": 0.5, "attention_efficiency": 0.5,
+                            "memory_efficiency": 1, "kernel_launch_us": 0,
+                            "all_to_all_overhead_us": 0}},
+    "tiers": [
+      {"kind": "scale_up", "gpus": 8, "gbps": 100, "latency_us": 0, "efficiency": 1,
+       "all_reduce_speedup": 1},
+      {"kind": "scale_out", "gpus": 1024, "gbps": 10, "latency_us": 0, "efficiency": 1}
+    ]})");
+}
+
 } // namespace madmax::test

@@ -107,11 +107,10 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
         for (QLabel* l : {names_[i], values_[i], deltas_[i]})
             l->setToolTip(kTips[i]);
     }
-    // A recommendation model trains samples, not tokens.
-    const int gpus = r.tokensPerSPerGpu > 0 ? int(std::lround(r.tokensPerS / r.tokensPerSPerGpu))
-                                            : std::max(1, r.dlrmResult.groupSize *
-                                                              std::max(1, r.dlrmResult.replicas));
-    const double perGpu = dlrm ? r.samplesPerS / gpus : r.tokensPerSPerGpu;
+    // A recommendation model trains samples, not tokens (its GPUs: groups × replicas).
+    const double perGpu =
+        dlrm ? r.samplesPerS / std::max(1, r.dlrmResult.groupSize * r.dlrmResult.replicas)
+             : r.tokensPerSPerGpu;
     if (dlrm) {
         names_[1]->setText("Samples/s");
         names_[2]->setText("Samples/s per GPU");

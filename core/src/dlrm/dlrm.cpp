@@ -411,9 +411,6 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
     p.meanLookupB = G > 0 ? lookupSum / G : 0;
     p.twMemMaxB = memMax;
     p.twMemMeanB = G > 0 ? memSum / G : 0;
-    p.twCostMeanS = 0;
-    for (const auto& l : loads)
-        p.twCostMeanS += l.costS / G;
     // TWRW: tables placed on nodes; the critical node's ranks carry its share.
     thread_local std::vector<RankLoad> nodeLoads;
     placeShards(twrwShards, nodeLoads, nodes);
@@ -427,10 +424,6 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
     p.twrwMemMaxB = twrwShards.empty() ? 0.0 : nodeMem;
 
     // Collective times (per step: forward and backward).
-    p.nodeLayout = node;
-    p.groupLayout = group;
-    (void)acrossNodes;
-    p.a2aSendB = p.critical.sendB;
     const double a2aBuf = std::max(p.critical.sendB, p.a2aRecvB);
     p.a2aS = G > 1 && a2aBuf > 0 ? collectiveTime(sys, group, Collective::AllToAll, a2aBuf) : 0.0;
     p.rwS = G > 1 && p.rwPooledB > 0
@@ -464,16 +457,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     const int N = s.gpus;
     const double B = w.globalBatch, b = B / N;
     const double pB = bytesPerElement(w.precision);
-    const double peak16 =
-        gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
-    const bool low = pB < 2.0;
-    const OpCoster oc{gpu,
-                      gpu.peak(w.precision),
-                      peak16 > 0 ? peak16 : gpu.peak(w.precision),
-                      pB,
-                      1.0,
-                      low && peak16 > 0 ? peak16 / gpu.peak(w.precision) : 1.0,
-                      low ? castBytesPerElement(w.lowPrecisionScaling) : 0.0};
+    const OpCoster oc = trainingOpCoster(gpu, w);
     const DlrmPlacement p = dlrmPlacement(s);
     const DenseCosts dc = denseCosts(d, b, oc, pB);
     const double launch = gpu.calibration.kernelLaunchS;

@@ -18,13 +18,12 @@ struct DlrmPlacement {
     DlrmRankLoad critical;  ///< TW/CW shards of the most loaded rank
     DlrmRankLoad uniform;   ///< RW and DP tables: the same on every rank
     DlrmRankLoad twrwNode;  ///< TWRW: one rank's share of the most loaded node
-    double meanLookupB = 0, twMemMaxB = 0, twMemMeanB = 0, twCostMeanS = 0, twrwMemMaxB = 0;
-    double a2aSendB = 0, a2aRecvB = 0;   ///< pooled all-to-all buffers (full)
+    double meanLookupB = 0, twMemMaxB = 0, twMemMeanB = 0, twrwMemMaxB = 0;
+    double a2aRecvB = 0;                ///< pooled all-to-all receive buffer (full)
     double rwPooledB = 0, idsB = 0;      ///< RW partial sums; ids to their row owners
     double replicaSyncB = 0, dpTableGradB = 0;
     double a2aS = 0, rwS = 0, idsS = 0, twrwNodeS = 0, twrwA2aS = 0;
     double replicaSyncS = 0, dpTableSyncS = 0;
-    GroupLayout nodeLayout, groupLayout;
 };
 
 DlrmPlacement dlrmPlacement(const Scenario& s);

@@ -638,18 +638,7 @@ StepContext makeContext(const Scenario& s) {
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
     const Gpu& gpu = s.system.gpu;
-    const double peak16 =
-        gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
-    const bool low = bytesPerElement(w.precision) < 2.0;
-    const OpCoster oc{gpu,
-                      gpu.peak(w.precision),
-                      peak16,
-                      bytesPerElement(w.precision),
-                      // Training models the low-precision GEMM's costs explicitly (equal-time
-                      // efficiency, cast passes); the calibration's scale is serving's.
-                      1.0,
-                      low && peak16 > 0 ? peak16 / gpu.peak(w.precision) : 1.0,
-                      low ? castBytesPerElement(w.lowPrecisionScaling) : 0.0};
+    const OpCoster oc = detail::trainingOpCoster(gpu, w);
     Shape sh{};
     sh.t = st.tp;
     sh.T = double(st.microBatch) * w.seqLen / st.cp;

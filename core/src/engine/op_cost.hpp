@@ -2,6 +2,7 @@
 #pragma once
 
 #include "madmax/system.hpp"
+#include "madmax/workload.hpp"
 
 #include <algorithm>
 
@@ -84,5 +85,23 @@ struct OpCoster {
                gpu.calibration.kernelLaunchS;
     }
 };
+
+/// The op coster of a training step (transformer and DLRM engines alike). Below 16 bits the
+/// GEMM costs are explicit — equal-ideal-time efficiency and the cast passes — so the
+/// calibration's low-precision scale (serving's) is not applied. Attention runs at the 16-bit
+/// peak (the workload's own on a GPU without one).
+inline OpCoster trainingOpCoster(const Gpu& gpu, const Workload& w) {
+    const double peak = gpu.peak(w.precision);
+    const double p16 =
+        gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
+    const bool low = bytesPerElement(w.precision) < 2.0;
+    return OpCoster{gpu,
+                    peak,
+                    p16 > 0 ? p16 : peak,
+                    bytesPerElement(w.precision),
+                    1.0,
+                    low && p16 > 0 ? p16 / peak : 1.0,
+                    low ? castBytesPerElement(w.lowPrecisionScaling) : 0.0};
+}
 
 } // namespace madmax::detail

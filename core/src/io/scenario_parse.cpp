@@ -237,6 +237,11 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
         if (m.vitShape.imageSize % m.vitShape.patchSize != 0)
             v.fail("patch_size", "must divide image_size (" +
                                      std::to_string(m.vitShape.imageSize) + ")");
+        if (m.vitShape.tokens() > (1LL << 24))
+            v.fail("image_size", "(image_size / patch_size)² + 1 = " +
+                                     std::to_string(m.vitShape.tokens()) +
+                                     " tokens per image is beyond 16,777,216; use larger "
+                                     "patches or a smaller image");
         v.ignore("notes");
         v.finish();
     } else {
