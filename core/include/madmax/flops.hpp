@@ -3,6 +3,7 @@
 
 #include "madmax/model.hpp"
 #include "madmax/types.hpp"
+#include "madmax/workload.hpp"
 
 namespace madmax {
 
@@ -30,6 +31,12 @@ double lmHeadFlopsPerToken(const Model& m);
 double modelFlopsPerStep(const Model& m, double globalBatch, double seqLen);
 /// Hardware FLOPs of one step: model FLOPs plus recomputed forward work.
 double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, Recompute r);
+
+/// FLOPs of one training step with `f` frozen: the forward, the input gradients where
+/// something below trains, the weight gradients of what trains; `hardware` adds recomputed
+/// forward work. Nothing frozen: modelFlopsPerStep (or hardwareFlopsPerStep).
+double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch, double seqLen,
+                            Recompute r, bool hardware);
 
 /// Megatron SC21 Eq. 3 (Narayanan et al.): 96·B·s·l·h²·(1 + s/6h + V/16lh), the FLOPs of one
 /// iteration with full recompute, for a GPT with f = 4h and MHA.

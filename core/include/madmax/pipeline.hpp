@@ -16,15 +16,21 @@ struct PipelineStage {
     int moeLayers = 0; ///< of which MoE layers (the rest have a dense MLP)
     bool first = false;
     bool last = false;
+    int frozenLayers = 0;    ///< of its layers, frozen (workload.frozen)
+    int frozenMoeLayers = 0; ///< of which MoE layers
 };
 
-/// The stages whose work differs, in the order ties are resolved: first, last, then a middle one.
+/// The stages whose work differs, in the order ties are resolved: first, last, then a middle one
+/// (and, when layers are frozen, the other end of the middle stages: it can hold fewer frozen).
 struct PipelineStages {
-    std::array<PipelineStage, 3> stage{};
+    std::array<PipelineStage, 4> stage{};
     int count = 0;
     const PipelineStage* begin() const { return stage.data(); }
     const PipelineStage* end() const { return stage.data() + count; }
 };
+
+/// The stage holding layers [begin, begin + layers), with its MoE and frozen layer counts.
+PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first, bool last);
 
 /// Layers per stage: an even split of l / pp, or Llama-3-style first/last stage counts with the
 /// rest split evenly over the other stages. The scenario must be valid. MoE layers are counted
@@ -41,6 +47,11 @@ struct StageParams {
     double total() const { return dense + expert; }
 };
 StageParams stageParamSplit(const Model& m, const Strategy& st, const PipelineStage& stage);
+
+/// Parameters one GPU of a stage trains (workload.frozen removed): what has gradients, is
+/// reduced over data parallelism and has optimizer state.
+StageParams stageTrainableParamSplit(const Model& m, const Strategy& st, const Frozen& f,
+                                     const PipelineStage& stage);
 
 /// Parameters one GPU of `stage` holds (÷ TP): its layers, the embedding on the first stage, the
 /// final norm and the LM head (or, with tied embeddings and pp > 1, a copy of the embedding) on

@@ -30,6 +30,33 @@ struct InferenceWorkload {
     int prefillChunkTokens = 8192; ///< tokens batched into one prefill pass (chunked prefill)
 };
 
+/// Fine-tuning: the components whose weights are frozen. A frozen component computes no weight
+/// gradients, reduces none and keeps no optimizer state or gradient buffer; activation
+/// gradients still flow through it when something below it trains. Nothing frozen is
+/// pre-training.
+struct Frozen {
+    int firstLayer = 0; ///< frozen transformer layers: [firstLayer, firstLayer + layers)
+    int layers = 0;
+    bool embedding = false; ///< token or patch embedding (DLRM: the embedding tables)
+    bool head = false;      ///< final norm and LM head or classifier
+    bool bottomMlp = false; ///< DLRM only
+    bool topMlp = false;    ///< DLRM only (with the interaction's weights, if any)
+
+    bool any() const { return layers > 0 || embedding || head || bottomMlp || topMlp; }
+    bool layerFrozen(int layer) const {
+        return layer >= firstLayer && layer < firstLayer + layers;
+    }
+    /// Frozen layers in [begin, end).
+    int frozenIn(int begin, int end) const {
+        const int lo = begin > firstLayer ? begin : firstLayer;
+        const int hi = end < firstLayer + layers ? end : firstLayer + layers;
+        return hi > lo ? hi - lo : 0;
+    }
+    /// Whether activation gradients must flow through the frozen layers: something below them
+    /// (the embedding or an earlier layer) trains. If not, they run no backward at all.
+    bool frozenLayersNeedDgrad() const { return !embedding || firstLayer > 0; }
+};
+
 struct Workload {
     WorkloadKind kind = WorkloadKind::Training;
     int globalBatch = 0; ///< sequences per optimizer step
@@ -48,6 +75,7 @@ struct Workload {
     /// Framework time per micro-batch (Python scheduling, hooks) no op accounts for: added
     /// once per micro-batch of the critical stage. 0 by default.
     double microBatchOverheadS = 0;
+    Frozen frozen;               ///< fine-tuning (training only)
     InferenceWorkload inference; ///< used when kind == Inference
 };
 

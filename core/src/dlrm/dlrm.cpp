@@ -133,6 +133,7 @@ double DlrmShape::denseForwardFlopsPerSample() const {
 
 namespace detail {
 
+
 namespace {
 
 constexpr double kLine = 64.0;        ///< HBM access granularity of a random row read (bytes)
@@ -222,20 +223,53 @@ struct DenseCosts {
     double bottomBwd = 0, interBwd = 0, topBwd = 0;
 };
 
-DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double pB) {
+/// GEMM passes of each dense part's backward under workload.frozen: the weight gradient where
+/// the part trains, the input gradient where something below it trains. (Model-FLOP
+/// convention: a trained MLP counts both; its first layer's input gradient is costed apart.)
+struct DenseBackwardPasses {
+    double bottom = 2, inter = 2, top = 2;
+    bool topInputGrad = true; ///< the top MLP's first layer passes gradients down
+};
+
+bool interactionHasWeights(const DlrmShape& d) { return d.interaction != DlrmInteraction::Dot; }
+
+DenseBackwardPasses denseBackwardPasses(const DlrmShape& d, const Frozen& f) {
+    DenseBackwardPasses p;
+    // Tables and bottom MLP feed the interaction; the interaction's weights (DCNv2, transformer)
+    // freeze with the top MLP.
+    const bool inputsTrain = !f.embedding || !f.bottomMlp;
+    const bool interTrains = interactionHasWeights(d) && !f.topMlp;
+    p.bottom = f.bottomMlp ? 0.0 : 2.0;
+    p.inter = (interTrains ? 1.0 : 0.0) + (inputsTrain ? 1.0 : 0.0);
+    p.topInputGrad = inputsTrain || interTrains;
+    p.top = (f.topMlp ? 0.0 : 1.0) + (p.topInputGrad ? 1.0 : 0.0);
+    return p;
+}
+
+DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double pB,
+                      const Frozen& frozen) {
     DenseCosts c;
+    const DenseBackwardPasses passes = denseBackwardPasses(d, frozen);
+    // `trains`: the MLP's weight gradients; `inputGrad`: its first layer's input gradient (the
+    // later layers pass gradients to the earlier ones whenever anything trains).
     auto mlp = [&](double in, const std::vector<std::int64_t>& widths, double rows, int groups,
-                   double& fwd, double& bwd) {
+                   bool trains, bool inputGrad, double& fwd, double& bwd) {
+        bool firstLayer = true;
         for (std::int64_t w : widths) {
             const double g = groups > 1 ? oc.groupedGemm(rows, double(w), in, groups)
                                         : oc.gemm(rows, double(w), in);
             const double act = oc.elementwise(2.0 * rows * double(w) * pB); // bias + ReLU
             fwd += g + act;
-            bwd += 2.0 * g + 2.0 * act;
+            const bool dgrad = firstLayer ? inputGrad : (trains || inputGrad);
+            const double bwdPasses = (trains ? 1.0 : 0.0) + (dgrad ? 1.0 : 0.0);
+            if (bwdPasses > 0) bwd += bwdPasses * g + 2.0 * act;
             in = double(w);
+            firstLayer = false;
         }
     };
-    mlp(double(d.denseFeatures), d.bottomMlp, b, 1, c.bottomFwd, c.bottomBwd);
+    // The bottom MLP's inputs are the dense features: they need no gradient.
+    mlp(double(d.denseFeatures), d.bottomMlp, b, 1, !frozen.bottomMlp, false, c.bottomFwd,
+        c.bottomBwd);
     const double F = d.featureCount(), D = concatWidth(d), h = bottomOut(d);
     switch (d.interaction) {
     case DlrmInteraction::Dot: {
@@ -247,7 +281,7 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
                                                      flops / b * oc.efficiencyKey)),
                               oc.memoryTime(bytes)) +
                      2.0 * oc.gpu.calibration.kernelLaunchS;
-        c.interBwd = 2.0 * c.interFwd;
+        c.interBwd = passes.inter > 0 ? 2.0 * c.interFwd : 0.0; // input gradients only
         break;
     }
     case DlrmInteraction::Dcnv2:
@@ -257,7 +291,7 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
                                               : oc.gemm(b, D, D);
             const double ew = oc.elementwise(4.0 * b * D * pB); // x0 ⊙ (·) + bias + x_l
             c.interFwd += g + ew;
-            c.interBwd += 2.0 * g + 2.0 * ew;
+            if (passes.inter > 0) c.interBwd += passes.inter * g + 2.0 * ew;
         }
         break;
     case DlrmInteraction::Transformer:
@@ -268,7 +302,7 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
             const double attn = oc.flashAttention(4.0 * b * F * F * h);
             const double ew = oc.elementwise(12.0 * rows * h * pB);
             c.interFwd += g + attn + ew;
-            c.interBwd += 2.0 * g + 2.5 * attn + 2.0 * ew;
+            if (passes.inter > 0) c.interBwd += passes.inter * g + 2.5 * attn + 2.0 * ew;
         }
         break;
     }
@@ -276,10 +310,12 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
         const double in = d.interactionOutput();
         const double router = oc.gemm(b, double(d.topExperts), in);
         c.topFwd += router;
-        c.topBwd += 2.0 * router;
-        mlp(in, d.topMlp, b * d.topK, d.topExperts, c.topFwd, c.topBwd);
+        c.topBwd += passes.top * router;
+        mlp(in, d.topMlp, b * d.topK, d.topExperts, !frozen.topMlp, passes.topInputGrad,
+            c.topFwd, c.topBwd);
     } else {
-        mlp(d.interactionOutput(), d.topMlp, b, 1, c.topFwd, c.topBwd);
+        mlp(d.interactionOutput(), d.topMlp, b, 1, !frozen.topMlp, passes.topInputGrad, c.topFwd,
+            c.topBwd);
     }
     // Sigmoid + binary cross-entropy over the outputs.
     const double loss = oc.elementwise(4.0 * b * double(d.topMlp.empty() ? 1 : d.topMlp.back()) *
@@ -296,6 +332,33 @@ int nodeRanks(const System& sys, int group) {
 }
 
 } // namespace
+
+namespace {
+/// Forward FLOPs per sample of the bottom MLP, the interaction and the top MLP (with router).
+struct DenseFlops {
+    double bottom = 0, inter = 0, top = 0;
+};
+DenseFlops denseFlopsPerSample(const DlrmShape& d) {
+    DenseFlops f;
+    f.bottom = mlpSum(double(d.denseFeatures), d.bottomMlp, true);
+    f.top = mlpSum(d.interactionOutput(), d.topMlp, true);
+    if (d.topExperts > 0) f.top = d.topK * f.top + 2.0 * d.interactionOutput() * d.topExperts;
+    f.inter = d.denseForwardFlopsPerSample() - f.bottom - f.top;
+    return f;
+}
+} // namespace
+
+double trainableDenseParams(const DlrmShape& d, const Frozen& f) {
+    const double bottom = mlpSum(double(d.denseFeatures), d.bottomMlp, false);
+    const double all = d.denseParams();
+    return (f.bottomMlp ? 0.0 : bottom) + (f.topMlp ? 0.0 : all - bottom);
+}
+
+double denseTrainingFlopsPerSample(const DlrmShape& d, const Frozen& f) {
+    const DenseFlops fl = denseFlopsPerSample(d);
+    const DenseBackwardPasses p = denseBackwardPasses(d, f);
+    return fl.bottom * (1.0 + p.bottom) + fl.inter * (1.0 + p.inter) + fl.top * (1.0 + p.top);
+}
 
 DlrmPlacement dlrmPlacement(const Scenario& s) {
     const DlrmShape& d = s.model.dlrm;
@@ -459,39 +522,64 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     const double pB = bytesPerElement(w.precision);
     const OpCoster oc = trainingOpCoster(gpu, w);
     const DlrmPlacement p = dlrmPlacement(s);
-    const DenseCosts dc = denseCosts(d, b, oc, pB);
+    const Frozen& frozen = w.frozen;
+    const DenseCosts dc = denseCosts(d, b, oc, pB, frozen);
     const double launch = gpu.calibration.kernelLaunchS;
 
     // Sparse work of the critical rank: its table-wise shards, plus the evenly spread types.
     const double lookupB = p.critical.lookupB + p.uniform.lookupB + p.twrwNode.lookupB;
     const double bwdB = p.critical.bwdB + p.uniform.bwdB + p.twrwNode.bwdB;
     const double lookupFwd = oc.memoryTime(lookupB) + launch;
-    const double embBwd = oc.memoryTime(bwdB) + 2.0 * launch; // sort + fused update
+    // Frozen tables: no gradients travel back, none are applied or synchronised.
+    const bool tablesTrain = !frozen.embedding;
+    const double embBwd = tablesTrain ? oc.memoryTime(bwdB) + 2.0 * launch : 0.0; // sort + update
     const double sparseFwdComm = p.a2aS + p.rwS + p.idsS + p.twrwNodeS + p.twrwA2aS;
-    const double sparseBwdComm = p.a2aS + p.rwS + p.twrwNodeS + p.twrwA2aS; // grads back
+    const double sparseBwdComm =
+        tablesTrain ? p.a2aS + p.rwS + p.twrwNodeS + p.twrwA2aS : 0.0; // grads back
 
     const double denseFwd = dc.bottomFwd + dc.interFwd + dc.topFwd;
     const double denseBwd = dc.bottomBwd + dc.interBwd + dc.topBwd;
-    double sparseExposed;
-    if (s.strategy.dlrm.pipelineSparse) {
-        // The next batch's lookups' communication runs under this batch's dense work.
-        sparseExposed = std::max(0.0, sparseFwdComm + sparseBwdComm - denseFwd - denseBwd);
-    } else {
-        // Forward: the pooled outputs travel while the bottom MLP runs; backward: the
-        // embedding gradients travel while the bottom MLP's backward runs.
-        sparseExposed = std::max(0.0, sparseFwdComm - dc.bottomFwd) +
-                        std::max(0.0, sparseBwdComm - dc.bottomBwd);
-    }
-    // Dense gradients: all-reduced over every GPU, overlapped with the backward that follows
-    // the top MLP (bucketed DDP).
+    // Dense gradients: all-reduced over every GPU (bucketed DDP), from when the top MLP's
+    // gradients are ready.
     const double gradB = std::max(pB, bytesPerElement(w.gradReducePrecision));
-    const double denseParams = d.denseParams();
+    const double denseParams = trainableDenseParams(d, frozen);
     const GroupLayout all = layoutGroup(s.system, N, 1);
     const double denseAr =
         N > 1 ? collectiveTime(s.system, all, Collective::AllReduce, denseParams * gradB) : 0.0;
-    const double overlapWindow = s.strategy.dpOverlap ? dc.interBwd + dc.bottomBwd + embBwd : 0.0;
-    const double denseArExposed = std::max(0.0, denseAr - overlapWindow);
-    const double syncExposed = p.replicaSyncS + p.dpTableSyncS;
+
+    // Two streams, one network: the compute stream runs lookups, the dense forward and
+    // backward and the embedding update; the communication stream carries the sparse
+    // collectives and the dense all-reduce one after another, each from when its data is ready.
+    const double computeEnd = lookupFwd + denseFwd + denseBwd + embBwd;
+    double sparseExposed, commEnd;
+    if (s.strategy.dlrm.pipelineSparse) {
+        // The next batch's sparse communication (and this batch's gradients) run under the
+        // dense work; the all-reduce follows them once the top MLP's gradients exist.
+        const double sparseEnd = sparseFwdComm + sparseBwdComm;
+        sparseExposed = std::max(0.0, sparseEnd - computeEnd);
+        const double topReady = lookupFwd + denseFwd + dc.topBwd;
+        const double arStart = s.strategy.dpOverlap ? std::max(sparseEnd, topReady)
+                                                    : std::max(sparseEnd, computeEnd);
+        commEnd = std::max(sparseEnd, denseAr > 0 ? arStart + denseAr : 0.0);
+    } else {
+        // Forward: the pooled outputs travel while the bottom MLP runs; backward: the
+        // embedding gradients travel while the bottom MLP's backward runs, and the update
+        // waits for them.
+        const double fwdWait = std::max(0.0, sparseFwdComm - dc.bottomFwd);
+        const double bwdWait = std::max(0.0, sparseBwdComm - dc.bottomBwd);
+        sparseExposed = fwdWait + bwdWait;
+        const double u = lookupFwd + fwdWait + denseFwd + dc.topBwd + dc.interBwd;
+        const double end = computeEnd + sparseExposed;
+        // The all-reduce uses the network before the embedding gradients (from the top MLP's
+        // gradients, under the interaction's backward) and after them.
+        const double arStart = s.strategy.dpOverlap ? u - dc.interBwd : end;
+        const double before = std::max(0.0, u - arStart);
+        commEnd = denseAr <= before ? arStart + denseAr
+                                    : std::max(arStart, u + sparseBwdComm) + denseAr - before;
+    }
+    const double bodyEnd = computeEnd + sparseExposed;
+    const double denseArExposed = std::max(0.0, commEnd - bodyEnd);
+    const double syncExposed = tablesTrain ? p.replicaSyncS + p.dpTableSyncS : 0.0;
     const double perParam = w.optimizer == Optimizer::Adam ? 24.0 + gradB + pB : 8.0 + gradB;
     const double denseOpt = oc.elementwise(denseParams * perParam);
 
@@ -513,16 +601,18 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         r.comm[int(dim)][int(c)].exposedS += exposed;
     };
     const double share = sparseSerialized > 0 ? sparseExposed / sparseSerialized : 0.0;
-    put(ParallelDim::EP, Collective::AllToAll, 2.0 * p.a2aS + p.idsS + 2.0 * p.twrwA2aS,
-        share * (2.0 * p.a2aS + p.idsS + 2.0 * p.twrwA2aS));
+    const double directions = tablesTrain ? 2.0 : 1.0; // forward, and gradients back
+    const double a2a = directions * (p.a2aS + p.twrwA2aS) + p.idsS;
+    put(ParallelDim::EP, Collective::AllToAll, a2a, share * a2a);
     put(ParallelDim::EP, Collective::ReduceScatter, p.rwS + p.twrwNodeS,
         share * (p.rwS + p.twrwNodeS));
-    put(ParallelDim::EP, Collective::AllGather, p.rwS + p.twrwNodeS,
-        share * (p.rwS + p.twrwNodeS));
+    if (tablesTrain)
+        put(ParallelDim::EP, Collective::AllGather, p.rwS + p.twrwNodeS,
+            share * (p.rwS + p.twrwNodeS));
     put(ParallelDim::DP, Collective::AllReduce, denseAr + syncExposed,
         denseArExposed + syncExposed);
 
-    r.modelFlopsPerStep = 3.0 * B * d.denseForwardFlopsPerSample();
+    r.modelFlopsPerStep = B * denseTrainingFlopsPerSample(d, frozen);
     r.hardwareFlopsPerStep = r.modelFlopsPerStep;
     r.modelTflopsPerGpu = r.modelFlopsPerStep / r.stepTimeS / N / 1e12;
     r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
@@ -540,11 +630,11 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     x.lookupFwdS = lookupFwd;
     x.embBackwardS = embBwd;
     x.a2aFwdS = p.a2aS + p.twrwA2aS;
-    x.a2aBwdS = p.a2aS + p.twrwA2aS;
-    x.rowwiseCommS = 2.0 * (p.rwS + p.twrwNodeS);
+    x.a2aBwdS = tablesTrain ? p.a2aS + p.twrwA2aS : 0.0;
+    x.rowwiseCommS = directions * (p.rwS + p.twrwNodeS);
     x.idsA2aS = p.idsS;
-    x.replicaSyncS = p.replicaSyncS;
-    x.dpTableSyncS = p.dpTableSyncS;
+    x.replicaSyncS = tablesTrain ? p.replicaSyncS : 0.0;
+    x.dpTableSyncS = tablesTrain ? p.dpTableSyncS : 0.0;
     x.sparseExposedS = sparseExposed;
     x.denseForwardS = dc.bottomFwd + dc.topFwd;
     x.denseBackwardS = dc.bottomBwd + dc.topBwd;
@@ -608,13 +698,14 @@ MemoryBreakdown dlrmMemory(const Scenario& s, const DlrmPlacement& p) {
     MemoryBreakdown m;
     const double pB = bytesPerElement(w.precision);
     const double dense = d.denseParams();
+    const double trained = trainableDenseParams(d, w.frozen); // gradients and optimizer state
     const double b = double(w.globalBatch) / s.gpus;
     const double tables = std::max(p.critical.memB, p.twMemMaxB) + p.uniform.memB + p.twrwMemMaxB;
     const double tableOpt = p.critical.optB + p.uniform.optB + p.twrwNode.optB;
     m.weightsBytes = dense * pB + (tables - tableOpt);
-    m.gradsBytes = dense * std::max(pB, bytesPerElement(w.gradReducePrecision));
-    m.optimizerBytes = (w.optimizer == Optimizer::Adam ? (pB < 4 ? 12.0 : 8.0) : 0.0) * dense +
-                       tableOpt;
+    m.gradsBytes = trained * std::max(pB, bytesPerElement(w.gradReducePrecision));
+    m.optimizerBytes = (w.optimizer == Optimizer::Adam ? (pB < 4 ? 12.0 : 8.0) : 0.0) * trained +
+                       (w.frozen.embedding ? 0.0 : tableOpt); // frozen tables keep no state
     // Activations of the local batch: every MLP layer's output twice (pre- and post-ReLU),
     // the pooled features and the interaction output; plus the lookup outputs of the shards
     // this GPU serves (the whole group's batch) and the all-to-all buffers.

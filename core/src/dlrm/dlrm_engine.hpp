@@ -27,6 +27,11 @@ struct DlrmPlacement {
 };
 
 DlrmPlacement dlrmPlacement(const Scenario& s);
+/// Dense parameters (bottom MLP, interaction, top MLP) that train under `f`.
+double trainableDenseParams(const DlrmShape& d, const Frozen& f);
+/// FLOPs per sample of a training step's dense part under `f` (3 × forward when nothing is
+/// frozen): the forward, and each part's input and weight gradients where needed.
+double denseTrainingFlopsPerSample(const DlrmShape& d, const Frozen& f);
 Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options);
 MemoryBreakdown dlrmMemory(const Scenario& s, const DlrmPlacement& p);
 MemoryBreakdown dlrmMemory(const Scenario& s);

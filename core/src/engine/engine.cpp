@@ -349,23 +349,25 @@ void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     b.compute("residual", c.residual, phase);
 }
 
-void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+/// `g`: GEMM passes of a backward, 2 (input and weight gradients) or 1 (a frozen layer: the
+/// input gradient only).
+void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double g) {
     const bool sp = s.strategy.sequenceParallel;
     b.compute("residual (bwd)", c.residual, Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
-    b.compute("MLP down GEMM (bwd)", 2.0 * c.mlpDown, Phase::Backward);
+    b.compute("MLP down GEMM (bwd)", g * c.mlpDown, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
-    b.compute("MLP up GEMM (bwd)", 2.0 * c.mlpUp, Phase::Backward);
+    b.compute("MLP up GEMM (bwd)", g * c.mlpUp, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
 }
 
-void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double g) {
     const Strategy& st = s.strategy;
     const bool sp = st.sequenceParallel;
     b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
-    b.compute("output projection (bwd)", 2.0 * c.outProj, Phase::Backward);
+    b.compute("output projection (bwd)", g * c.outProj, Phase::Backward);
     if (st.recompute == Recompute::Selective) {
         if (s.model.mla) b.compute("MLA up-projections (recompute)", c.mlaUp, Phase::Recompute);
         b.compute("attention core (recompute)", c.attention, Phase::Recompute);
@@ -374,7 +376,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) 
         b.besideNext("CP reduce-scatter dK,dV", Lane::Comm, c.cpComm, ParallelDim::CP,
                      Collective::ReduceScatter);
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
-    b.compute("QKV GEMM (bwd)", 2.0 * c.qkv, Phase::Backward);
+    b.compute("QKV GEMM (bwd)", g * c.qkv, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
     b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
@@ -424,7 +426,7 @@ void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     b.compute("residual", c.residual, phase);
 }
 
-void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double g) {
     const bool sp = s.strategy.sequenceParallel;
     const bool overlap = s.strategy.moeA2aOverlap;
     b.compute("residual (bwd)", c.residual, Phase::Backward);
@@ -434,20 +436,21 @@ void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
     moeA2a(b, s, "EP combine all-to-all (bwd)", c.combine);
     if (s.strategy.recompute == Recompute::Selective)
         b.compute("expert activation (recompute)", c.expertAct, Phase::Recompute);
-    b.compute("expert down GEMMs (bwd)", 2.0 * c.expertDown, Phase::Backward,
-              2 * c.expertKernels);
+    const int passes = g > 1.5 ? 2 : 1;
+    b.compute("expert down GEMMs (bwd)", g * c.expertDown, Phase::Backward,
+              passes * c.expertKernels);
     b.compute("expert activation (bwd)", 2.0 * c.expertAct, Phase::Backward);
-    b.compute("expert up GEMMs (bwd)", 2.0 * c.expertUp, Phase::Backward, 2 * c.expertKernels);
+    b.compute("expert up GEMMs (bwd)", g * c.expertUp, Phase::Backward, passes * c.expertKernels);
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all (bwd)", Lane::Comm, c.combine, ParallelDim::EP,
                      Collective::AllToAll);
-        b.compute("shared experts (bwd)", 2.0 * c.shared, Phase::Backward);
+        b.compute("shared experts (bwd)", g * c.shared, Phase::Backward);
     } else {
         moeA2a(b, s, "EP dispatch all-to-all (bwd)", c.combine);
-        if (c.shared > 0) b.compute("shared experts (bwd)", 2.0 * c.shared, Phase::Backward);
+        if (c.shared > 0) b.compute("shared experts (bwd)", g * c.shared, Phase::Backward);
     }
     b.compute("permute tokens (bwd)", c.permute, Phase::Backward);
-    b.compute("router (bwd)", 2.0 * c.router, Phase::Backward);
+    b.compute("router (bwd)", g * c.router, Phase::Backward);
     smContention(b, s, 2.0 * c.combine, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
@@ -471,16 +474,17 @@ void blockForward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCo
     }
 }
 
-void blockBackward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c) {
+void blockBackward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerCosts& c,
+                   double g) {
     switch (k) {
     case BlockKind::Attention:
-        attentionBackward(b, s, c);
+        attentionBackward(b, s, c, g);
         break;
     case BlockKind::Mlp:
-        mlpBackward(b, s, c);
+        mlpBackward(b, s, c, g);
         break;
     case BlockKind::Moe:
-        moeBackward(b, s, c);
+        moeBackward(b, s, c, g);
         break;
     case BlockKind::Embedding:
     case BlockKind::LmHead:
@@ -505,7 +509,9 @@ void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int la
     b.finish(prefetch ? gather : -1, -1);
 }
 
-void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int layer) {
+/// `frozen`: a frozen layer that passes gradients down: input gradients only, nothing to reduce.
+void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int layer,
+                   bool frozen = false) {
     const Strategy& st = s.strategy;
     LayerBuilder b(sim, st);
     const bool fsdp = st.zeroStage >= 3;
@@ -517,7 +523,7 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int l
                                            Collective::AllGather)
                             : -1;
     if (!prefetch) b.blockOn(gather);
-    const int reduce = fsdp ? b.background("FSDP reduce-scatter (previous layer)",
+    const int reduce = fsdp && !frozen ? b.background("FSDP reduce-scatter (previous layer)",
                                            moe ? c.fsdpReduceMoe : c.fsdpReduce, ParallelDim::DP,
                                            Collective::ReduceScatter)
                             : -1;
@@ -526,7 +532,7 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int l
         for (BlockKind k : blocks)
             blockForward(k, b, s, c, Phase::Recompute);
     for (int i = blocks.count - 1; i >= 0; --i)
-        blockBackward(blocks.kinds[i], b, s, c);
+        blockBackward(blocks.kinds[i], b, s, c, frozen ? 1.0 : 2.0);
     b.finish(prefetch ? gather : -1, reduce);
 }
 
@@ -550,8 +556,13 @@ struct EdgeCosts {
 
 EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
     const Strategy& st = s.strategy;
+    const Frozen& f = s.workload.frozen;
     EdgeCosts e;
     const double act = 2.0;
+    // Fine-tuning: the head's backward computes its weight gradient unless frozen, and its input
+    // gradient (and the final norm's) unless nothing below it trains (a linear probe).
+    const bool belowTrains = !(f.embedding && f.layers == s.model.layers);
+    const double headPasses = (f.head ? 0.0 : 1.0) + (belowTrains ? 1.0 : 0.0);
     e.embedKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
     e.headKind = st.sequenceParallel ? Collective::AllGather : Collective::AllReduce;
     if (s.model.vit) {
@@ -563,25 +574,28 @@ EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, cons
         const double rows = sh.T - st.microBatch; // the class tokens are not patches
         e.embedFwd = oc.gemm(rows, sh.h, patch) + oc.elementwise(3.0 * sh.T * sh.h * act);
         e.embedBwd = oc.gemm(patch, sh.h, rows) + oc.elementwise(2.0 * sh.T * sh.h * act);
+        if (f.embedding) e.embedBwd = 0; // its weight gradient is all it computes
         const double images = st.microBatch, classes = double(v.classes);
         e.headFwd = oc.elementwise(2.0 * images * sh.h * act) + oc.gemm(images, classes, sh.h) +
                     oc.elementwise(images * classes * (act + 4.0));
-        e.headBwd = 2.0 * oc.gemm(images, classes, sh.h) +
+        e.headBwd = headPasses * oc.gemm(images, classes, sh.h) +
                     oc.elementwise(images * classes * (4.0 + act)) +
-                    oc.elementwise(4.0 * images * sh.h * act);
+                    (belowTrains ? oc.elementwise(4.0 * images * sh.h * act) : 0.0);
         return e; // nothing vocabulary-parallel: no TP collective at the edges
     }
     // Vocab-parallel embedding: gather rows, then combine over TP (Shoeybi et al. 2019).
     e.embedFwd = oc.elementwise(2.0 * sh.T * sh.h * act);
-    e.embedBwd = oc.elementwise(3.0 * sh.T * sh.h * act);
+    e.embedBwd = f.embedding ? 0.0 : oc.elementwise(3.0 * sh.T * sh.h * act);
     e.embedComm = collectiveTime(s.system, g.tp, e.embedKind, sh.T * sh.h * act);
     // Vocab-parallel LM head: final norm, GEMM, fused cross-entropy over fp32 logits.
     const double vocab = double(s.model.vocab) / sh.t;
     e.headFwd = oc.elementwise(2.0 * sh.hSp * act) + oc.gemm(sh.T, vocab, sh.h) +
                 oc.elementwise(sh.T * vocab * (act + 4.0));
-    e.headBwd = 2.0 * oc.gemm(sh.T, vocab, sh.h) + oc.elementwise(sh.T * vocab * (4.0 + act)) +
-                oc.elementwise(4.0 * sh.hSp * act);
-    e.headComm = collectiveTime(s.system, g.tp, e.headKind, sh.T * sh.h * act);
+    e.headBwd = headPasses * oc.gemm(sh.T, vocab, sh.h) +
+                oc.elementwise(sh.T * vocab * (4.0 + act)) +
+                (belowTrains ? oc.elementwise(4.0 * sh.hSp * act) : 0.0);
+    e.headComm =
+        belowTrains ? collectiveTime(s.system, g.tp, e.headKind, sh.T * sh.h * act) : 0.0;
     return e;
 }
 
@@ -670,8 +684,19 @@ StepContext makeContext(const Scenario& s) {
 struct LayerSchedule {
     StreamSim fwd, bwd;       ///< a dense layer
     StreamSim moeFwd, moeBwd; ///< a MoE layer (MoE models only)
+    /// Frozen layers' backward (input gradients only); empty when they run none.
+    StreamSim bwdFrozen, moeBwdFrozen;
+    bool frozenBackward = false; ///< frozen layers pass gradients down (something below trains)
     LayerCosts costs{};
     EdgeCosts edge;
+
+    double denseBwd(int trainable, int frozen) const {
+        return trainable * bwd.makespanS() + (frozenBackward ? frozen * bwdFrozen.makespanS() : 0);
+    }
+    double moeBwdS(int trainable, int frozen) const {
+        return trainable * moeBwd.makespanS() +
+               (frozenBackward ? frozen * moeBwdFrozen.makespanS() : 0);
+    }
 };
 
 void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out) {
@@ -682,18 +707,28 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
         sim.run();
         sim.addHostStalls(hostOp, "host launch stalls");
     };
+    const Frozen& f = s.workload.frozen;
+    out.frozenBackward = f.layers > 0 && f.frozenLayersNeedDgrad();
     if (m.denseLayerCount() > 0) {
         const int dense = m.isMoe() && m.isMoeLayer(0) ? m.moe.denseLayers + 1 : 0;
         buildForward(out.fwd, s, out.costs, dense);
         buildBackward(out.bwd, s, out.costs, dense);
         run(out.fwd);
         run(out.bwd);
+        if (out.frozenBackward) {
+            buildBackward(out.bwdFrozen, s, out.costs, dense, true);
+            run(out.bwdFrozen);
+        }
     }
     if (m.isMoe()) {
         buildForward(out.moeFwd, s, out.costs, m.moe.denseLayers);
         buildBackward(out.moeBwd, s, out.costs, m.moe.denseLayers);
         run(out.moeFwd);
         run(out.moeBwd);
+        if (out.frozenBackward) {
+            buildBackward(out.moeBwdFrozen, s, out.costs, m.moe.denseLayers, true);
+            run(out.moeBwdFrozen);
+        }
     }
     out.edge = edgeCosts(s, ctx.shape, ctx.oc, ctx.groups);
 }
@@ -706,9 +741,11 @@ struct StagePass {
 
 StagePass stagePass(const LayerSchedule& l, const PipelineStage& stage) {
     const int dense = stage.layers - stage.moeLayers;
+    const int denseFrozen = stage.frozenLayers - stage.frozenMoeLayers;
     StagePass t{stage,
                 dense * l.fwd.makespanS() + stage.moeLayers * l.moeFwd.makespanS(),
-                dense * l.bwd.makespanS() + stage.moeLayers * l.moeBwd.makespanS()};
+                l.denseBwd(dense - denseFrozen, denseFrozen) +
+                    l.moeBwdS(stage.moeLayers - stage.frozenMoeLayers, stage.frozenMoeLayers)};
     if (stage.first) {
         t.fwd += l.edge.embedFwd + l.edge.embedComm;
         t.bwd += l.edge.embedBwd;
@@ -757,12 +794,21 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     out.bubbleS = st.pp > 1 ? double(st.pp - 1) / st.vp * out.microBatchWallS : 0.0;
 
     const int moeLayers = crit.stage.moeLayers, layers = crit.stage.layers - moeLayers;
+    const int moeFrozen = crit.stage.frozenMoeLayers;
+    const int denseFrozen = crit.stage.frozenLayers - moeFrozen;
+    // Frozen layers' backward: input gradients only, or none when nothing below them trains.
+    const int denseFrozenBwd = l.frozenBackward ? denseFrozen : 0;
+    const int moeFrozenBwd = l.frozenBackward ? moeFrozen : 0;
     const bool first = crit.stage.first, last = crit.stage.last;
     const EdgeCosts& e = l.edge;
     addTable(comm, l.fwd.comm(), double(mbs) * layers);
-    addTable(comm, l.bwd.comm(), double(mbs) * layers);
+    addTable(comm, l.bwd.comm(), double(mbs) * (layers - denseFrozen));
     addTable(comm, l.moeFwd.comm(), double(mbs) * moeLayers);
-    addTable(comm, l.moeBwd.comm(), double(mbs) * moeLayers);
+    addTable(comm, l.moeBwd.comm(), double(mbs) * (moeLayers - moeFrozen));
+    if (l.frozenBackward) {
+        addTable(comm, l.bwdFrozen.comm(), double(mbs) * denseFrozenBwd);
+        addTable(comm, l.moeBwdFrozen.comm(), double(mbs) * moeFrozenBwd);
+    }
     if (first) addComm(comm, ParallelDim::TP, e.embedKind, mbs * e.embedComm, mbs * e.embedComm);
     if (last) addComm(comm, ParallelDim::TP, e.headKind, mbs * e.headComm, mbs * e.headComm);
     addComm(comm, ParallelDim::PP, Collective::P2P, mbs * p2pPerMb, mbs * p2pPerMb);
@@ -770,11 +816,16 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     r.compute.forwardS =
         mbs * (layers * l.fwd.busyS(Phase::Forward) + moeLayers * l.moeFwd.busyS(Phase::Forward) +
                (first ? e.embedFwd : 0.0) + (last ? e.headFwd : 0.0));
-    r.compute.backwardS = mbs * (layers * l.bwd.busyS(Phase::Backward) +
-                                 moeLayers * l.moeBwd.busyS(Phase::Backward) +
-                                 (first ? e.embedBwd : 0.0) + (last ? e.headBwd : 0.0));
-    r.compute.recomputeS = mbs * (layers * l.bwd.busyS(Phase::Recompute) +
-                                  moeLayers * l.moeBwd.busyS(Phase::Recompute));
+    auto busy = [&](Phase ph) {
+        double t = (layers - denseFrozen) * l.bwd.busyS(ph) +
+                   (moeLayers - moeFrozen) * l.moeBwd.busyS(ph);
+        if (l.frozenBackward)
+            t += denseFrozenBwd * l.bwdFrozen.busyS(ph) + moeFrozenBwd * l.moeBwdFrozen.busyS(ph);
+        return t;
+    };
+    r.compute.backwardS = mbs * (busy(Phase::Backward) + (first ? e.embedBwd : 0.0) +
+                                 (last ? e.headBwd : 0.0));
+    r.compute.recomputeS = mbs * busy(Phase::Recompute);
     return out;
 }
 
@@ -830,7 +881,8 @@ double dataParallelSync(const Scenario& s, const StepContext& ctx, const StagePa
                         CommTable& comm) {
     const Strategy& st = s.strategy;
     const Groups& g = ctx.groups;
-    const StageParams p = stageParamSplit(s.model, st, crit.stage);
+    // Only what trains has gradients to reduce (workload.frozen).
+    const StageParams p = stageTrainableParamSplit(s.model, st, s.workload.frozen, crit.stage);
     const SyncTraffic d = syncTraffic(s, p.dense, {g.gradReduce, g.dpShard, g.dpReplicas,
                                                   st.zeroShardRanks()});
     const SyncTraffic e = syncTraffic(s, p.expert, {g.edpReduce, g.edpShard, g.edpReplicas,
@@ -867,7 +919,7 @@ double optimizerStep(const Scenario& s, const StepContext& ctx, const StagePass&
     const double expertShard = zero ? double(expertShardRanks(st)) : 1.0;
     const double stateBytes = w.optimizer == Optimizer::Adam ? 24.0 : 16.0;
     const double perParam = stateBytes + bytesPerElement(w.gradReducePrecision) + 2.0;
-    const StageParams p = stageParamSplit(s.model, st, crit.stage);
+    const StageParams p = stageTrainableParamSplit(s.model, st, w.frozen, crit.stage);
     return ctx.oc.elementwise((p.dense / denseShard + p.expert / expertShard) * perParam);
 }
 
@@ -891,8 +943,10 @@ void finishStep(const Scenario& s, const CommTable& comm, double bubbleS, Result
     r.samplesPerS = w.globalBatch / r.stepTimeS;
     r.tokensPerS = tokens / r.stepTimeS;
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
-    r.modelFlopsPerStep = modelFlopsPerStep(m, w.globalBatch, w.seqLen);
-    r.hardwareFlopsPerStep = hardwareFlopsPerStep(m, w.globalBatch, w.seqLen, s.strategy.recompute);
+    r.modelFlopsPerStep =
+        trainingFlopsPerStep(m, w.frozen, w.globalBatch, w.seqLen, s.strategy.recompute, false);
+    r.hardwareFlopsPerStep =
+        trainingFlopsPerStep(m, w.frozen, w.globalBatch, w.seqLen, s.strategy.recompute, true);
     r.modelTflopsPerGpu = r.modelFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
     r.hardwareTflopsPerGpu = r.hardwareFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
     const double peak = s.system.gpu.peak(w.precision);
@@ -917,14 +971,19 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
         appendTimeline(tl, l.moeFwd, t0);
         t0 += l.moeFwd.makespanS();
     }
-    for (int layer = 0; layer < moeLayers; ++layer) {
-        appendTimeline(tl, l.moeBwd, t0);
-        t0 += l.moeBwd.makespanS();
-    }
-    for (int layer = 0; layer < dense; ++layer) {
-        appendTimeline(tl, l.bwd, t0);
-        t0 += l.bwd.makespanS();
-    }
+    // Backward: trainable layers in full, then frozen ones (input gradients only, or none).
+    const int moeFrozen = crit.stage.frozenMoeLayers;
+    const int denseFrozen = crit.stage.frozenLayers - moeFrozen;
+    auto backward = [&](const StreamSim& sim, int count) {
+        for (int layer = 0; layer < count; ++layer) {
+            appendTimeline(tl, sim, t0);
+            t0 += sim.makespanS();
+        }
+    };
+    backward(l.moeBwd, moeLayers - moeFrozen);
+    if (l.frozenBackward) backward(l.moeBwdFrozen, moeFrozen);
+    backward(l.bwd, dense - denseFrozen);
+    if (l.frozenBackward) backward(l.bwdFrozen, denseFrozen);
     const double mbWall = pipe.microBatchWallS;
     tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
                   TimelineKind::Steady, mbWall, mbs * mbWall, false, ParallelDim::TP,

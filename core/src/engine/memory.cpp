@@ -77,10 +77,8 @@ double inFlightMicroBatches(const Strategy& st, int microBatches, int stage) {
 
 MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
     const int begin = std::min(stage * layersOnStage, s.model.layers);
-    const int end = std::min(begin + layersOnStage, s.model.layers);
-    const int moe = s.model.moeLayersBefore(end) - s.model.moeLayersBefore(begin);
-    return stageMemory(s, PipelineStage{stage, layersOnStage, moe, stage == 0,
-                                        stage == s.strategy.pp - 1});
+    return stageMemory(s, stageOf(s, stage, begin, layersOnStage, stage == 0,
+                                  stage == s.strategy.pp - 1));
 }
 
 MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
@@ -100,26 +98,32 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     const double optB = w.optimizer == Optimizer::Adam ? 12.0 : 8.0;
     const double shard = double(st.zeroShardRanks());
     const double eshard = double(expertShardRanks(st));
-    auto sharded = [&](double bytesPerParam, int fromStage) {
-        return params.dense * bytesPerParam / (st.zeroStage >= fromStage ? shard : 1.0) +
-               params.expert * bytesPerParam / (st.zeroStage >= fromStage ? eshard : 1.0);
+    // Fine-tuning: frozen weights are held, but only trained ones have gradients and state.
+    const StageParams trained = stageTrainableParamSplit(m, st, w.frozen, stage);
+    auto sharded = [&](const StageParams& p, double bytesPerParam, int fromStage) {
+        return p.dense * bytesPerParam / (st.zeroStage >= fromStage ? shard : 1.0) +
+               p.expert * bytesPerParam / (st.zeroStage >= fromStage ? eshard : 1.0);
     };
 
     MemoryBreakdown mem;
-    mem.weightsBytes = sharded(weightB, 3);
+    mem.weightsBytes = sharded(params, weightB, 3);
     if (st.zeroStage >= 3 && shard > 1) { // the gathered layer in use and the one prefetched
         const bool moe = stage.moeLayers > 0;
         const StageParams layer = layerParamsPerGpu(m, st, moe);
         mem.weightsBytes += std::min(2, layersOnStage) * layer.total() * weightB;
     }
-    mem.gradsBytes = sharded(gradB, 2);
-    mem.optimizerBytes = sharded(optB, 1);
+    mem.gradsBytes = sharded(trained, gradB, 2);
+    mem.optimizerBytes = sharded(trained, optB, 1);
 
     const int mbs = microBatchesPerStep(s);
     const double inFlight = inFlightMicroBatches(st, mbs, stage.index);
-    const int denseL = layersOnStage - stage.moeLayers;
-    double act = (denseL * layerActivationBytes(m, st, w, false) +
-                  stage.moeLayers * layerActivationBytes(m, st, w, true)) *
+    // Layers that run no backward (frozen, nothing below them trains) keep no activations.
+    const bool frozenKeep = w.frozen.frozenLayersNeedDgrad();
+    const int moeKept = stage.moeLayers - (frozenKeep ? 0 : stage.frozenMoeLayers);
+    const int denseKept = layersOnStage - stage.moeLayers -
+                          (frozenKeep ? 0 : stage.frozenLayers - stage.frozenMoeLayers);
+    double act = (denseKept * layerActivationBytes(m, st, w, false) +
+                  moeKept * layerActivationBytes(m, st, w, true)) *
                  inFlight;
     if (st.recompute == Recompute::Full && layersOnStage > 0) {
         // Backward recomputes one layer at a time: its full activations exist transiently.

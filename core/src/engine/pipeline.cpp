@@ -1,13 +1,29 @@
 #include "madmax/pipeline.hpp"
 
+#include <algorithm>
+
 namespace madmax {
+
+PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first,
+                      bool last) {
+    const Model& m = s.model;
+    const Frozen& f = s.workload.frozen;
+    auto moeIn = [&](int b, int e) { return m.moeLayersBefore(e) - m.moeLayersBefore(b); };
+    PipelineStage out{index, layers, moeIn(begin, begin + layers), first, last};
+    out.frozenLayers = f.frozenIn(begin, begin + layers);
+    if (out.frozenLayers > 0) {
+        const int lo = std::max(begin, f.firstLayer);
+        out.frozenMoeLayers = moeIn(lo, lo + out.frozenLayers);
+    }
+    return out;
+}
 
 PipelineStages distinctStages(const Scenario& s) {
     const Strategy& st = s.strategy;
     const int l = s.model.layers;
     PipelineStages out;
     if (st.pp == 1) {
-        out.stage[out.count++] = {0, l, s.model.moeLayerCount(), true, true};
+        out.stage[out.count++] = stageOf(s, 0, 0, l, true, true);
         return out;
     }
     int first = l / st.pp, middle = first, last = first;
@@ -18,15 +34,37 @@ PipelineStages distinctStages(const Scenario& s) {
         first = st.firstStageLayers > 0 ? st.firstStageLayers : middle;
         last = st.lastStageLayers > 0 ? st.lastStageLayers : middle;
     }
-    const Model& m = s.model;
-    auto moeIn = [&](int begin, int count) {
-        return m.moeLayersBefore(begin + count) - m.moeLayersBefore(begin);
-    };
     const int lastMiddleBegin = first + (st.pp - 3) * middle;
-    out.stage[out.count++] = {0, first, moeIn(0, first), true, false};
-    out.stage[out.count++] = {st.pp - 1, last, moeIn(l - last, last), false, true};
-    if (st.pp > 2) out.stage[out.count++] = {1, middle, moeIn(lastMiddleBegin, middle), false, false};
+    out.stage[out.count++] = stageOf(s, 0, 0, first, true, false);
+    out.stage[out.count++] = stageOf(s, st.pp - 1, l - last, last, false, true);
+    if (st.pp > 2) out.stage[out.count++] = stageOf(s, 1, lastMiddleBegin, middle, false, false);
+    // A stage's frozen count over the middle stages rises, holds and falls (one contiguous
+    // range): the fewest sit at one end, so the first middle stage is the other candidate.
+    if (st.pp > 3 && s.workload.frozen.layers > 0)
+        out.stage[out.count++] = stageOf(s, 1, first, middle, false, false);
     return out;
+}
+
+StageParams stageTrainableParamSplit(const Model& m, const Strategy& st, const Frozen& f,
+                                     const PipelineStage& stage) {
+    StageParams p = stageParamSplit(m, st, stage);
+    if (!f.any()) return p;
+    const int frozenDense = stage.frozenLayers - stage.frozenMoeLayers;
+    const StageParams dl = layerParamsPerGpu(m, st, false), ml = layerParamsPerGpu(m, st, true);
+    p.dense -= frozenDense * dl.dense + stage.frozenMoeLayers * ml.dense;
+    p.expert -= stage.frozenMoeLayers * ml.expert;
+    if (stage.first && f.embedding) p.dense -= m.embeddingParams() / st.tp;
+    if (stage.last && f.head) {
+        double head = double(m.hidden);
+        head += m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams();
+        p.dense -= head / st.tp;
+    }
+    // Tied embeddings on one stage: the one matrix trains unless both uses are frozen.
+    if (m.tiedEmbeddings && st.pp == 1 && stage.first && f.embedding != f.head)
+        p.dense += f.embedding ? m.embeddingParams() / st.tp : 0.0;
+    p.dense = std::max(0.0, p.dense);
+    p.expert = std::max(0.0, p.expert);
+    return p;
 }
 
 StageParams layerParamsPerGpu(const Model& m, const Strategy& st, bool moeLayer) {

@@ -101,11 +101,42 @@ std::optional<std::string> explainInvalidSystem(const Scenario& s) {
 
 } // namespace
 
+/// workload.frozen: a range inside the model, components the model has, something to train.
+static std::optional<std::string> explainInvalidFrozen(const Scenario& s) {
+    const Frozen& f = s.workload.frozen;
+    const Model& m = s.model;
+    if (!f.any()) return std::nullopt;
+    if (s.workload.kind == WorkloadKind::Inference)
+        return "workload.frozen applies to training (fine-tuning); serving computes no gradients";
+    if (m.isDlrm()) {
+        if (f.layers != 0 || f.firstLayer != 0 || f.head)
+            return "workload.frozen: a DLRM has no transformer layers or LM head; freeze "
+                   "embedding (the tables), bottom_mlp or top_mlp";
+        if (f.embedding && f.bottomMlp && f.topMlp)
+            return "workload.frozen freezes the tables and both MLPs: nothing is left to train; "
+                   "unfreeze one";
+        return std::nullopt;
+    }
+    if (f.bottomMlp || f.topMlp)
+        return "workload.frozen.bottom_mlp and top_mlp apply to DLRM models only";
+    if (f.firstLayer < 0 || f.layers < 0)
+        return "workload.frozen.layers: first and count must be ≥ 0";
+    if (1LL * f.firstLayer + f.layers > m.layers)
+        return "workload.frozen.layers: layers " + str(f.firstLayer) + " to " +
+               str(1LL * f.firstLayer + f.layers - 1) + " are frozen, but the model has " +
+               str(m.layers) + " (0 to " + str(m.layers - 1) + "); shorten the range";
+    if (f.embedding && f.head && f.layers == m.layers)
+        return "workload.frozen freezes the embedding, every layer and the head: nothing is left "
+               "to train; unfreeze one";
+    return std::nullopt;
+}
+
 std::optional<std::string> explainInvalid(const Scenario& s) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
     const System& sys = s.system;
+    if (auto why = explainInvalidFrozen(s)) return why;
     if (m.isDlrm()) {
         if (auto why = explainInvalidSystem(s)) return why;
         return detail::explainInvalidDlrm(s);

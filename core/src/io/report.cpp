@@ -7,6 +7,25 @@
 namespace madmax {
 
 namespace {
+
+/// "Frozen     …" for a fine-tuning scenario (ends in a newline), or nothing.
+std::string frozenLine(const Scenario& s) {
+    const Frozen& f = s.workload.frozen;
+    if (!f.any()) return "";
+    std::string parts;
+    auto add = [&](const std::string& p) { parts += (parts.empty() ? "" : ", ") + p; };
+    if (f.embedding) add(s.model.isDlrm() ? "embedding tables" : "embedding");
+    if (f.layers > 0)
+        add(f.layers == s.model.layers ? "every layer"
+            : f.layers == 1           ? "layer " + std::to_string(f.firstLayer)
+                                      : "layers " + std::to_string(f.firstLayer) + "–" +
+                                            std::to_string(f.firstLayer + f.layers - 1));
+    if (f.head) add(s.model.vit ? "classifier" : "LM head");
+    if (f.bottomMlp) add("bottom MLP");
+    if (f.topMlp) add("top MLP");
+    return "Frozen     " + parts + " (fine-tuning: no weight gradients, reduction or optimizer "
+                               "state for them)\n";
+}
 std::string fmt(const char* f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
@@ -135,7 +154,8 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
          (plan.pipelineSparse ? ", sparse pipelined over the dense step" : "") + "\n";
     o += "Workload   global batch " + std::to_string(s.workload.globalBatch) + " samples, " +
          std::string(toString(s.workload.precision)) + " dense, embedding optimizer " +
-         std::string(toString(s.workload.embOptimizer)) + "\n\n";
+         std::string(toString(s.workload.embOptimizer)) + "\n";
+    o += frozenLine(s) + "\n";
     o += "Step time            " + formatSeconds(r.stepTimeS) + "\n";
     o += "Throughput           " + fmt("%.0f samples/s", r.samplesPerS) +
          fmt(" (%.0f per GPU)\n", r.samplesPerS / s.gpus);
@@ -200,7 +220,8 @@ std::string formatReport(const Scenario& s, const Result& r) {
              (st.moeA2aOverlap ? ", all-to-all overlapped" : ", all-to-all exposed") + "\n";
     o += "Workload   global batch " + std::to_string(s.workload.globalBatch) + " x " +
          std::to_string(s.workload.seqLen) + " tokens, " +
-         std::string(toString(s.workload.precision)) + "\n\n";
+         std::string(toString(s.workload.precision)) + "\n";
+    o += frozenLine(s) + "\n";
 
     o += "Step time            " + formatSeconds(r.stepTimeS) + "\n";
     o += "Throughput           " + fmt("%.0f tokens/s", r.tokensPerS) +

@@ -208,7 +208,7 @@ json toJson(const Workload& w) {
                 {"prefill_chunk_tokens", i.prefillChunkTokens},
                 {"attention", std::string(toString(w.attention))}};
     }
-    return {{"kind", "training"},
+    json out = {{"kind", "training"},
             {"global_batch", w.globalBatch},
             {"seq_len", w.seqLen},
             {"precision", std::string(toString(w.precision))},
@@ -218,6 +218,22 @@ json toJson(const Workload& w) {
             {"micro_batch_overhead_ms", w.microBatchOverheadS * 1e3},
             {"fp8_scaling", std::string(toString(w.lowPrecisionScaling))},
             {"attention", std::string(toString(w.attention))}};
+    const Frozen& f = w.frozen;
+    if (f.any()) { // only what is frozen: every key defaults to not frozen
+        json fr = json::object();
+        if (f.embedding) fr["embedding"] = true;
+        if (f.head) fr["head"] = true;
+        if (f.bottomMlp) fr["bottom_mlp"] = true;
+        if (f.topMlp) fr["top_mlp"] = true;
+        if (f.layers > 0) {
+            if (f.firstLayer == 0)
+                fr["layers"] = f.layers;
+            else
+                fr["layers"] = {{"first", f.firstLayer}, {"count", f.layers}};
+        }
+        out["frozen"] = std::move(fr);
+    }
+    return out;
 }
 
 json toJson(const Scenario& s) {

@@ -527,6 +527,44 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
 
 namespace {
 
+/// workload.frozen: {"embedding", "head", "layers": N (the first N) or {"first", "count"},
+/// and for DLRM "bottom_mlp", "top_mlp"}. Ranges against the model are checked by
+/// explainInvalid (the model's layer count is not known here).
+Frozen parseFrozen(const json& j, const std::string& file, bool dlrm) {
+    ObjectReader r(j, file, "workload.frozen");
+    Frozen f;
+    f.embedding = r.boolean("embedding", false);
+    if (dlrm) {
+        f.bottomMlp = r.boolean("bottom_mlp", false);
+        f.topMlp = r.boolean("top_mlp", false);
+        for (const char* key : {"head", "layers"}) {
+            if (r.has(key))
+                r.fail(key, "a DLRM has no transformer layers or LM head; freeze \"embedding\" "
+                            "(the tables), \"bottom_mlp\" or \"top_mlp\"");
+            r.ignore(key);
+        }
+    } else {
+        f.head = r.boolean("head", false);
+        for (const char* key : {"bottom_mlp", "top_mlp"}) {
+            if (r.has(key))
+                r.fail(key, "applies to DLRM models only; a transformer freezes \"embedding\", "
+                            "\"layers\" or \"head\"");
+            r.ignore(key);
+        }
+        if (r.has("layers") && r.raw("layers").is_object()) {
+            ObjectReader l(r.raw("layers"), file, "workload.frozen.layers");
+            f.firstLayer = int(l.integer("first", 0, 1 << 20, 0));
+            f.layers = int(l.integer("count", 0, 1 << 20));
+            l.finish();
+        } else {
+            f.layers = int(r.integer("layers", 0, 1 << 20, 0));
+            r.record("layers", "N (the first N layers) or {\"first\": i, \"count\": n}");
+        }
+    }
+    r.finish();
+    return f;
+}
+
 Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::int64_t vitTokens) {
     ObjectReader r(j, file, "workload");
     Workload w;
@@ -571,7 +609,15 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::i
         w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
         w.lowPrecisionScaling = *parseLowPrecisionScaling(
             r.choice("fp8_scaling", {"delayed", "current", "block"}, "delayed"));
+        if (r.has("frozen"))
+            w.frozen = parseFrozen(r.raw("frozen"), file, dlrm);
+        else
+            r.ignore("frozen");
     } else {
+        if (r.has("frozen"))
+            r.fail("frozen", "freezing applies to training (fine-tuning); serving computes no "
+                             "gradients: remove it");
+        r.ignore("frozen");
         if (dlrm)
             r.fail("kind", "DLRM serving is not modelled by the native engine: use \"training\", "
                            "or evaluate the seed's DLRM inference files with --engine reference");

@@ -75,6 +75,47 @@ double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, R
     return modelFlopsPerStep(m, globalBatch, seqLen) + tokens * extra;
 }
 
+double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch, double seqLen,
+                            Recompute r, bool hardware) {
+    if (!f.any()) {
+        return hardware ? hardwareFlopsPerStep(m, globalBatch, seqLen, r)
+                        : modelFlopsPerStep(m, globalBatch, seqLen);
+    }
+    // Forward everything; backward per layer: the input gradient (one GEMM pass, the attention
+    // core's backward twice its forward) where something below trains, the weight gradient
+    // (one more GEMM pass) where the layer trains; recompute only where a backward runs.
+    const int moeAll = m.moeLayerCount();
+    const int moeFrozen = m.moeLayersBefore(f.firstLayer + f.layers) - m.moeLayersBefore(f.firstLayer);
+    const double G = layerGemmFlopsPerToken(m), Gm = moeLayerGemmFlopsPerToken(m);
+    const double A = attentionFlopsPerToken(m, seqLen);
+    const double trainGemm = (m.layers - moeAll - (f.layers - moeFrozen)) * G +
+                             (moeAll - moeFrozen) * Gm;
+    const double frozenGemm = (f.layers - moeFrozen) * G + moeFrozen * Gm;
+    const bool dgradFrozen = f.frozenLayersNeedDgrad();
+    const int trainLayers = m.layers - f.layers;
+    const int backLayers = trainLayers + (dgradFrozen ? f.layers : 0);
+    double fwd = layersGemmFlopsPerToken(m) + m.layers * A;
+    double bwd = 2.0 * trainGemm + (dgradFrozen ? frozenGemm : 0.0) + 2.0 * backLayers * A;
+    // The edges: the LM head (2hV) or, for a ViT, the classifier and the patch projection.
+    const bool belowHeadTrains = !(f.embedding && f.layers == m.layers);
+    double head = 2.0 * double(m.hidden) * double(m.vocab), patch = 0;
+    if (m.vit) {
+        const double T = double(m.vitShape.tokens());
+        const double p = double(m.vitShape.channels) * m.vitShape.patchSize * m.vitShape.patchSize;
+        head = 2.0 * double(m.hidden) * double(m.vitShape.classes) / T;
+        patch = 2.0 * (T - 1.0) * p * double(m.hidden) / T;
+    }
+    fwd += head + patch;
+    bwd += head * ((f.head ? 0.0 : 1.0) + (belowHeadTrains ? 1.0 : 0.0)) +
+           (f.embedding ? 0.0 : patch); // the patch projection needs its weight gradient only
+    double extra = 0;
+    if (hardware && r == Recompute::Full)
+        extra = (trainGemm + (dgradFrozen ? frozenGemm : 0.0)) + backLayers * A;
+    else if (hardware && r == Recompute::Selective)
+        extra = backLayers * A;
+    return globalBatch * seqLen * (fwd + bwd + extra);
+}
+
 double megatronSc21FlopsPerStep(const Model& m, double B, double s) {
     const double l = m.layers, h = double(m.hidden), V = double(m.vocab);
     return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));

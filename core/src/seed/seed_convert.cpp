@@ -54,11 +54,12 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
             "native DLRM without inventing one; use --engine reference for them, or a native "
             "DLRM preset built from a published shape (dlrm-criteo-1tb, "
             "dlrm-dcnv2-criteo-1tb)");
-    if (t.type != TaskType::Pretrain)
+    if (t.type == TaskType::Inference)
         throw InputError(file, "type",
-                         "only pretrain tasks convert: the seed's inference is a prefill-only "
-                         "forward and its finetune freezes components, neither of which the "
-                         "native engine models; use --engine reference");
+                         "inference tasks do not convert: the seed's inference is one "
+                         "prefill-only forward with no decode or KV cache, which the native "
+                         "serving model (prefill and decode) does not reduce to; use --engine "
+                         "reference");
     if (!(s.f16 > 0))
         throw InputError(file, "f16_flops", "the native engine needs a 16-bit peak");
 
@@ -169,6 +170,32 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
                      {"global_batch", global},
                      {"seq_len", m.seqLen},
                      {"precision", m.bytesNonEmb >= 4 ? "fp32" : "bf16"}};
+    if (t.type == TaskType::Finetune) {
+        // The seed's finetune: freeze_emb freezes the embedding, freeze_transformer every
+        // layer, min_frozen_layer = M the layers from M up (gradients are reduced only below
+        // it). Natively a frozen layer also skips its weight-gradient GEMMs, which the seed
+        // still charges.
+        json frozen = json::object();
+        if (t.freezeEmb) frozen["embedding"] = true;
+        const int L = m.transformerLayers;
+        if (t.freezeTransformer)
+            frozen["layers"] = L;
+        else if (t.minFrozenLayer >= 0 && t.minFrozenLayer < L)
+            frozen["layers"] = {{"first", t.minFrozenLayer}, {"count", L - t.minFrozenLayer}};
+        if (frozen.empty())
+            assumptions.push_back("finetune task with nothing frozen: the same as pre-training");
+        else
+            assumptions.push_back(
+                "finetune: frozen " + frozen.dump() +
+                "; natively frozen layers skip their weight-gradient GEMMs as well as their "
+                "gradient communication (the seed charges every backward GEMM)");
+        if (t.freezeEmb && t.freezeTransformer)
+            throw InputError(file, "freeze_transformer",
+                             "the embedding and every transformer layer are frozen; natively "
+                             "the LM head alone would train, which the seed's files do not "
+                             "describe; unfreeze one");
+        if (!frozen.empty()) workload["frozen"] = frozen;
+    }
     return {{"schema", kScenarioSchema},
             {"name", m.name + " on " + s.name + " (" + t.name + ", from the seed's files)"},
             {"model", model},

@@ -1,0 +1,307 @@
+// Fine-tuning with frozen components (workload.frozen): hand-derived values on the toy of
+// test_hand_derived.cpp (100 TFLOP/s at efficiency 0.5, 1 TB/s HBM, no launch cost, 100 GB/s
+// NVLink), invariants over the presets, the DLRM's frozen parts, bad inputs and the seed's
+// finetune tasks. The physics (WORKLOADS.md, Fine-tuning): a frozen component computes no
+// weight gradient, reduces none and keeps no optimizer state or gradient buffer; activation
+// gradients still flow through a frozen layer when something below it trains.
+#include "test_support.hpp"
+
+#include "madmax/flops.hpp"
+#include "madmax/presets.hpp"
+#include "madmax/seed.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace madmax;
+using nlohmann::json;
+
+namespace {
+
+// Toy model: l = 4, h = 1024, a = g = 8 heads of d = 128, f = 4096 (plain GELU MLP), V = 32768;
+// 8 GPUs of DP, micro-batch 1, 16 sequences of 1024: two micro-batches per step.
+const json kToy = [] {
+    json doc = json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy",
+  "model": {"id": "toy", "layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8,
+            "head_dim": 128, "ffn_hidden": 4096, "vocab": 32768, "gated_mlp": false},
+  "gpus": 8,
+  "strategy": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero_stage": 0,
+               "dp_overlap": false},
+  "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
+               "attention": "flash"}
+})");
+    doc["system"] = test::toySystem();
+    return doc;
+}();
+
+Scenario toy(const json& frozen, const std::vector<std::pair<std::string, json>>& edits = {}) {
+    json doc = kToy;
+    if (!frozen.is_null()) doc["workload"]["frozen"] = frozen;
+    for (const auto& [path, value] : edits)
+        applyOverride(doc, path, value, "toy");
+    return parseScenario(doc, "toy");
+}
+
+std::vector<double> opDurations(const Result& r, const std::string& label) {
+    std::vector<double> out;
+    for (const auto& e : r.timeline)
+        if (e.label == label) out.push_back(e.endS - e.startS);
+    return out;
+}
+
+// Parameters by hand (test_hand_derived.cpp): a layer 12,584,960; embedding = LM head = Vh =
+// 33,554,432; final norm 1024; all 117,449,728.
+constexpr double kLayer = 12584960.0, kEmbedding = 33554432.0, kAll = 117449728.0;
+
+std::string errorOf(const json& frozen, const std::vector<std::pair<std::string, json>>& e = {}) {
+    try {
+        toy(frozen, e);
+    } catch (const InputError& err) {
+        return err.what();
+    }
+    return "(no error)";
+}
+
+} // namespace
+
+TEST_CASE("Fine-tuning hand-derived: a frozen layer's backward computes input gradients only") {
+    EvaluateOptions tl;
+    tl.timeline = true;
+    // The first two layers frozen, the embedding trains: gradients flow through the frozen
+    // layers, so they run a backward of one GEMM pass. MLP down GEMM 2·T·h·f = 8.589935e9 FLOPs
+    // at 50 TFLOP/s = 1.717987e-4 s: 3.435974e-4 s with its weight gradient, 1.717987e-4 s
+    // without. The attention core's backward (no weights) stays 2.5× its forward: 1.073742e-4 s.
+    const Result r = evaluate(toy({{"layers", 2}}), tl);
+    const auto down = opDurations(r, "MLP down GEMM (bwd)");
+    REQUIRE(down.size() == 4);
+    CHECK(std::count_if(down.begin(), down.end(),
+                        [](double d) { return d == Approx(3.435974e-4).epsilon(1e-6); }) == 2);
+    CHECK(std::count_if(down.begin(), down.end(),
+                        [](double d) { return d == Approx(1.717987e-4).epsilon(1e-6); }) == 2);
+    for (double d : opDurations(r, "attention core (bwd)"))
+        CHECK(d == Approx(1.073742e-4).epsilon(1e-6));
+}
+
+TEST_CASE("Fine-tuning hand-derived: only trained parameters are reduced and kept state for") {
+    // Two frozen layers: 117,449,728 − 2·12,584,960 = 92,279,808 trained parameters. Ring
+    // all-reduce of their bf16 gradients over 8 NVLink ranks: 1.75 · 184,559,616 B / 1e11 =
+    // 3.229793e-3 s (pre-training: 4.110740e-3 s). Adam's step streams 28 B per trained
+    // parameter: 92,279,808 · 28 / 1e12 = 2.583835e-3 s.
+    const double trained = kAll - 2 * kLayer;
+    const Result r = evaluate(toy({{"layers", 2}}));
+    CHECK(r.comm[int(ParallelDim::DP)][int(Collective::AllReduce)].serializedS ==
+          Approx(3.229793e-3).epsilon(1e-6));
+    CHECK(r.compute.optimizerS == Approx(2.583835e-3).epsilon(1e-6));
+    // Memory: every weight is held (2 B), gradients (2 B) and Adam state (12 B) only for what
+    // trains. Activations are unchanged: the frozen layers' backward still needs them.
+    const MemoryBreakdown m = r.memory;
+    CHECK(m.weightsBytes == Approx(2 * kAll).epsilon(1e-9));
+    CHECK(m.gradsBytes == Approx(2 * trained).epsilon(1e-9));
+    CHECK(m.optimizerBytes == Approx(12 * trained).epsilon(1e-9));
+    CHECK(m.activationsBytes == Approx(276824064.0).epsilon(1e-9)); // as pre-training
+}
+
+TEST_CASE("Fine-tuning hand-derived: frozen bottom layers under a frozen embedding run no backward") {
+    // Embedding and layers 0–1 frozen: nothing below layers 0–1 trains, so they run no backward
+    // and keep no activations: two layers of 1024·1024·34 = 35,651,584 B plus the fp32 logits
+    // 4·s·V = 134,217,728 B = 205,520,896 B. Trained: 92,279,808 − 33,554,432 = 58,725,376.
+    EvaluateOptions tl;
+    tl.timeline = true;
+    const Result r = evaluate(toy({{"layers", 2}, {"embedding", true}}), tl);
+    CHECK(opDurations(r, "MLP down GEMM (bwd)").size() == 2);
+    CHECK(r.memory.activationsBytes == Approx(205520896.0).epsilon(1e-9));
+    CHECK(r.memory.gradsBytes == Approx(2 * (kAll - 2 * kLayer - kEmbedding)).epsilon(1e-9));
+}
+
+TEST_CASE("Fine-tuning hand-derived: a linear probe trains the head alone") {
+    // Embedding and all four layers frozen: the backward is the LM head's weight gradient only,
+    // one GEMM 2·T·V·h = 6.871948e10 FLOPs at 50 TFLOP/s = 1.374390e-3 s, and the fused
+    // cross-entropy's gradient over T·V elements (fp32 read + bf16 write, 6 B) = 201,326,592 B at
+    // 1 TB/s = 2.013266e-4 s; no input gradient, so no final-norm backward. Two micro-batches:
+    // 2 · 1.575716e-3 = 3.151432e-3 s. Trained: the head and the final norm, 33,555,456.
+    const Result r = evaluate(toy({{"layers", 4}, {"embedding", true}}));
+    CHECK(r.compute.backwardS == Approx(3.151432e-3).epsilon(1e-6));
+    CHECK(r.compute.recomputeS == 0.0);
+    CHECK(r.memory.gradsBytes == Approx(2 * 33555456.0).epsilon(1e-9));
+    CHECK(r.memory.activationsBytes == Approx(134217728.0).epsilon(1e-9)); // the logits only
+}
+
+TEST_CASE("Fine-tuning hand-derived: model FLOPs count the gradients that are computed") {
+    // Per token: layer GEMMs G = 25,165,824, attention A = 4,194,304, LM head H = 67,108,864.
+    // Forward 4G + 4A + H = 184,549,376. Backward with layers 0–1 frozen (embedding trains):
+    // trained layers 2·(2G + 2A) = 117,440,512; frozen layers, input gradients only,
+    // 2·(G + 2A) = 67,108,864; head 2H = 134,217,728. Sum 503,316,480 per token × 16,384 tokens
+    // = 8,246,337,208,320 FLOPs (pre-training: 3 × forward = 9,070,970,929,152).
+    CHECK(evaluate(toy({{"layers", 2}})).modelFlopsPerStep ==
+          Approx(8246337208320.0).epsilon(1e-12));
+    CHECK(evaluate(toy(json())).modelFlopsPerStep == Approx(9070970929152.0).epsilon(1e-12));
+}
+
+TEST_CASE("Fine-tuning: freezing nothing is pre-training, freezing more is never slower or larger") {
+    struct Case {
+        const char* preset;
+        std::vector<json> steps; // each freezes more than the one before
+    };
+    const std::vector<Case> cases = {
+        {"default",
+         {json::object(),
+          {{"embedding", true}},
+          {{"embedding", true}, {"layers", 20}},
+          {{"embedding", true}, {"layers", 60}},
+          {{"embedding", true}, {"layers", 80}}}},
+        {"deepseek-v3-256-gb200",
+         {json::object(), {{"layers", 16}}, {{"layers", 32}, {"head", true}}}},
+        {"vit-22b-256-h100", {json::object(), {{"embedding", true}}, {{"embedding", true}, {"layers", 24}}}},
+        {"llama3-8b-fsdp-64-h100", {json::object(), {{"layers", 8}}, {{"layers", 8}, {"embedding", true}}}},
+        {"dlrm-dcnv2-64-h100",
+         {json::object(),
+          {{"bottom_mlp", true}},
+          {{"bottom_mlp", true}, {"embedding", true}},
+          {{"top_mlp", true}, {"embedding", true}}}},
+    };
+    for (const Case& c : cases) {
+        const Scenario base = test::preset(c.preset);
+        const Result pre = evaluate(base);
+        double lastStep = pre.stepTimeS, lastMem = pre.memory.totalBytes();
+        for (const json& f : c.steps) {
+            INFO(c.preset << " frozen " << f.dump());
+            Scenario s = test::preset(c.preset, {"workload.frozen=" + f.dump()});
+            const Result r = evaluate(s);
+            if (f.empty()) {
+                CHECK(r.stepTimeS == pre.stepTimeS);
+                CHECK(r.memory.totalBytes() == pre.memory.totalBytes());
+                CHECK(r.modelFlopsPerStep == pre.modelFlopsPerStep);
+            }
+            CHECK(r.stepTimeS <= lastStep * (1 + 1e-12));
+            CHECK(r.memory.totalBytes() <= lastMem * (1 + 1e-12));
+            CHECK(r.modelFlopsPerStep <= pre.modelFlopsPerStep);
+            lastStep = r.stepTimeS;
+            lastMem = r.memory.totalBytes();
+        }
+    }
+}
+
+TEST_CASE("Fine-tuning: a pipeline is paced by its slowest stage, frozen or not") {
+    // Llama 3 70B, PP 4 (20 layers a stage): freezing the first 20 layers, or even 60 with the
+    // embedding, leaves the last stage's work as it was, and it paces the pipeline: the step
+    // does not speed up (the planner's cue to rebalance the stages). Only when every stage
+    // sheds work does it: a linear probe (embedding and all 80 layers frozen) is forward-only.
+    const Result pre = evaluate(test::preset("default"));
+    for (const char* f : {R"(workload.frozen={"layers":20})",
+                          R"(workload.frozen={"layers":60,"embedding":true})"}) {
+        INFO(f);
+        CHECK(evaluate(test::preset("default", {f})).stepTimeS ==
+              Approx(pre.stepTimeS).epsilon(1e-9));
+    }
+    const Result probe =
+        evaluate(test::preset("default", {R"(workload.frozen={"layers":80,"embedding":true})"}));
+    CHECK(probe.stepTimeS < 0.6 * pre.stepTimeS);
+    // Frozen from the top (the seed's min_frozen_layer): the first stage trains and paces.
+    const Result top = evaluate(
+        test::preset("default", {R"(workload.frozen={"layers":{"first":20,"count":60}})"}));
+    CHECK(top.criticalStage == 0);
+}
+
+TEST_CASE("Fine-tuning a DLRM: frozen tables send no gradients back and keep no state") {
+    const Scenario base = test::preset("dlrm-dcnv2-64-h100");
+    const Result pre = evaluate(base);
+    const Result r = evaluate(test::preset("dlrm-dcnv2-64-h100", {R"(workload.frozen={"embedding":true})"}));
+    const DlrmResult& x = r.dlrmResult;
+    CHECK(x.embBackwardS == 0.0);
+    CHECK(x.a2aBwdS == 0.0);
+    CHECK(x.a2aFwdS == pre.dlrmResult.a2aFwdS);
+    CHECK(x.replicaSyncS == 0.0);
+    // The rowwise-Adagrad state (one fp32 per row) goes with the tables' gradients.
+    CHECK(r.memory.optimizerBytes < pre.memory.optimizerBytes);
+    CHECK(r.memory.weightsBytes == pre.memory.weightsBytes);
+    // Frozen MLPs: no dense gradients to all-reduce or state.
+    const Result mlps = evaluate(test::preset(
+        "dlrm-dcnv2-64-h100", {R"(workload.frozen={"bottom_mlp":true,"top_mlp":true})"}));
+    CHECK(mlps.memory.gradsBytes == 0.0);
+    CHECK(mlps.dlrmResult.denseAllReduceS == 0.0);
+    CHECK(mlps.dlrmResult.denseBackwardS < pre.dlrmResult.denseBackwardS);
+}
+
+TEST_CASE("Fine-tuning: bad frozen settings name the field and the fix") {
+    CHECK_THAT(errorOf({{"layers", 5}}),
+               Catch::Contains("workload.frozen.layers") && Catch::Contains("0 to 3"));
+    CHECK_THAT(errorOf({{"layers", {{"first", 3}, {"count", 2}}}}),
+               Catch::Contains("layers 3 to 4 are frozen"));
+    CHECK_THAT(errorOf({{"layers", -1}}), Catch::Contains("workload.frozen.layers"));
+    CHECK_THAT(errorOf({{"layers", 4}, {"embedding", true}, {"head", true}}),
+               Catch::Contains("nothing is left to train"));
+    CHECK_THAT(errorOf({{"bottom_mlp", true}}), Catch::Contains("DLRM models only"));
+    CHECK_THAT(errorOf({{"embeding", true}}),
+               Catch::Contains("workload.frozen.embeding") && Catch::Contains("embedding"));
+    CHECK_THAT(errorOf({{"head", "yes"}}),
+               Catch::Contains("workload.frozen.head") && Catch::Contains("true or false"));
+    CHECK_THAT(errorOf(json::array()), Catch::Contains("workload.frozen"));
+    CHECK_THAT(errorOf({{"layers", {{"first", 1}}}}), Catch::Contains("workload.frozen.layers.count"));
+    // Serving computes no gradients.
+    std::string serving;
+    try {
+        test::preset("serve-llama2-70b-8xh100-offline", {R"(workload.frozen={"layers":2})"});
+    } catch (const InputError& e) {
+        serving = e.what();
+    }
+    CHECK_THAT(serving, Catch::Contains("workload.frozen") && Catch::Contains("training"));
+    // A DLRM has no layers or head; freezing everything leaves nothing.
+    std::string dlrm, all;
+    try {
+        test::preset("dlrm-dcnv2-64-h100", {R"(workload.frozen={"layers":2})"});
+    } catch (const InputError& e) {
+        dlrm = e.what();
+    }
+    CHECK_THAT(dlrm, Catch::Contains("workload.frozen.layers") && Catch::Contains("bottom_mlp"));
+    try {
+        test::preset("dlrm-dcnv2-64-h100",
+                     {R"(workload.frozen={"embedding":true,"bottom_mlp":true,"top_mlp":true})"});
+    } catch (const InputError& e) {
+        all = e.what();
+    }
+    CHECK_THAT(all, Catch::Contains("nothing is left to train"));
+}
+
+TEST_CASE("Fine-tuning: a frozen range round-trips through the scenario JSON") {
+    const Scenario s = toy({{"layers", {{"first", 1}, {"count", 2}}}, {"head", true}});
+    const json out = toJson(s);
+    CHECK(out["workload"]["frozen"] ==
+          json({{"layers", {{"first", 1}, {"count", 2}}}, {"head", true}}));
+    const Scenario back = parseScenario(out, "round trip");
+    CHECK(back.workload.frozen.firstLayer == 1);
+    CHECK(back.workload.frozen.layers == 2);
+    CHECK(back.workload.frozen.head);
+    CHECK(evaluate(back).stepTimeS == evaluate(s).stepTimeS);
+    CHECK_FALSE(toJson(toy(json()))["workload"].contains("frozen"));
+}
+
+TEST_CASE("The seed's LLM finetune task converts to frozen components") {
+    // llama2_70b with a finetune task derived from llm_train: the embedding frozen and
+    // min_frozen_layer 40 (gradients reduced only below layer 40: layers 40–79 frozen).
+    json task = seed::loadFile("tasks", "llm_train");
+    task["type"] = "finetune";
+    task["freeze_emb"] = true;
+    task["min_frozen_layer"] = 40;
+    std::vector<std::string> assumed;
+    const json doc = seed::toScenarioJson(
+        seed::parseModel(seed::loadFile("models", "llama2_70b"), "m.json"),
+        seed::parseSystem(seed::loadFile("systems", "dc_A_2048"), "s.json"),
+        seed::parseTask(task, "t.json"), PresetLibrary::builtin(), assumed, "m.json");
+    const Scenario s = parseScenario(doc, "converted");
+    CHECK(s.workload.frozen.embedding);
+    CHECK(s.workload.frozen.firstLayer == 40);
+    CHECK(s.workload.frozen.layers == 40);
+    bool said = false;
+    for (const auto& a : assumed)
+        said = said || a.find("finetune") != std::string::npos;
+    CHECK(said);
+    task["type"] = "pretrain";
+    const Scenario pre = parseScenario(
+        seed::toScenarioJson(seed::parseModel(seed::loadFile("models", "llama2_70b"), "m.json"),
+                             seed::parseSystem(seed::loadFile("systems", "dc_A_2048"), "s.json"),
+                             seed::parseTask(task, "t.json"), PresetLibrary::builtin(), assumed,
+                             "m.json"),
+        "converted");
+    CHECK(evaluate(s).stepTimeS < evaluate(pre).stepTimeS);
+}
