@@ -238,6 +238,43 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         });
     }
 
+    // Fine-tuning: frozen components (workload.frozen).
+    frozen_ = new QGroupBox("Fine-tuning (frozen components)");
+    auto* fform = new QFormLayout(frozen_);
+    frozenFirst_ = new QSpinBox;
+    frozenFirst_->setRange(0, 1 << 20);
+    frozenFirst_->setToolTip("The first frozen transformer layer (0 = from the bottom).");
+    frozenCount_ = new QSpinBox;
+    frozenCount_->setRange(0, 1 << 20);
+    frozenCount_->setSpecialValueText("none");
+    frozenCount_->setToolTip(
+        "Frozen layers: no weight gradients, gradient reduction or optimizer state. Gradients "
+        "still flow through them when something below trains; when nothing does, they run "
+        "forward only and keep no activations. A pipeline is paced by its slowest stage: "
+        "freezing one stage's layers does not speed the step.");
+    for (auto* sb : {frozenFirst_, frozenCount_})
+        sb->setKeyboardTracking(false);
+    fform->addRow("Frozen layers from", frozenFirst_);
+    fform->addRow("Frozen layer count", frozenCount_);
+    addCheck(fform, "frozen_embedding", "Freeze the embedding",
+             "Token or patch embedding (DLRM: the embedding tables: no backward, no gradient "
+             "all-to-all, no optimizer rows).");
+    addCheck(fform, "frozen_head", "Freeze the head",
+             "Final norm and LM head or classifier: its input gradient is still computed when "
+             "something below trains.");
+    addCheck(fform, "frozen_bottom_mlp", "Freeze the bottom MLP", "DLRM: the dense-feature MLP.");
+    addCheck(fform, "frozen_top_mlp", "Freeze the top MLP",
+             "DLRM: the top MLP and the interaction's weights; its input gradients still flow "
+             "when the tables or the bottom MLP train.");
+    outer->addWidget(frozen_);
+    for (auto* sb : {frozenFirst_, frozenCount_})
+        connect(sb, &QSpinBox::valueChanged, this, [this, sb](int) { applyFrozen(sb); });
+    for (const char* key :
+         {"frozen_embedding", "frozen_head", "frozen_bottom_mlp", "frozen_top_mlp"}) {
+        QCheckBox* c = checks_[key];
+        connect(c, &QCheckBox::toggled, this, [this, c](bool) { applyFrozen(c); });
+    }
+
     serving_ = new QGroupBox("Serving");
     auto* sform = new QFormLayout(serving_);
     auto* precision =
@@ -353,6 +390,33 @@ void StrategyPanel::refresh(const Scenario& s) {
         combos_["moe_dispatcher"]->setCurrentIndex(st.dispatcher == MoeDispatcher::DeepEp ? 1 : 0);
         checks_["moe_fp8_dispatch"]->setChecked(st.moeFp8Dispatch);
         checks_["moe_a2a_overlap"]->setChecked(st.moeA2aOverlap);
+    }
+    frozen_->setVisible(!serving);
+    if (!serving) {
+        const Frozen& f = s.workload.frozen;
+        const QSignalBlocker b1(frozenFirst_), b2(frozenCount_), b3(checks_["frozen_embedding"]),
+            b4(checks_["frozen_head"]), b5(checks_["frozen_bottom_mlp"]),
+            b6(checks_["frozen_top_mlp"]);
+        for (QWidget* w : {static_cast<QWidget*>(frozenFirst_),
+                           static_cast<QWidget*>(frozenCount_),
+                           static_cast<QWidget*>(checks_["frozen_head"])})
+            w->setVisible(!dlrm);
+        for (const char* k : {"frozen_bottom_mlp", "frozen_top_mlp"})
+            checks_[k]->setVisible(dlrm);
+        if (auto* form = qobject_cast<QFormLayout*>(frozen_->layout())) {
+            form->setRowVisible(frozenFirst_, !dlrm);
+            form->setRowVisible(frozenCount_, !dlrm);
+        }
+        frozenFirst_->setMaximum(std::max(0, s.model.layers - 1));
+        frozenCount_->setMaximum(std::max(0, s.model.layers));
+        frozenFirst_->setValue(f.firstLayer);
+        frozenCount_->setValue(f.layers);
+        checks_["frozen_embedding"]->setText(dlrm ? "Freeze the embedding tables"
+                                                  : "Freeze the embedding");
+        checks_["frozen_embedding"]->setChecked(f.embedding);
+        checks_["frozen_head"]->setChecked(f.head);
+        checks_["frozen_bottom_mlp"]->setChecked(f.bottomMlp);
+        checks_["frozen_top_mlp"]->setChecked(f.topMlp);
     }
     serving_->setVisible(serving);
     if (serving) {
@@ -525,6 +589,21 @@ void StrategyPanel::applyEdits(const std::vector<std::pair<std::string, nlohmann
                                const QString& what, QWidget* source) {
     const QString err = doc_->setFields(edits, what);
     showMessage(err, err.isEmpty() ? nullptr : source);
+}
+
+void StrategyPanel::applyFrozen(QWidget* source) {
+    const bool dlrm = doc_->scenario().model.isDlrm();
+    nlohmann::json f = nlohmann::json::object();
+    if (checks_["frozen_embedding"]->isChecked()) f["embedding"] = true;
+    if (dlrm) {
+        if (checks_["frozen_bottom_mlp"]->isChecked()) f["bottom_mlp"] = true;
+        if (checks_["frozen_top_mlp"]->isChecked()) f["top_mlp"] = true;
+    } else {
+        if (checks_["frozen_head"]->isChecked()) f["head"] = true;
+        if (frozenCount_->value() > 0)
+            f["layers"] = {{"first", frozenFirst_->value()}, {"count", frozenCount_->value()}};
+    }
+    applyEdits({{"workload.frozen", f}}, "frozen components", source);
 }
 
 void StrategyPanel::showMessage(const QString& text, QWidget* source) {

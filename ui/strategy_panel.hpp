@@ -33,6 +33,9 @@ class StrategyPanel : public QWidget {
     DlrmPanel* dlrmPanel() const { return dlrm_; }
     QDoubleSpinBox* loadImbalance() const { return imbalance_; }
     QString message() const { return message_->text(); }
+    QWidget* frozenBox() const { return frozen_; }
+    QSpinBox* frozenFirst() const { return frozenFirst_; }
+    QSpinBox* frozenCount() const { return frozenCount_; }
     static QStringList keys();
     /// The values the slider of `key` steps through for the current scenario.
     std::vector<int> choices(const QString& key) const { return rows_.at(key).choices; }
@@ -50,6 +53,7 @@ class StrategyPanel : public QWidget {
                     const QString& what, QWidget* source);
     void showMessage(const QString& text, QWidget* source);
     void switchWorkload(bool serving);
+    void applyFrozen(QWidget* source);
 
     ScenarioDocument* doc_;
     std::map<QString, Row> rows_;
@@ -67,6 +71,9 @@ class StrategyPanel : public QWidget {
     QDoubleSpinBox* imbalance_;
     QDoubleSpinBox* capacity_;
     QSpinBox* nodeLimit_;
+    QWidget* frozen_;       ///< fine-tuning: what is frozen (training only)
+    QSpinBox* frozenFirst_; ///< first frozen layer
+    QSpinBox* frozenCount_; ///< frozen layers
     QWidget* marked_ = nullptr;
 };
 

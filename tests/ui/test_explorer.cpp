@@ -524,6 +524,49 @@ TEST_CASE("DLRM in the explorer: sharding per table group, lookups and tables in
     CHECK(w.shown().result.stepTimeS < before);
 }
 
+TEST_CASE("Fine-tuning in the explorer: frozen layers, embedding and head; DLRM parts") {
+    test::Explorer e;
+    auto& w = *e.window;
+    auto* panel = w.strategyPanel();
+    REQUIRE(panel->frozenBox()->isVisibleTo(&w));
+    CHECK_FALSE(panel->check("frozen_bottom_mlp")->isVisibleTo(&w));
+    const Result pre = w.shown().result;
+    // Freeze the embedding and all 80 layers of Llama 3 70B: a linear probe, forward-only
+    // layers; the step and the gradient memory fall, and the charts show evaluate's numbers.
+    panel->check("frozen_embedding")->setChecked(true);
+    REQUIRE(e.settle());
+    panel->frozenCount()->setValue(80);
+    REQUIRE(e.settle());
+    const Scenario& s = w.document()->scenario();
+    CHECK(s.workload.frozen.embedding);
+    CHECK(s.workload.frozen.layers == 80);
+    CHECK(w.shown().result.stepTimeS == Approx(evaluate(s).stepTimeS));
+    CHECK(w.shown().result.stepTimeS < 0.6 * pre.stepTimeS);
+    CHECK(w.shown().result.memory.gradsBytes < 0.1 * pre.memory.gradsBytes);
+    // Freezing the head too leaves nothing to train: refused with the reason, nothing changed.
+    panel->check("frozen_head")->setChecked(true);
+    CHECK(panel->message().contains("nothing is left to train"));
+    CHECK_FALSE(w.document()->scenario().workload.frozen.head);
+    // Undo walks the edits back to pre-training.
+    w.document()->undoStack()->undo();
+    w.document()->undoStack()->undo();
+    REQUIRE(e.settle());
+    CHECK_FALSE(w.document()->scenario().workload.frozen.any());
+    CHECK(w.shown().result.stepTimeS == Approx(pre.stepTimeS));
+
+    // A DLRM freezes its tables and MLPs instead.
+    test::Explorer d("dlrm-dcnv2-64-h100");
+    auto* dp = d.window->strategyPanel();
+    CHECK(dp->check("frozen_bottom_mlp")->isVisibleTo(d.window.get()));
+    CHECK_FALSE(dp->frozenCount()->isVisibleTo(d.window.get()));
+    const double before = d.window->shown().result.stepTimeS;
+    dp->check("frozen_embedding")->setChecked(true);
+    REQUIRE(d.settle());
+    CHECK(d.window->document()->scenario().workload.frozen.embedding);
+    CHECK(d.window->shown().result.dlrmResult.embBackwardS == 0.0);
+    CHECK(d.window->shown().result.stepTimeS < before);
+}
+
 TEST_CASE("Calibrate from measurements: fit, before/after chart, saved as a user GPU preset") {
     test::Explorer e;
     auto& w = *e.window;
