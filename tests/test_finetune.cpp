@@ -305,3 +305,40 @@ TEST_CASE("The seed's LLM finetune task converts to frozen components") {
         "converted");
     CHECK(evaluate(s).stepTimeS < evaluate(pre).stepTimeS);
 }
+
+TEST_CASE("The seed's ViT files convert to a native ViT, with what was assumed") {
+    // vit_l: 24 layers, hidden 1024, 16 heads, fc 4096, image 224, patch 16: natively
+    // (224/16)² + 1 = 197 tokens with the class token, 3 channels, a 1000-class head (said).
+    std::vector<std::string> assumed;
+    const json doc = seed::toScenarioJson(
+        seed::parseModel(seed::loadFile("models", "vit_l"), "m.json"),
+        seed::parseSystem(seed::loadFile("systems", "dc_A_128"), "s.json"),
+        seed::parseTask(seed::loadFile("tasks", "vit_train"), "t.json"), PresetLibrary::builtin(),
+        assumed, "m.json");
+    const Scenario s = parseScenario(doc, "converted");
+    CHECK(s.model.vit);
+    CHECK(s.model.layers == 24);
+    CHECK(s.workload.seqLen == 197);
+    CHECK(s.workload.globalBatch == 2048); // local batch 16 × fsdp 128
+    CHECK(s.strategy.zeroStage == 3);
+    bool said = false;
+    for (const auto& a : assumed)
+        said = said || a.find("1000-class") != std::string::npos;
+    CHECK(said);
+    // ViT-L/16 has 304 M parameters (Dosovitskiy et al. 2021, Table 1: 307 M with its head).
+    CHECK(s.model.totalParams() == Approx(304e6).epsilon(0.02));
+    CHECK(evaluate(s).stepTimeS > 0);
+    // A patch that does not divide the image is refused (the seed would round the count up).
+    json bad = seed::loadFile("models", "vit_l");
+    bad["patch_dim"] = 15;
+    std::string msg;
+    try {
+        seed::toScenarioJson(seed::parseModel(bad, "m.json"),
+                             seed::parseSystem(seed::loadFile("systems", "dc_A_128"), "s.json"),
+                             seed::parseTask(seed::loadFile("tasks", "vit_train"), "t.json"),
+                             PresetLibrary::builtin(), assumed, "m.json");
+    } catch (const InputError& e) {
+        msg = e.what();
+    }
+    CHECK_THAT(msg, Catch::Contains("patch_dim"));
+}

@@ -31,8 +31,8 @@ SeedImportDialog::SeedImportDialog(QWidget* parent) : QDialog(parent) {
     auto* outer = new QVBoxLayout(this);
     auto* intro = new QLabel(
         "The MAD-Max reference code's model, system and task files (a path, or the id of a "
-        "shipped one). They run on a reproduction of that code's computation; LLM pretrain "
-        "files also convert to a native scenario for our engine.");
+        "shipped one). They run on a reproduction of that code's computation; LLM, LLM_MoE "
+        "and ViT pretrain or finetune files also convert to a native scenario for our engine.");
     intro->setWordWrap(true);
     outer->addWidget(intro);
     auto* form = new QFormLayout;

@@ -524,7 +524,7 @@ TEST_CASE("DLRM in the explorer: sharding per table group, lookups and tables in
     CHECK(w.shown().result.stepTimeS < before);
 }
 
-TEST_CASE("Fine-tuning in the explorer: frozen layers, embedding and head; DLRM parts") {
+TEST_CASE("Fine-tuning in the explorer: frozen layers, embedding and head, and a DLRM's parts") {
     test::Explorer e;
     auto& w = *e.window;
     auto* panel = w.strategyPanel();

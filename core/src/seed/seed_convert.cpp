@@ -43,10 +43,12 @@ int degreeOf(const Parallel& p, const std::string& kind) {
 
 json toScenarioJson(const Model& m, const System& s, const Task& t, const PresetLibrary& lib,
                     std::vector<std::string>& assumptions, const std::string& file) {
-    if (m.type == ModelType::Vit)
-        throw InputError(file, "type",
-                         "the native engine does not model ViT yet; use --engine reference");
-    if (m.type != ModelType::Llm && m.type != ModelType::LlmMoe)
+    const bool vit = m.type == ModelType::Vit;
+    if (vit && std::fmod(m.imageSize, m.patchDim) != 0)
+        throw InputError(file, "patch_dim",
+                         "image_size is not a multiple of patch_dim: the seed rounds the patch "
+                         "count up, which no real ViT does; choose a patch that divides the image");
+    if (m.type != ModelType::Llm && m.type != ModelType::LlmMoe && !vit)
         throw InputError(
             file, "type",
             "the seed's DLRM files define no interaction (every MLP layer is mlp_dim square and "
@@ -136,8 +138,8 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
     // Model: the seed's shape; a plain (non-gated) MLP, multi-head attention; the vocabulary
     // padded to a multiple of 128·TP as Megatron-LM does.
     const double pad = 128.0 * tp;
-    const double vocab = std::ceil(m.vocab / pad) * pad;
-    if (vocab != m.vocab)
+    const double vocab = vit ? 0.0 : std::ceil(m.vocab / pad) * pad;
+    if (!vit && vocab != m.vocab)
         assumptions.push_back("vocabulary padded from " + std::to_string((long long)m.vocab) +
                               " to " + std::to_string((long long)vocab) +
                               " (a multiple of 128·TP, as Megatron-LM does)");
@@ -147,8 +149,20 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
                   {"hidden", m.hidden},
                   {"heads", m.heads},
                   {"kv_heads", m.heads},
-                  {"gated_mlp", false},
-                  {"vocab", vocab}};
+                  {"gated_mlp", false}};
+    if (vit) {
+        // The seed's ViT: (image/patch)² patch tokens, 3·patch² inputs each; natively the
+        // class token is added and a classifier head sits on it.
+        model["vit"] = {{"image_size", m.imageSize},
+                        {"patch_size", m.patchDim},
+                        {"channels", 3},
+                        {"classes", 1000}};
+        assumptions.push_back("ViT: 3 channels and a 1000-class head (ImageNet-1k; the seed's "
+                              "files state no classifier) and a class token, (image/patch)² + 1 "
+                              "tokens (the seed uses (image/patch)²)");
+    } else {
+        model["vocab"] = vocab;
+    }
     if (std::fmod(m.hidden, m.heads) != 0) {
         model["head_dim"] = std::floor(m.hidden / m.heads);
         assumptions.push_back("hidden is not divisible by the heads: head_dim rounded down to " +
@@ -168,8 +182,8 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
     const double global = t.transformerBatch * dupT;
     json workload = {{"kind", "training"},
                      {"global_batch", global},
-                     {"seq_len", m.seqLen},
                      {"precision", m.bytesNonEmb >= 4 ? "fp32" : "bf16"}};
+    if (!vit) workload["seq_len"] = m.seqLen; // a ViT's follows from its image and patch
     if (t.type == TaskType::Finetune) {
         // The seed's finetune: freeze_emb freezes the embedding, freeze_transformer every
         // layer, min_frozen_layer = M the layers from M up (gradients are reduced only below
