@@ -66,6 +66,7 @@ int runFigure(const FigureRequest& r, const char* argv0) {
     SearchResult searched;
     std::vector<Sensitivity> sens;
     std::vector<SweepResult> sweeps;
+    ResourcePareto pareto;
     if (r.chart == "heatmap" || r.chart == "scatter") {
         searched = search(s, {}, SearchOptions{});
         in.search = &searched;
@@ -85,6 +86,12 @@ int runFigure(const FigureRequest& r, const char* argv0) {
             }
         }
         in.sweeps = &sweeps;
+    } else if (r.chart == "pareto" || r.chart == "pareto_cost") {
+        std::vector<ResourceSystem> systems;
+        for (const auto& id : r.systems)
+            systems.push_back(loadResourceSystem(id)); // throws InputError, named
+        pareto = resourcePareto(s, systems, r.gpus, {}, SearchOptions{});
+        in.pareto = &pareto;
     }
 
     ui::ExportOptions o;

@@ -21,6 +21,10 @@ struct FigureRequest {
     /// --chart sweep: the knobs (NAME=F1,F2,…); default scale_up_bw, scale_out_bw, hbm_bw at
     /// ×0.25…×4. `gpus=0.25,0.5,1,2,4` draws MAD-Max's Figure-1 resource–performance curve.
     std::vector<std::string> knobs;
+    /// --chart pareto / pareto_cost: systems to compare (default: the scenario's) and GPU
+    /// counts (default: the scenario's × 1/8 … ×4).
+    std::vector<std::string> systems;
+    std::vector<int> gpus;
 };
 
 std::vector<std::string> figureChartNames();

@@ -347,6 +347,16 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
                        "throughput-vs-GPUs curve of MAD-Max's Figure 1; default: NVLink, "
                        "network and HBM bandwidth at ×0.25…×4)")
         ->type_name("NAME=F1,F2");
+    figure->add_option("--system", fig.systems,
+                       "--chart pareto / pareto_cost: a system preset id or file to compare "
+                       "(repeat; default: the scenario's system)")
+        ->type_name("ID");
+    figure->add_option("--gpus", fig.gpus,
+                       "--chart pareto / pareto_cost: GPU counts (default: the scenario's × "
+                       "1/8, 1/4, 1/2, 1, 2, 4)")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber)
+        ->type_name("N,N,…");
     figure->add_option("-o,--output", fig.output, "Output file");
     figure->add_flag("--list", o->list, "Print the chart names and exit");
     figure->callback([o, argv0] {

@@ -294,6 +294,73 @@ void addSearchCommand(CLI::App& app) {
     });
 }
 
+void addParetoCommand(CLI::App& app) {
+    struct Options {
+        Common common;
+        std::vector<std::string> systems;
+        std::vector<int> gpus;
+    };
+    auto o = std::make_shared<Options>();
+    auto* cmd = app.add_subcommand(
+        "pareto",
+        "Resource against performance (MAD-Max Figure 1): the best strategy of each system at "
+        "each GPU count, and the fronts in GPUs and in dollars per hour");
+    addCommon(cmd, o->common);
+    cmd->add_option("--system", o->systems,
+                    "System preset id or preset file to compare (repeat; default: the "
+                    "scenario's system)")
+        ->type_name("ID");
+    cmd->add_option("--gpus", o->gpus,
+                    "GPU counts (default: the scenario's × 1/8, 1/4, 1/2, 1, 2, 4)")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber)
+        ->type_name("N,N,…");
+    cmd->callback([o] {
+        Prepared p = prepare(o->common);
+        Progress progress;
+        p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
+        std::vector<ResourceSystem> systems;
+        for (const auto& id : o->systems)
+            systems.push_back(loadResourceSystem(id));
+        const ResourcePareto r = resourcePareto(p.scenario, systems, o->gpus, p.space, p.options);
+        if (o->common.json) {
+            std::cout << toJson(r).dump(2) << "\n";
+            return;
+        }
+        if (o->common.csv) {
+            std::cout << paretoCsv(r);
+            return;
+        }
+        const bool dlrm = p.scenario.model.isDlrm();
+        std::printf("%-28s %6s %10s %14s %12s %10s  %-6s %s\n", "system", "GPUs", "$/hour",
+                    r.unit.c_str(), "per GPU", dlrm ? "$/M samp." : "$/M tok.", "front",
+                    "best strategy");
+        for (const ResourcePoint& pt : r.points) {
+            const std::string front = std::string(pt.frontGpus ? "G" : "") +
+                                      (pt.frontDollars ? "$" : "");
+            char price[32] = "?", perM[32] = "?";
+            if (pt.pricePerGpuHour > 0) std::snprintf(price, sizeof price, "%.0f", pt.dollarsPerHour());
+            if (pt.dollarsPerMillion() > 0)
+                std::snprintf(perM, sizeof perM, "%.3f", pt.dollarsPerMillion());
+            if (!pt.feasible) {
+                std::printf("%-28s %6d %10s %14s %12s %10s  %-6s %s\n", pt.systemId.c_str(),
+                            pt.gpus, price, "-", "-", "-", "",
+                            "nothing fits in memory");
+                continue;
+            }
+            const std::string spec = dlrm ? describePlan(p.scenario, pt.best.strategy.dlrm)
+                                          : strategySpec(pt.best.strategy);
+            std::printf("%-28s %6d %10s %14.4g %12.1f %10s  %-6s %s\n", pt.systemId.c_str(),
+                        pt.gpus, price, pt.best.tokensPerS, pt.best.tokensPerS / pt.gpus, perM,
+                        front.c_str(), spec.c_str());
+        }
+        std::printf("\nfront: G = no point has more %s with as few GPUs; $ = none with as few "
+                    "dollars per hour%s\n",
+                    r.unit.c_str(),
+                    r.priced ? "" : " (not drawn: a system states no price_per_gpu_hour)");
+    });
+}
+
 void addSweepCommand(CLI::App& app) {
     struct Options {
         Common common;
@@ -451,6 +518,7 @@ void addMergeCommand(CLI::App& app) {
 void addSearchCommands(CLI::App& app) {
     addSearchCommand(app);
     addSweepCommand(app);
+    addParetoCommand(app);
     addCurveCommand(app);
     addMergeCommand(app);
 }

@@ -5,8 +5,10 @@
 #include "charts/chart_factory.hpp"
 #include "madmax/error.hpp"
 #include "madmax/report.hpp"
+#include "madmax/presets.hpp"
 #include "madmax/scenario_io.hpp"
 
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLocale>
@@ -47,19 +49,58 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     controls->addWidget(stop_);
     controls->addWidget(bar_, 1);
     outer->addLayout(controls);
+    // Resource vs performance (MAD-Max Figure 1): systems × GPU counts, each searched.
+    auto* pcontrols = new QHBoxLayout;
+    systems_ = new QListWidget;
+    systems_->setMaximumHeight(90);
+    systems_->setToolTip("Systems to compare: each at every GPU count, with the best strategy "
+                         "the search finds there.");
+    {
+        auto* own = new QListWidgetItem("scenario", systems_);
+        own->setToolTip("The scenario's own system");
+        own->setFlags(own->flags() | Qt::ItemIsUserCheckable);
+        own->setCheckState(Qt::Checked);
+        for (const auto& id : PresetLibrary::builtin().ids(PresetKind::System)) {
+            auto* item = new QListWidgetItem(QString::fromStdString(id), systems_);
+            item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+            item->setCheckState(Qt::Unchecked);
+        }
+    }
+    gpus_ = new QLineEdit;
+    gpus_->setPlaceholderText("GPU counts (default ×1/8 … ×4)");
+    gpus_->setToolTip("Comma-separated GPU counts, e.g. 64,128,256,512; empty: the scenario's "
+                      "count × 1/8, 1/4, 1/2, 1, 2, 4.");
+    paretoRun_ = new QPushButton("Resource vs performance");
+    paretoRun_->setToolTip("MAD-Max Figure 1: throughput against GPUs and against dollars per "
+                           "hour, with the Pareto fronts.");
+    pcontrols->addWidget(new QLabel("Systems"));
+    pcontrols->addWidget(systems_, 1);
+    pcontrols->addWidget(gpus_, 1);
+    pcontrols->addWidget(paretoRun_);
+    outer->addLayout(pcontrols);
     status_ = new QLabel(
         "Each point re-runs the full search, since the best strategy changes with the hardware.");
     status_->setWordWrap(true);
     outer->addWidget(status_);
-    auto* charts = new QHBoxLayout;
+    auto* charts = new QGridLayout;
     tornado_ = createChart("tornado").release();
     sweepChart_ = createChart("sweep").release();
-    for (auto* c : {tornado_, sweepChart_}) {
+    paretoChart_ = createChart("pareto").release();
+    paretoCostChart_ = createChart("pareto_cost").release();
+    int at = 0;
+    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_}) {
         c->setParent(this);
-        c->setMinimumSize(320, 260);
-        charts->addWidget(c);
+        c->setMinimumSize(320, 220);
+        charts->addWidget(c, at / 2, at % 2);
+        ++at;
     }
     outer->addLayout(charts, 1);
+    connect(paretoRun_, &QPushButton::clicked, this, [this] {
+        QStringList checked;
+        for (int i = 0; i < systems_->count(); ++i)
+            if (systems_->item(i)->checkState() == Qt::Checked) checked << systems_->item(i)->text();
+        runPareto(checked, gpus_->text());
+    });
 
     connect(sens_, &QPushButton::clicked, this, &CoDesignPanel::runSensitivity);
     connect(sweep_, &QPushButton::clicked, this, [this] {
@@ -74,27 +115,35 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     connect(&job_, &JobTracker::finished, this, [this](bool cancelled) {
         sens_->setEnabled(true);
         sweep_->setEnabled(true);
+        paretoRun_->setEnabled(true);
         stop_->setEnabled(false);
-        status_->setText(cancelled ? "Cancelled." : "Done.");
+        if (cancelled) status_->setText("Cancelled.");
+        else if (!status_->text().startsWith("Resource"))
+            status_->setText("Done.");
         emit runFinished(cancelled);
     });
 }
 
 ExplorerChart* CoDesignPanel::chart(const QString& id) const {
-    return id == "tornado" ? tornado_ : id == "sweep" ? sweepChart_ : nullptr;
+    return id == "tornado"       ? tornado_
+           : id == "sweep"       ? sweepChart_
+           : id == "pareto"      ? paretoChart_
+           : id == "pareto_cost" ? paretoCostChart_
+                                 : nullptr;
 }
 
 void CoDesignPanel::setChartStyle(const ChartStyle& s) {
-    tornado_->setChartStyle(s);
-    sweepChart_->setChartStyle(s);
+    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_})
+        c->setChartStyle(s);
 }
 
 void CoDesignPanel::refreshCharts() {
     ChartInput in;
     in.sensitivity = &sensitivity_;
     in.sweeps = &sweeps_;
-    tornado_->setInput(in);
-    sweepChart_->setInput(in);
+    in.pareto = &pareto_;
+    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_})
+        c->setInput(in);
 }
 
 void CoDesignPanel::runSensitivity() {
@@ -167,6 +216,69 @@ void CoDesignPanel::runSweeps(const QStringList& knobs, const QString& factors) 
             });
             job.report(double(i + 1) / axes.size());
         }
+    });
+}
+
+void CoDesignPanel::runPareto(const QStringList& systems, const QString& gpus) {
+    if (job_.running()) return;
+    std::vector<ResourceSystem> sys;
+    std::vector<int> counts;
+    try {
+        for (const QString& id : systems)
+            sys.push_back(id == "scenario" ? ResourceSystem{"scenario", doc_->scenario().system}
+                                           : loadResourceSystem(id.toStdString()));
+        for (const QString& part : gpus.split(',', Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const int g = part.trimmed().toInt(&ok);
+            if (!ok || g < 1)
+                throw InputError("GPU counts", part.trimmed().toStdString(),
+                                 "expected whole numbers of at least 1, comma-separated");
+            counts.push_back(g);
+        }
+    } catch (const InputError& e) {
+        status_->setText(QString::fromStdString(e.what()));
+        return;
+    }
+    if (sys.empty()) {
+        status_->setText("Check at least one system to compare.");
+        return;
+    }
+    const Scenario base = doc_->scenario();
+    pareto_ = {};
+    refreshCharts();
+    sens_->setEnabled(false);
+    sweep_->setEnabled(false);
+    paretoRun_->setEnabled(false);
+    stop_->setEnabled(true);
+    bar_->setValue(0);
+    status_->setText("Searching every system at every GPU count…");
+    job_.start([this, base, sys, counts](const JobContext& job) {
+        SearchOptions o;
+        o.cancel = job.cancelFlag();
+        o.progress = [&job](std::size_t d, std::size_t t) { job.report(double(d) / t); };
+        ResourcePareto r;
+        QString err;
+        try {
+            r = resourcePareto(base, sys, counts, {}, o);
+        } catch (const InputError& e) {
+            err = QString::fromStdString(e.what());
+        }
+        if (job.cancelFlag()->load()) return;
+        job.post([this, r = std::move(r), err] {
+            pareto_ = r;
+            refreshCharts();
+            int front = 0;
+            for (const auto& p : pareto_.points)
+                front += p.frontGpus;
+            status_->setText(
+                err.isEmpty()
+                    ? QString("Resource vs performance: %1 points, %2 on the GPU front%3.")
+                          .arg(pareto_.points.size())
+                          .arg(front)
+                          .arg(pareto_.priced ? "" : "; a system states no price, so no "
+                                                     "dollar axis")
+                    : err);
+        });
     });
 }
 

@@ -24,6 +24,12 @@ class CoDesignPanel : public QWidget {
         return sensitivity_.empty() ? nullptr : &sensitivity_;
     }
     const std::vector<SweepResult>* sweeps() const { return sweeps_.empty() ? nullptr : &sweeps_; }
+    const ResourcePareto* pareto() const { return pareto_.points.empty() ? nullptr : &pareto_; }
+    /// Resource vs performance: `systems` are preset ids ("scenario": the scenario's own),
+    /// `gpus` a comma list (empty: the scenario's count × 1/8 … ×4).
+    void runPareto(const QStringList& systems, const QString& gpus);
+    QListWidget* paretoSystems() const { return systems_; }
+    QString status() const { return status_->text(); }
     void runSensitivity();
     void runSweeps(const QStringList& knobs, const QString& factors);
     void cancel() { job_.cancel(); }
@@ -45,6 +51,12 @@ class CoDesignPanel : public QWidget {
     QLabel* status_;
     ExplorerChart* tornado_;
     ExplorerChart* sweepChart_;
+    ExplorerChart* paretoChart_;
+    ExplorerChart* paretoCostChart_;
+    QListWidget* systems_;
+    QLineEdit* gpus_;
+    QPushButton* paretoRun_;
+    ResourcePareto pareto_;
     JobTracker job_;
     std::vector<Sensitivity> sensitivity_;
     std::vector<SweepResult> sweeps_;

@@ -3,6 +3,11 @@
 #include "madmax/search_io.hpp"
 #include "ui_support.hpp"
 
+#include "export.hpp"
+
+#include <QFile>
+#include <QTemporaryDir>
+
 #include <catch2/catch.hpp>
 
 #include <QSignalSpy>
@@ -181,4 +186,39 @@ TEST_CASE("DLRM: the design space points to the plan search, co-design sweeps re
     // The explorer still answers: the scenario evaluates.
     REQUIRE(e.settle());
     CHECK(w.shown().result.dlrmResult.active);
+}
+
+TEST_CASE("Co-design: resource vs performance draws both Pareto charts, and they export") {
+    test::Explorer e("llama2-7b-8-a100-40gb");
+    auto& w = *e.window;
+    auto* co = w.coDesign();
+    QSignalSpy done(co, &ui::CoDesignPanel::runFinished);
+    co->runPareto({"scenario", "dgx-h100-superpod"}, "8,16");
+    REQUIRE(waitFor(done));
+    QTest::qWait(20); // the result is posted to the GUI thread
+    REQUIRE(co->pareto());
+    CHECK(co->pareto()->points.size() == 4);
+    const auto gpus = co->chart("pareto")->table();
+    CHECK(gpus.rows.size() == 4);
+    CHECK(co->chart("pareto")->emptyMessage().isEmpty());
+    CHECK(co->status().contains("Resource vs performance"));
+    // The H100 build is faster at each count: its points are the GPU front.
+    for (const auto& row : gpus.rows)
+        CHECK((row[6] == "1") == (row[0] == "dgx-h100-superpod"));
+    // Both presets state a price: the dollar chart draws too; a figure exports.
+    CHECK(co->chart("pareto_cost")->emptyMessage().isEmpty());
+    QTemporaryDir dir;
+    ui::ExportOptions o;
+    o.format = ui::ExportFormat::Csv;
+    ui::ChartInput in;
+    in.pareto = co->pareto();
+    const QString file = dir.filePath("pareto.csv");
+    CHECK(ui::exportChart("pareto_cost", in, file, o).isEmpty());
+    QFile f(file);
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    CHECK(f.readAll().count('\n') == 5);
+    // A typo in the GPU counts is explained, nothing runs.
+    co->runPareto({"scenario"}, "8,x");
+    CHECK(co->status().contains("whole numbers"));
+    CHECK_FALSE(co->running());
 }

@@ -55,7 +55,8 @@ TEST_CASE("SVG export parses as XML and keeps the chart's text as text") {
         const QString path = dir.filePath(id + ".svg");
         ui::ExportOptions o;
         o.format = ui::ExportFormat::Svg;
-        if (id == "heatmap" || id == "scatter" || id == "tornado" || id == "sweep") {
+        if (id == "heatmap" || id == "scatter" || id == "tornado" || id == "sweep" ||
+            id == "pareto" || id == "pareto_cost") {
             // No search or sweep has run: an error saying so, not an empty frame.
             CHECK(ui::exportChart(id, in, path, o).contains("nothing to show"));
             continue;
@@ -334,6 +335,12 @@ struct AllChartInputs {
     std::vector<SweepResult> sweeps = {
         sweep(training.scenario, {{"scale_out_bw", {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{}),
         sweep(training.scenario, {{"hbm_bw", {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{})};
+    ResourcePareto pareto =
+        resourcePareto(training.scenario,
+                       {loadResourceSystem("dgx-h100-superpod"),
+                        loadResourceSystem("dgx-b200-superpod"),
+                        loadResourceSystem("dgx-a100-80gb-superpod")},
+                       {64, 128, 256, 512}, {}, SearchOptions{});
     ui::ChartInput inputFor(const QString& id) const {
         ui::ChartInput in;
         const bool serve = id == "serving" || id == "curve";
@@ -342,6 +349,7 @@ struct AllChartInputs {
         in.search = &found;
         in.sensitivity = &sens;
         in.sweeps = &sweeps;
+        in.pareto = &pareto;
         return in;
     }
 };

@@ -6,6 +6,7 @@
 #include "curve_chart.hpp"
 #include "heatmap_chart.hpp"
 #include "memory_chart.hpp"
+#include "pareto_chart.hpp"
 #include "scatter_chart.hpp"
 #include "serving_chart.hpp"
 #include "sweep_chart.hpp"
@@ -27,7 +28,7 @@ QStringList servingChartIds() {
     return {"serving", "memory", "curve", "comparison"};
 }
 QStringList designChartIds() {
-    return {"heatmap", "scatter", "tornado", "sweep"};
+    return {"heatmap", "scatter", "tornado", "sweep", "pareto", "pareto_cost"};
 }
 
 std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
@@ -42,6 +43,8 @@ std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
     if (id == "scatter") return std::make_unique<ScatterChart>(parent);
     if (id == "tornado") return std::make_unique<TornadoChart>(parent);
     if (id == "sweep") return std::make_unique<SweepChart>(parent);
+    if (id == "pareto") return std::make_unique<ParetoChart>(false, parent);
+    if (id == "pareto_cost") return std::make_unique<ParetoChart>(true, parent);
     return nullptr;
 }
 

@@ -31,6 +31,7 @@ struct ChartInput {
     const SearchResult* search = nullptr;       ///< design-space views
     const std::vector<Sensitivity>* sensitivity = nullptr; ///< tornado chart
     const std::vector<SweepResult>* sweeps = nullptr;      ///< speedup-vs-factor lines
+    const ResourcePareto* pareto = nullptr; ///< resource vs performance (Figure 1)
 };
 
 struct ChartTable {

@@ -56,6 +56,48 @@ std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& sp
                                      const SearchOptions& options,
                                      std::vector<std::string> knobs = {});
 
+/// MAD-Max's Figure 1, resource against performance: each point is a system at a GPU count
+/// with the best strategy the search finds there (DLRM: the best sharding plan), at the
+/// scenario's global batch. A point is on a front when no other feasible point reaches at
+/// least its throughput with no more GPUs (or no more dollars per hour).
+struct ResourcePoint {
+    std::string systemId, systemName;
+    int gpus = 0;
+    double pricePerGpuHour = 0; ///< 0: the system preset states no price
+    bool feasible = false;      ///< some strategy fits in memory
+    Candidate best;             ///< tokensPerS is samples/s for a DLRM
+    bool frontGpus = false, frontDollars = false;
+    double dollarsPerHour() const { return gpus * pricePerGpuHour; }
+    /// Dollars per million tokens (samples for a DLRM); 0 without a price or a feasible point.
+    double dollarsPerMillion() const {
+        return feasible && pricePerGpuHour > 0 && best.tokensPerS > 0
+                   ? dollarsPerHour() / 3600.0 / best.tokensPerS * 1e6
+                   : 0.0;
+    }
+};
+
+struct ResourceSystem {
+    std::string id; ///< preset id (or "scenario" for the scenario's own system)
+    System system;
+};
+
+struct ResourcePareto {
+    std::string unit;    ///< "tokens/s" or "samples/s"
+    bool priced = false; ///< every system states a price: the dollar axis is meaningful
+    std::vector<ResourcePoint> points; ///< by system, then GPU count
+};
+
+/// A system preset by id, or a path to a system preset file, for resourcePareto. Throws
+/// InputError naming the id (with the nearest preset) or the file and field.
+ResourceSystem loadResourceSystem(const std::string& idOrPath);
+
+/// The points for every system (empty: the scenario's) at every GPU count (empty: the
+/// scenario's count × 1/8 … ×4), each searched; then both fronts. Throws InputError for a GPU
+/// count below 1.
+ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSystem>& systems,
+                              const std::vector<int>& gpuCounts, const SearchSpace& space,
+                              const SearchOptions& options);
+
 struct TrainingCost {
     double seconds = 0, gpuHours = 0, dollars = 0, energyKWh = 0;
 };

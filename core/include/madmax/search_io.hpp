@@ -20,6 +20,10 @@ Candidate candidateFromJson(const nlohmann::json& j, const std::string& file);
 SearchResult searchFromJson(const nlohmann::json& j, const std::string& file);
 SweepResult sweepFromJson(const nlohmann::json& j, const std::string& file);
 
+/// Schema "madmax-pareto/1": every point with its system, GPUs, price, best strategy and fronts.
+nlohmann::json toJson(const ResourcePareto& r);
+std::string paretoCsv(const ResourcePareto& r);
+
 std::string searchCsv(const SearchResult& r);
 std::string sweepCsv(const SweepResult& r);
 

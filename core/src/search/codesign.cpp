@@ -5,6 +5,8 @@
 
 #include "madmax/error.hpp"
 #include "madmax/json_reader.hpp"
+#include "madmax/presets.hpp"
+#include "madmax/scenario_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -273,6 +275,90 @@ std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& sp
         const double ib = std::fabs(b.speedupDouble - 1) + std::fabs(1 - b.speedupHalf);
         return ia != ib ? ia > ib : a.knob < b.knob;
     });
+    return out;
+}
+
+namespace {
+/// Marks the points no other feasible point beats: at least the throughput for no more of the
+/// resource (ties in both keep every tied point).
+template <typename Resource, typename Mark>
+void markFront(std::vector<ResourcePoint>& points, Resource resource, Mark mark) {
+    for (ResourcePoint& p : points) {
+        if (!p.feasible) continue;
+        bool dominated = false;
+        for (const ResourcePoint& q : points) {
+            if (&q == &p || !q.feasible) continue;
+            const double rp = resource(p), rq = resource(q);
+            const double tp = p.best.tokensPerS, tq = q.best.tokensPerS;
+            if (rq <= rp && tq >= tp && (rq < rp || tq > tp)) {
+                dominated = true;
+                break;
+            }
+        }
+        mark(p, !dominated);
+    }
+}
+} // namespace
+
+ResourceSystem loadResourceSystem(const std::string& idOrPath) {
+    nlohmann::json doc = {{"system", idOrPath}};
+    resolvePresetRefs(doc, PresetLibrary::builtin(), "--system");
+    const std::string where =
+        PresetLibrary::builtin().find(PresetKind::System, idOrPath) ? "system preset " + idOrPath
+                                                                     : idOrPath;
+    return {idOrPath, parseSystem(doc.at("system"), where, "system")};
+}
+
+ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSystem>& systems,
+                              const std::vector<int>& gpuCounts, const SearchSpace& space,
+                              const SearchOptions& options) {
+    ResourcePareto out;
+    out.unit = base.model.isDlrm() ? "samples/s" : "tokens/s";
+    std::vector<ResourceSystem> sys = systems;
+    if (sys.empty()) sys.push_back({"scenario", base.system});
+    std::vector<int> counts = gpuCounts;
+    if (counts.empty())
+        for (double f : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0})
+            counts.push_back(std::max(1, int(std::lround(base.gpus * f))));
+    for (int g : counts)
+        if (g < 1)
+            throw InputError("--gpus", std::to_string(g), "a GPU count must be at least 1");
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    out.priced = std::all_of(sys.begin(), sys.end(),
+                             [](const ResourceSystem& r) { return r.system.pricePerGpuHour > 0; });
+    const std::size_t total = sys.size() * counts.size();
+    for (const ResourceSystem& rs : sys) {
+        for (int g : counts) {
+            if (options.cancel && options.cancel->load()) return out;
+            ResourcePoint p;
+            p.systemId = rs.id;
+            p.systemName = rs.system.name;
+            p.gpus = g;
+            p.pricePerGpuHour = rs.system.pricePerGpuHour;
+            Scenario s = base;
+            s.system = rs.system;
+            s.gpus = g;
+            if (!s.system.tiers.empty() && g > s.system.tiers.back().gpus)
+                s.system.tiers.back().gpus = g; // a larger cluster of the same build
+            if (const int dp = dataParallelDegree(g, s.strategy)) s.strategy.dp = dp;
+            if (s.model.isDlrm()) s.strategy.dp = g;
+            SearchSpace sp = space;
+            sp.gpus = {g};
+            try {
+                p.best = bestOf(s, sp, options, nullptr, &p.feasible);
+            } catch (const InputError&) {
+                p.feasible = false; // no valid strategy at this count (e.g. a DLRM's rules)
+            }
+            out.points.push_back(p);
+            if (options.progress) options.progress(out.points.size(), total);
+        }
+    }
+    markFront(out.points, [](const ResourcePoint& p) { return double(p.gpus); },
+              [](ResourcePoint& p, bool on) { p.frontGpus = on; });
+    if (out.priced)
+        markFront(out.points, [](const ResourcePoint& p) { return p.dollarsPerHour(); },
+                  [](ResourcePoint& p, bool on) { p.frontDollars = on; });
     return out;
 }
 

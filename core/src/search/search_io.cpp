@@ -282,4 +282,43 @@ std::string sweepCsv(const SweepResult& r) {
     return os.str();
 }
 
+json toJson(const ResourcePareto& r) {
+    json points = json::array();
+    for (const ResourcePoint& p : r.points) {
+        json pt = {{"system", p.systemId},
+                   {"system_name", p.systemName},
+                   {"gpus", p.gpus},
+                   {"price_per_gpu_hour", p.pricePerGpuHour},
+                   {"dollars_per_hour", p.dollarsPerHour()},
+                   {"feasible", p.feasible},
+                   {"front_gpus", p.frontGpus},
+                   {"front_dollars", p.frontDollars}};
+        if (p.feasible) {
+            pt["throughput"] = p.best.tokensPerS;
+            pt["dollars_per_million"] = p.dollarsPerMillion();
+            pt["best"] = toJson(p.best);
+        }
+        points.push_back(pt);
+    }
+    return {{"schema", "madmax-pareto/1"},
+            {"unit", r.unit},
+            {"priced", r.priced},
+            {"points", points}};
+}
+
+std::string paretoCsv(const ResourcePareto& r) {
+    std::ostringstream os;
+    const std::string unit = r.unit == "samples/s" ? "samples_per_s" : "tokens_per_s";
+    os << "system,gpus,price_per_gpu_hour,dollars_per_hour,feasible," << unit
+       << ",dollars_per_million,front_gpus,front_dollars,best_strategy\n";
+    for (const ResourcePoint& p : r.points) {
+        os << '"' << p.systemId << "\"," << p.gpus << ',' << p.pricePerGpuHour << ','
+           << p.dollarsPerHour() << ',' << int(p.feasible) << ','
+           << (p.feasible ? p.best.tokensPerS : 0.0) << ',' << p.dollarsPerMillion() << ','
+           << int(p.frontGpus) << ',' << int(p.frontDollars) << ",\""
+           << (p.feasible ? strategySpec(p.best.strategy) : "") << "\"\n";
+    }
+    return os.str();
+}
+
 } // namespace madmax

@@ -1,0 +1,123 @@
+// Resource against performance (MAD-Max Figure 1): systems × GPU counts, each searched, and the
+// fronts in GPUs and in dollars per hour.
+#include "madmax/codesign.hpp"
+#include "madmax/search_io.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace madmax;
+using nlohmann::json;
+
+namespace {
+
+/// Llama 2 7B at global batch 64 × 2048, the scenario's A100 system.
+Scenario small() {
+    return test::preset(
+        "llama2-7b-8-a100-40gb",
+        {"gpus=16", "strategy.dp=16", "workload.global_batch=64", "workload.seq_len=2048"});
+}
+
+/// The scenario's system at `price` $/GPU-hour, its compute scaled by `flops`.
+ResourceSystem priced(const Scenario& s, const std::string& id, double price, double flops = 1) {
+    ResourceSystem r{id, scaleKnob(s, "flops", flops).system};
+    r.system.pricePerGpuHour = price;
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("Pareto: every system at every GPU count, searched, with both fronts") {
+    const Scenario s = small();
+    // Three builds of the same hardware: "cheap" at $1/GPU-hour, "dear" at $2 (same speed), and
+    // "fast" with twice the FLOPs at $3.
+    const std::vector<ResourceSystem> systems = {priced(s, "cheap", 1.0), priced(s, "dear", 2.0),
+                                                 priced(s, "fast", 3.0, 2.0)};
+    const ResourcePareto r = resourcePareto(s, systems, {8, 16, 32}, {}, SearchOptions{});
+    REQUIRE(r.points.size() == 9);
+    CHECK(r.priced);
+    CHECK(r.unit == "tokens/s");
+    for (const ResourcePoint& p : r.points) {
+        INFO(p.systemId << " at " << p.gpus);
+        REQUIRE(p.feasible);
+        // Each point is the search's best at that count on that system.
+        Scenario at = s;
+        at.system = systems[p.systemId == "cheap" ? 0 : p.systemId == "dear" ? 1 : 2].system;
+        at.gpus = p.gpus;
+        at.strategy.dp = p.gpus;
+        SearchSpace space;
+        space.gpus = {p.gpus};
+        SearchOptions o;
+        o.topN = 1;
+        CHECK(p.best.tokensPerS == Approx(search(at, space, o).top.front().tokensPerS));
+        // $ per million tokens: GPUs × price per hour ÷ 3600 ÷ tokens/s × 1e6.
+        CHECK(p.dollarsPerMillion() ==
+              Approx(p.gpus * p.pricePerGpuHour / 3600.0 / p.best.tokensPerS * 1e6));
+    }
+    auto point = [&](const std::string& id, int gpus) {
+        for (const ResourcePoint& p : r.points)
+            if (p.systemId == id && p.gpus == gpus) return p;
+        FAIL("no point " << id << " " << gpus);
+        return ResourcePoint{};
+    };
+    // Same hardware, same throughput: "dear" never beats "cheap" in dollars, so it is off that
+    // front at every count; in GPUs the two tie and "fast" beats both at every count.
+    for (int g : {8, 16, 32}) {
+        CHECK(point("dear", g).best.tokensPerS == Approx(point("cheap", g).best.tokensPerS));
+        CHECK_FALSE(point("dear", g).frontDollars);
+        CHECK(point("fast", g).best.tokensPerS > point("cheap", g).best.tokensPerS);
+        CHECK(point("fast", g).frontGpus);
+        CHECK_FALSE(point("cheap", g).frontGpus);
+    }
+    // The cheapest point of all is on the dollar front: nothing costs less per hour.
+    CHECK(point("cheap", 8).frontDollars);
+    // Every front point is undominated, and every point off the GPU front is dominated.
+    for (const ResourcePoint& p : r.points) {
+        bool dominated = false;
+        for (const ResourcePoint& q : r.points)
+            dominated = dominated || (q.gpus <= p.gpus && q.best.tokensPerS > p.best.tokensPerS);
+        CHECK(p.frontGpus == !dominated);
+    }
+}
+
+TEST_CASE("Pareto: a DLRM compares sharding plans in samples/s, and a system without a price "
+          "has no dollar front") {
+    const Scenario d = test::preset("dlrm-dcnv2-64-h100");
+    ResourceSystem unpriced{"unpriced", d.system};
+    unpriced.system.pricePerGpuHour = 0;
+    const ResourcePareto r = resourcePareto(d, {unpriced}, {32, 64}, {}, SearchOptions{});
+    CHECK(r.unit == "samples/s");
+    CHECK_FALSE(r.priced);
+    REQUIRE(r.points.size() == 2);
+    for (const ResourcePoint& p : r.points) {
+        CHECK(p.feasible);
+        CHECK_FALSE(p.frontDollars);
+        CHECK(p.dollarsPerMillion() == 0.0);
+    }
+    const json j = toJson(r);
+    CHECK(j["schema"] == "madmax-pareto/1");
+    CHECK(j["points"].size() == 2);
+}
+
+TEST_CASE("Pareto: bad systems and GPU counts are named") {
+    std::string msg;
+    try {
+        loadResourceSystem("dgx-h100-superpd");
+    } catch (const InputError& e) {
+        msg = e.what();
+    }
+    CHECK_THAT(msg, Catch::Contains("dgx-h100-superpod"));
+    msg.clear();
+    try {
+        resourcePareto(small(), {}, {0, 8}, {}, SearchOptions{});
+    } catch (const InputError& e) {
+        msg = e.what();
+    }
+    CHECK_THAT(msg, Catch::Contains("at least 1"));
+    std::string out, err;
+    CHECK(test::runCli("pareto llama2-7b-8-a100-40gb --gpus 8,16 --json", &out, &err) == 0);
+    const json j = json::parse(out);
+    CHECK(j["points"].size() == 2);
+    CHECK(test::runCli("pareto --system no-such-system", &out, &err) == 2);
+    CHECK_THAT(err, Catch::Contains("no-such-system"));
+}
