@@ -201,6 +201,22 @@ TEST_CASE("Hand-derived: context parallelism all-gathers K and V beside attentio
           Approx(3.355443e-4).epsilon(1e-6));
 }
 
+TEST_CASE("Hand-derived: ring attention merges its per-step partial results") {
+    // CP 2: T = 512 local tokens; the diagonal step covers all of them, the other step (causal
+    // load balancing) three quarters on average: 512 · 1.75 = 896 rows. Forward: each row's
+    // q-width output (a·d = 1024) merged into an fp32 accumulator at 10 B per element
+    // (Transformer Engine's out correction): 896 · 1024 · 10 = 9,175,040 B → 9.175040e-6 s at
+    // 1 TB/s. Backward: dQ, dK and dV accumulated, 1024 + 2·1024 wide: 27,525,120 B →
+    // 2.752512e-5 s. CP 1 has neither.
+    EvaluateOptions tl;
+    tl.timeline = true;
+    const Result r = evaluate(toy({{"strategy.cp", 2}, {"strategy.dp", 4}}), tl);
+    CHECK(opSeconds(r, "CP partial-output merge") == Approx(9.175040e-6).epsilon(1e-6));
+    CHECK(opSeconds(r, "CP gradient accumulation") == Approx(2.752512e-5).epsilon(1e-6));
+    for (const auto& e : evaluate(toy(), tl).timeline)
+        CHECK(e.label.find("CP ") == std::string::npos);
+}
+
 TEST_CASE("Hand-derived: unfused attention reads and writes the score matrix") {
     // Megatron's unfused kernel (Korthikanti et al. 2022 §4.1): QKᵀ and AV as GEMMs over the full
     // square, 2 · (2 · T · s · a·d) = 4.294967e9 FLOPs → 8.589935e-5 s, plus softmax/mask/dropout

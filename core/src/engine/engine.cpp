@@ -87,6 +87,9 @@ struct LayerCosts {
     double mlaUp; ///< MLA: the up-projections from the latents (part of qkv)
     double tpComm; ///< one TP collective (all-reduce, or reduce-scatter / all-gather with SP)
     double cpComm; ///< all-gather of K and V over the CP group (reduce-scatter of dK, dV back)
+    /// CP > 1: merging the attention's per-step partial results (forward: the outputs rescaled
+    /// by their log-sum-exp; backward: dQ, dK, dV accumulated in fp32).
+    double cpMerge, cpMergeBwd;
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
     // MoE layer (forward direction; the backward GEMMs cost twice).
     double router, permute, expertUp, expertAct, expertDown, unpermute, shared;
@@ -215,6 +218,18 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
         tpBytes);
     c.cpComm =
         collectiveTime(s.system, g.cp, Collective::AllGather, 2.0 * sh.T * sh.kvDim * act * st.cp);
+    c.cpMerge = c.cpMergeBwd = 0;
+    if (st.cp > 1) {
+        // Ring attention (Transformer Engine's CP, Liu et al. 2023) computes attention in cp
+        // steps, one K/V block each, and merges the partial results: every step's output is
+        // rescaled by its log-sum-exp into an fp32 accumulator (read the bf16 partial, read and
+        // write the fp32 sum: 10 B per element); the backward accumulates dQ, dK and dV the
+        // same way. With causal load balancing the diagonal step covers all local queries and
+        // each other step, on average, three quarters of them.
+        const double rows = sh.T * (1.0 + 0.75 * (st.cp - 1));
+        c.cpMerge = oc.elementwise(rows * sh.qDim * 10.0);
+        c.cpMergeBwd = oc.elementwise(rows * (sh.qDim + 2.0 * sh.kvDim) * 10.0);
+    }
     const double layerParams = m.paramsPerLayer() / sh.t;
     // Per weight tensor (DeepSpeed ZeRO-3 unbucketed): QKV as three, the output projection,
     // the MLP's two or three matrices and two norms, each its own collective and latency.
@@ -332,6 +347,7 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
         b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP,
                      Collective::AllGather);
     b.compute("attention core", c.attention, phase);
+    if (c.cpMerge > 0) b.compute("CP partial-output merge", c.cpMerge, phase);
     b.compute("output projection", c.outProj, phase);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
@@ -371,11 +387,13 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
     if (st.recompute == Recompute::Selective) {
         if (s.model.mla) b.compute("MLA up-projections (recompute)", c.mlaUp, Phase::Recompute);
         b.compute("attention core (recompute)", c.attention, Phase::Recompute);
+        if (c.cpMerge > 0) b.compute("CP partial-output merge", c.cpMerge, Phase::Recompute);
     }
     if (st.cp > 1)
         b.besideNext("CP reduce-scatter dK,dV", Lane::Comm, c.cpComm, ParallelDim::CP,
                      Collective::ReduceScatter);
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
+    if (c.cpMergeBwd > 0) b.compute("CP gradient accumulation", c.cpMergeBwd, Phase::Backward);
     b.compute("QKV GEMM (bwd)", g * c.qkv, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
