@@ -13,6 +13,7 @@
 #include "dlrm/dlrm_engine.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 
 namespace madmax {
@@ -703,17 +704,17 @@ struct LayerSchedule {
     StreamSim fwd, bwd;       ///< a dense layer
     StreamSim moeFwd, moeBwd; ///< a MoE layer (MoE models only)
     /// Frozen layers' backward (input gradients only); empty when they run none.
-    StreamSim bwdFrozen, moeBwdFrozen;
+    std::optional<StreamSim> bwdFrozen, moeBwdFrozen; // built only when there are such layers
     bool frozenBackward = false; ///< frozen layers pass gradients down (something below trains)
     LayerCosts costs{};
     EdgeCosts edge;
 
     double denseBwd(int trainable, int frozen) const {
-        return trainable * bwd.makespanS() + (frozenBackward ? frozen * bwdFrozen.makespanS() : 0);
+        return trainable * bwd.makespanS() + (frozenBackward ? frozen * bwdFrozen->makespanS() : 0);
     }
     double moeBwdS(int trainable, int frozen) const {
         return trainable * moeBwd.makespanS() +
-               (frozenBackward ? frozen * moeBwdFrozen.makespanS() : 0);
+               (frozenBackward ? frozen * moeBwdFrozen->makespanS() : 0);
     }
 };
 
@@ -727,6 +728,10 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
     };
     const Frozen& f = s.workload.frozen;
     out.frozenBackward = f.layers > 0 && f.frozenLayersNeedDgrad();
+    if (out.frozenBackward) {
+        out.bwdFrozen.emplace();
+        out.moeBwdFrozen.emplace();
+    }
     if (m.denseLayerCount() > 0) {
         const int dense = m.isMoe() && m.isMoeLayer(0) ? m.moe.denseLayers + 1 : 0;
         buildForward(out.fwd, s, out.costs, dense);
@@ -734,8 +739,8 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
         run(out.fwd);
         run(out.bwd);
         if (out.frozenBackward) {
-            buildBackward(out.bwdFrozen, s, out.costs, dense, true);
-            run(out.bwdFrozen);
+            buildBackward(*out.bwdFrozen, s, out.costs, dense, true);
+            run(*out.bwdFrozen);
         }
     }
     if (m.isMoe()) {
@@ -744,8 +749,8 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
         run(out.moeFwd);
         run(out.moeBwd);
         if (out.frozenBackward) {
-            buildBackward(out.moeBwdFrozen, s, out.costs, m.moe.denseLayers, true);
-            run(out.moeBwdFrozen);
+            buildBackward(*out.moeBwdFrozen, s, out.costs, m.moe.denseLayers, true);
+            run(*out.moeBwdFrozen);
         }
     }
     out.edge = edgeCosts(s, ctx.shape, ctx.oc, ctx.groups);
@@ -824,8 +829,8 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     addTable(comm, l.moeFwd.comm(), double(mbs) * moeLayers);
     addTable(comm, l.moeBwd.comm(), double(mbs) * (moeLayers - moeFrozen));
     if (l.frozenBackward) {
-        addTable(comm, l.bwdFrozen.comm(), double(mbs) * denseFrozenBwd);
-        addTable(comm, l.moeBwdFrozen.comm(), double(mbs) * moeFrozenBwd);
+        addTable(comm, l.bwdFrozen->comm(), double(mbs) * denseFrozenBwd);
+        addTable(comm, l.moeBwdFrozen->comm(), double(mbs) * moeFrozenBwd);
     }
     if (first) addComm(comm, ParallelDim::TP, e.embedKind, mbs * e.embedComm, mbs * e.embedComm);
     if (last) addComm(comm, ParallelDim::TP, e.headKind, mbs * e.headComm, mbs * e.headComm);
@@ -838,7 +843,8 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
         double t = (layers - denseFrozen) * l.bwd.busyS(ph) +
                    (moeLayers - moeFrozen) * l.moeBwd.busyS(ph);
         if (l.frozenBackward)
-            t += denseFrozenBwd * l.bwdFrozen.busyS(ph) + moeFrozenBwd * l.moeBwdFrozen.busyS(ph);
+            t += denseFrozenBwd * l.bwdFrozen->busyS(ph) +
+                 moeFrozenBwd * l.moeBwdFrozen->busyS(ph);
         return t;
     };
     r.compute.backwardS = mbs * (busy(Phase::Backward) + (first ? e.embedBwd : 0.0) +
@@ -999,9 +1005,9 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
         }
     };
     backward(l.moeBwd, moeLayers - moeFrozen);
-    if (l.frozenBackward) backward(l.moeBwdFrozen, moeFrozen);
+    if (l.frozenBackward) backward(*l.moeBwdFrozen, moeFrozen);
     backward(l.bwd, dense - denseFrozen);
-    if (l.frozenBackward) backward(l.bwdFrozen, denseFrozen);
+    if (l.frozenBackward) backward(*l.bwdFrozen, denseFrozen);
     const double mbWall = pipe.microBatchWallS;
     tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
                   TimelineKind::Steady, mbWall, mbs * mbWall, false, ParallelDim::TP,

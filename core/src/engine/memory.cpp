@@ -99,7 +99,8 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     const double shard = double(st.zeroShardRanks());
     const double eshard = double(expertShardRanks(st));
     // Fine-tuning: frozen weights are held, but only trained ones have gradients and state.
-    const StageParams trained = stageTrainableParamSplit(m, st, w.frozen, stage);
+    const StageParams trained =
+        w.frozen.any() ? stageTrainableParamSplit(m, st, w.frozen, stage) : params;
     auto sharded = [&](const StageParams& p, double bytesPerParam, int fromStage) {
         return p.dense * bytesPerParam / (st.zeroStage >= fromStage ? shard : 1.0) +
                p.expert * bytesPerParam / (st.zeroStage >= fromStage ? eshard : 1.0);
