@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 
 #include "madmax/flops.hpp"
+#include "madmax/pipeline.hpp"
 #include "madmax/presets.hpp"
 #include "madmax/seed.hpp"
 
@@ -183,24 +184,36 @@ TEST_CASE("Fine-tuning: freezing nothing is pre-training, freezing more is never
 }
 
 TEST_CASE("Fine-tuning: a pipeline is paced by its slowest stage, frozen or not") {
-    // Llama 3 70B, PP 4 (20 layers a stage): freezing the first 20 layers, or even 60 with the
-    // embedding, leaves the last stage's work as it was, and it paces the pipeline: the step
-    // does not speed up (the planner's cue to rebalance the stages). Only when every stage
-    // sheds work does it: a linear probe (embedding and all 80 layers frozen) is forward-only.
-    const Result pre = evaluate(test::preset("default"));
-    for (const char* f : {R"(workload.frozen={"layers":20})",
-                          R"(workload.frozen={"layers":60,"embedding":true})"}) {
+    // Llama 3 70B, PP 4 with the 1F1B schedule (20 consecutive layers a stage): freezing the
+    // first 20 layers, or even 60 with the embedding, leaves the last stage's work as it was,
+    // and it paces the pipeline: the step does not speed up (the planner's cue to rebalance
+    // the stages). Only when every stage sheds work does it: a linear probe (embedding and all
+    // 80 layers frozen) is forward-only.
+    const std::vector<std::string> oneF1B = {"strategy.vp=1", "strategy.schedule=\"1f1b\""};
+    auto with = [&](std::vector<std::string> sets, const std::string& frozen) {
+        if (!frozen.empty()) sets.push_back("workload.frozen=" + frozen);
+        return evaluate(test::preset("default", sets));
+    };
+    const Result pre = with(oneF1B, "");
+    for (const char* f : {R"({"layers":20})", R"({"layers":60,"embedding":true})"}) {
         INFO(f);
-        CHECK(evaluate(test::preset("default", {f})).stepTimeS ==
-              Approx(pre.stepTimeS).epsilon(1e-9));
+        CHECK(with(oneF1B, f).stepTimeS == Approx(pre.stepTimeS).epsilon(1e-9));
     }
-    const Result probe =
-        evaluate(test::preset("default", {R"(workload.frozen={"layers":80,"embedding":true})"}));
-    CHECK(probe.stepTimeS < 0.6 * pre.stepTimeS);
+    CHECK(with(oneF1B, R"({"layers":80,"embedding":true})").stepTimeS < 0.6 * pre.stepTimeS);
     // Frozen from the top (the seed's min_frozen_layer): the first stage trains and paces.
-    const Result top = evaluate(
-        test::preset("default", {R"(workload.frozen={"layers":{"first":20,"count":60}})"}));
-    CHECK(top.criticalStage == 0);
+    CHECK(with(oneF1B, R"({"layers":{"first":20,"count":60}})").criticalStage == 0);
+    // Interleaved (the preset's v = 5, chunks of 4 layers): stage p holds chunks p, p + 4, …,
+    // so the first 20 layers spread over every stage (8 on stage 0, 4 on each other): every
+    // stage sheds work and the step is shorter.
+    const Result inter = evaluate(test::preset("default"));
+    const Result interFrozen =
+        evaluate(test::preset("default", {R"(workload.frozen={"layers":20})"}));
+    CHECK(interFrozen.stepTimeS < inter.stepTimeS);
+    const Scenario s = test::preset("default", {R"(workload.frozen={"layers":20})"});
+    for (const PipelineStage& st : distinctStages(s)) {
+        INFO("stage " << st.index << (st.first ? " (first)" : st.last ? " (last)" : ""));
+        CHECK(st.frozenLayers == (st.first ? 8 : 4));
+    }
 }
 
 TEST_CASE("Fine-tuning a DLRM: frozen tables send no gradients back and keep no state") {

@@ -19,7 +19,7 @@ seed() { # tag file
   out="$corpus/seed-$1-$(basename "$2")"
   { printf "\\$(printf '%03o' "$1")"; cat "$2"; } >"$out"
 }
-for f in presets/scenarios/*.json; do seed 0 "$f"; done
+for f in presets/scenarios/*.json tests/fuzz/seeds/scenario-*.json; do seed 0 "$f"; done
 for f in presets/models/*.json; do seed 1 "$f"; done
 for f in presets/gpus/*.json; do seed 2 "$f"; done
 for f in presets/systems/*.json; do seed 3 "$f"; done

@@ -30,7 +30,10 @@ struct PipelineStages {
 };
 
 /// The stage holding layers [begin, begin + layers), with its MoE and frozen layer counts.
-PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first, bool last);
+/// `physical`: the stage's real number when `index` stands for a middle stage (-1: index);
+/// with the interleaved schedule its frozen layers are counted over its chunks.
+PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first, bool last,
+                      int physical = -1);
 
 /// Layers per stage: an even split of l / pp, or Llama-3-style first/last stage counts with the
 /// rest split evenly over the other stages. The scenario must be valid. MoE layers are counted

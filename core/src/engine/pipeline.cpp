@@ -4,17 +4,35 @@
 
 namespace madmax {
 
-PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first,
-                      bool last) {
+PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first, bool last,
+                      int physical) {
     const Model& m = s.model;
+    const Strategy& st = s.strategy;
     const Frozen& f = s.workload.frozen;
     auto moeIn = [&](int b, int e) { return m.moeLayersBefore(e) - m.moeLayersBefore(b); };
     PipelineStage out{index, layers, moeIn(begin, begin + layers), first, last};
-    out.frozenLayers = f.frozenIn(begin, begin + layers);
-    if (out.frozenLayers > 0) {
-        const int lo = std::max(begin, f.firstLayer);
-        out.frozenMoeLayers = moeIn(lo, lo + out.frozenLayers);
+    auto frozenMoeIn = [&](int b, int e) {
+        const int lo = std::max(b, f.firstLayer), hi = std::min(e, f.firstLayer + f.layers);
+        return hi > lo ? moeIn(lo, hi) : 0;
+    };
+    const bool even = st.firstStageLayers == 0 && st.lastStageLayers == 0;
+    if (f.layers > 0 && st.vp > 1 && even && st.pp > 1) {
+        // Interleaved: stage p holds chunks p, p + pp, p + 2pp, … of L / (pp·vp) layers each,
+        // so a frozen range spreads over every stage (and its MoE layers are counted alike).
+        const int chunk = m.layers / (st.pp * st.vp);
+        const int p = physical < 0 ? index : physical;
+        out.moeLayers = 0;
+        for (int c = 0; c < st.vp; ++c) {
+            const int b = (c * st.pp + p) * chunk;
+            out.moeLayers += moeIn(b, b + chunk);
+            out.frozenLayers += f.frozenIn(b, b + chunk);
+            out.frozenMoeLayers += frozenMoeIn(b, b + chunk);
+        }
+        return out;
     }
+    if (f.layers <= 0) return out;
+    out.frozenLayers = f.frozenIn(begin, begin + layers);
+    out.frozenMoeLayers = frozenMoeIn(begin, begin + layers);
     return out;
 }
 
@@ -37,11 +55,24 @@ PipelineStages distinctStages(const Scenario& s) {
     const int lastMiddleBegin = first + (st.pp - 3) * middle;
     out.stage[out.count++] = stageOf(s, 0, 0, first, true, false);
     out.stage[out.count++] = stageOf(s, st.pp - 1, l - last, last, false, true);
-    if (st.pp > 2) out.stage[out.count++] = stageOf(s, 1, lastMiddleBegin, middle, false, false);
+    const bool frozen = s.workload.frozen.layers > 0;
+    if (frozen && st.vp > 1 && st.pp > 2) {
+        // Interleaved with frozen layers: the middle stage with the fewest frozen layers (the
+        // most work; ties to the later stage) stands for the middle ones.
+        PipelineStage best = stageOf(s, 1, first, middle, false, false, 1);
+        for (int p = 2; p <= st.pp - 2; ++p) {
+            const PipelineStage c = stageOf(s, 1, first + (p - 1) * middle, middle, false, false, p);
+            if (c.frozenLayers <= best.frozenLayers) best = c;
+        }
+        out.stage[out.count++] = best;
+        return out;
+    }
+    if (st.pp > 2)
+        out.stage[out.count++] =
+            stageOf(s, 1, lastMiddleBegin, middle, false, false, st.pp - 2);
     // A stage's frozen count over the middle stages rises, holds and falls (one contiguous
     // range): the fewest sit at one end, so the first middle stage is the other candidate.
-    if (st.pp > 3 && s.workload.frozen.layers > 0)
-        out.stage[out.count++] = stageOf(s, 1, first, middle, false, false);
+    if (st.pp > 3 && frozen) out.stage[out.count++] = stageOf(s, 1, first, middle, false, false, 1);
     return out;
 }
 
