@@ -38,6 +38,11 @@ double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, R
 double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch, double seqLen,
                             Recompute r, bool hardware);
 
+/// GEMM FLOPs of one training step under `f` (no attention core, no recompute): what the
+/// search's lower bound on step time divides by the peak.
+double trainingGemmFlopsPerStep(const Model& m, const Frozen& f, double globalBatch,
+                                double seqLen);
+
 /// Megatron SC21 Eq. 3 (Narayanan et al.): 96·B·s·l·h²·(1 + s/6h + V/16lh), the FLOPs of one
 /// iteration with full recompute, for a GPT with f = 4h and MHA.
 double megatronSc21FlopsPerStep(const Model& m, double globalBatch, double seqLen);

@@ -75,27 +75,30 @@ double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, R
     return modelFlopsPerStep(m, globalBatch, seqLen) + tokens * extra;
 }
 
-double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch, double seqLen,
-                            Recompute r, bool hardware) {
-    if (!f.any()) {
-        return hardware ? hardwareFlopsPerStep(m, globalBatch, seqLen, r)
-                        : modelFlopsPerStep(m, globalBatch, seqLen);
-    }
+namespace {
+/// Per token of a training step under `f`: GEMM FLOPs and attention-core FLOPs (full,
+/// non-causal convention), each forward + backward, and the attention layers that run a
+/// backward (for recompute).
+struct TrainingWork {
+    double gemm = 0, attention = 0, gemmRecompute = 0;
+    int backLayers = 0;
+};
+
+TrainingWork trainingWork(const Model& m, const Frozen& f, double seqLen) {
     // Forward everything; backward per layer: the input gradient (one GEMM pass, the attention
     // core's backward twice its forward) where something below trains, the weight gradient
     // (one more GEMM pass) where the layer trains; recompute only where a backward runs.
     const int moeAll = m.moeLayerCount();
-    const int moeFrozen = m.moeLayersBefore(f.firstLayer + f.layers) - m.moeLayersBefore(f.firstLayer);
+    const int moeFrozen =
+        m.moeLayersBefore(f.firstLayer + f.layers) - m.moeLayersBefore(f.firstLayer);
     const double G = layerGemmFlopsPerToken(m), Gm = moeLayerGemmFlopsPerToken(m);
     const double A = attentionFlopsPerToken(m, seqLen);
-    const double trainGemm = (m.layers - moeAll - (f.layers - moeFrozen)) * G +
-                             (moeAll - moeFrozen) * Gm;
+    const double trainGemm =
+        (m.layers - moeAll - (f.layers - moeFrozen)) * G + (moeAll - moeFrozen) * Gm;
     const double frozenGemm = (f.layers - moeFrozen) * G + moeFrozen * Gm;
     const bool dgradFrozen = f.frozenLayersNeedDgrad();
-    const int trainLayers = m.layers - f.layers;
-    const int backLayers = trainLayers + (dgradFrozen ? f.layers : 0);
-    double fwd = layersGemmFlopsPerToken(m) + m.layers * A;
-    double bwd = 2.0 * trainGemm + (dgradFrozen ? frozenGemm : 0.0) + 2.0 * backLayers * A;
+    TrainingWork w;
+    w.backLayers = (m.layers - f.layers) + (dgradFrozen ? f.layers : 0);
     // The edges: the LM head (2hV) or, for a ViT, the classifier and the patch projection.
     const bool belowHeadTrains = !(f.embedding && f.layers == m.layers);
     double head = 2.0 * double(m.hidden) * double(m.vocab), patch = 0;
@@ -105,15 +108,37 @@ double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch,
         head = 2.0 * double(m.hidden) * double(m.vitShape.classes) / T;
         patch = 2.0 * (T - 1.0) * p * double(m.hidden) / T;
     }
-    fwd += head + patch;
-    bwd += head * ((f.head ? 0.0 : 1.0) + (belowHeadTrains ? 1.0 : 0.0)) +
-           (f.embedding ? 0.0 : patch); // the patch projection needs its weight gradient only
+    w.gemm = layersGemmFlopsPerToken(m) + head + patch +                 // forward
+             2.0 * trainGemm + (dgradFrozen ? frozenGemm : 0.0) +          // layers' backward
+             head * ((f.head ? 0.0 : 1.0) + (belowHeadTrains ? 1.0 : 0.0)) + // head's backward
+             (f.embedding ? 0.0 : patch); // the patch projection: its weight gradient only
+    w.attention = m.layers * A + 2.0 * w.backLayers * A;
+    w.gemmRecompute = trainGemm + (dgradFrozen ? frozenGemm : 0.0);
+    return w;
+}
+} // namespace
+
+double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch, double seqLen,
+                            Recompute r, bool hardware) {
+    if (!f.any()) {
+        return hardware ? hardwareFlopsPerStep(m, globalBatch, seqLen, r)
+                        : modelFlopsPerStep(m, globalBatch, seqLen);
+    }
+    const TrainingWork w = trainingWork(m, f, seqLen);
+    const double A = attentionFlopsPerToken(m, seqLen);
     double extra = 0;
     if (hardware && r == Recompute::Full)
-        extra = (trainGemm + (dgradFrozen ? frozenGemm : 0.0)) + backLayers * A;
+        extra = w.gemmRecompute + w.backLayers * A;
     else if (hardware && r == Recompute::Selective)
-        extra = backLayers * A;
-    return globalBatch * seqLen * (fwd + bwd + extra);
+        extra = w.backLayers * A;
+    return globalBatch * seqLen * (w.gemm + w.attention + extra);
+}
+
+double trainingGemmFlopsPerStep(const Model& m, const Frozen& f, double globalBatch,
+                                double seqLen) {
+    if (!f.any())
+        return 3.0 * globalBatch * seqLen * (layersGemmFlopsPerToken(m) + lmHeadFlopsPerToken(m));
+    return globalBatch * seqLen * trainingWork(m, f, seqLen).gemm;
 }
 
 double megatronSc21FlopsPerStep(const Model& m, double B, double s) {

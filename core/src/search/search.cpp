@@ -452,9 +452,9 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
         estimate == 0 ? 1.0 : std::min(1.0, double(opt.scatterLimit) / double(estimate));
     const double sampleBelow = fraction * 18446744073709551615.0;
 
-    const double gemmFlops =
-        3.0 * double(base.workload.globalBatch) * base.workload.seqLen *
-        (layersGemmFlopsPerToken(base.model) + lmHeadFlopsPerToken(base.model));
+    // Fine-tuning computes fewer gradients: the bound counts only the GEMMs that run.
+    const double gemmFlops = trainingGemmFlopsPerStep(
+        base.model, base.workload.frozen, double(base.workload.globalBatch), base.workload.seqLen);
 
     int threads =
         opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
