@@ -355,3 +355,107 @@ TEST_CASE("The seed's ViT files convert to a native ViT, with what was assumed")
     }
     CHECK_THAT(msg, Catch::Contains("patch_dim"));
 }
+
+TEST_CASE("LoRA hand-derived: adapters' parameters, traffic, memory, op time and FLOPs") {
+    // Rank 8 on every linear layer of the toy: attention Q, K, V, O each 8·(1024 + 1024) =
+    // 16,384; MLP up and down each 8·(1024 + 4096) = 40,960: 147,456 per layer, 589,824 in all.
+    const Scenario s = [] {
+        json doc = kToy;
+        doc["workload"]["lora"] = {{"rank", 8}};
+        return parseScenario(doc, "toy");
+    }();
+    CHECK(loraParams(s.model, s.workload.frozen) == 589824.0);
+    CHECK(s.workload.frozen.layers == 4); // the whole base is frozen
+    EvaluateOptions tl;
+    tl.timeline = true;
+    const Result r = evaluate(s, tl);
+    // Only the adapters' bf16 gradients are all-reduced: 1.75 · 589,824 · 2 B / 1e11.
+    CHECK(r.comm[int(ParallelDim::DP)][int(Collective::AllReduce)].serializedS ==
+          Approx(2.064384e-5).epsilon(1e-6));
+    // Memory: base and adapter weights held, gradients and Adam state for the adapters only;
+    // activations as for pre-training (every frozen layer passes gradients to the adapters
+    // below it).
+    CHECK(r.memory.weightsBytes == Approx(2 * (kAll + 589824.0)).epsilon(1e-9));
+    CHECK(r.memory.gradsBytes == Approx(2 * 589824.0).epsilon(1e-9));
+    CHECK(r.memory.optimizerBytes == Approx(12 * 589824.0).epsilon(1e-9));
+    CHECK(r.memory.activationsBytes == Approx(276824064.0).epsilon(1e-9));
+    // Op time: each adapter is two skinny GEMMs, memory-bound at rank 8. Q: x·A reads x
+    // (1024·1024) and A (1024·8), writes 1024·8, bf16: 2,129,920 B; ·B the same: 4.25984e-6 s
+    // per projection at 1 TB/s, four projections 1.703936e-5 s. MLP up: 2,129,920 B and
+    // (1024·8 + 8·4096 + 1024·4096)·2 = 8,470,528 B; down the mirror: 2.1200896e-5 s.
+    // Backward: input and weight gradients, twice the forward.
+    auto op = [&](const std::string& label) {
+        for (const auto& e : r.timeline)
+            if (e.label == label) return e.endS - e.startS;
+        FAIL("no op " << label);
+        return 0.0;
+    };
+    CHECK(op("LoRA adapters (attention)") == Approx(1.703936e-5).epsilon(1e-6));
+    CHECK(op("LoRA adapters (MLP)") == Approx(2.1200896e-5).epsilon(1e-6));
+    CHECK(op("LoRA adapters (attention, bwd)") == Approx(3.407872e-5).epsilon(1e-6));
+    CHECK(op("LoRA adapters (MLP, bwd)") == Approx(4.2401792e-5).epsilon(1e-6));
+    // The base's backward computes input gradients only: one GEMM pass.
+    CHECK(op("MLP down GEMM (bwd)") == Approx(1.717987e-4).epsilon(1e-6));
+    // FLOPs per token: forward 184,549,376 + adapters 2·589,824 = 185,729,024; backward: base
+    // input gradients 4·(G + 2A) = 134,217,728, the head's input gradient H = 67,108,864,
+    // adapters 2·1,179,648 = 2,359,296: 389,414,912 per token × 16,384 tokens.
+    CHECK(r.modelFlopsPerStep == Approx(6380173918208.0).epsilon(1e-12));
+    // Targets: attention only halves nothing of the base, but drops the MLP adapters.
+    json doc = kToy;
+    doc["workload"]["lora"] = {{"rank", 8}, {"targets", "attention"}};
+    CHECK(loraParams(parseScenario(doc, "toy").model, parseScenario(doc, "toy").workload.frozen) ==
+          4 * 65536.0);
+}
+
+TEST_CASE("LoRA: round trip, invariants and bad inputs") {
+    const Scenario s = test::preset("default", {R"(workload.lora={"rank":16,"targets":"mlp"})"});
+    const json out = toJson(s);
+    CHECK(out["workload"]["lora"] == json({{"rank", 16}, {"targets", "mlp"}}));
+    CHECK_FALSE(out["workload"].contains("frozen"));
+    const Scenario back = parseScenario(out, "round trip");
+    CHECK(back.workload.frozen.loraRank == 16);
+    CHECK(back.workload.frozen.loraTargets == LoraTargets::Mlp);
+    CHECK(evaluate(back).stepTimeS == evaluate(s).stepTimeS);
+    // Against full fine-tuning: far less gradient and optimizer memory, and a larger rank
+    // never costs less time or memory.
+    const Result full = evaluate(test::preset("default"));
+    double last = 0, lastMem = 0;
+    for (int rank : {4, 16, 64, 256}) {
+        INFO("rank " << rank);
+        const Result r = evaluate(test::preset(
+            "default", {"workload.lora={\"rank\":" + std::to_string(rank) + "}"}));
+        CHECK(r.memory.gradsBytes + r.memory.optimizerBytes <
+              0.05 * (full.memory.gradsBytes + full.memory.optimizerBytes));
+        CHECK(r.stepTimeS >= last);
+        CHECK(r.memory.totalBytes() >= lastMem);
+        last = r.stepTimeS;
+        lastMem = r.memory.totalBytes();
+    }
+    auto err = [](const std::string& set, const char* preset = "default") {
+        try {
+            test::preset(preset, {set});
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK_THAT(err(R"(workload.lora={"rank":0})"), Catch::Contains("workload.lora.rank"));
+    CHECK_THAT(err(R"(workload.lora={"rank":8,"targets":"experts"})"),
+               Catch::Contains("workload.lora.targets") && Catch::Contains("attention"));
+    CHECK_THAT(err(R"(workload.lora={"rank":8,"alpha":16})"), Catch::Contains("workload.lora.alpha"));
+    CHECK_THAT(err(R"(workload.lora={"rank":8})", "dlrm-dcnv2-64-h100"), Catch::Contains("DLRM"));
+    {
+        json doc = kToy;
+        doc["workload"]["lora"] = {{"rank", 8}};
+        doc["workload"]["frozen"] = {{"layers", 2}};
+        std::string both;
+        try {
+            parseScenario(doc, "toy");
+        } catch (const InputError& e) {
+            both = e.what();
+        }
+        CHECK_THAT(both, Catch::Contains("remove workload.frozen"));
+    }
+    CHECK_THAT(err(R"(workload.lora={"rank":8})", "serve-llama2-70b-8xh100-offline"),
+               Catch::Contains("workload.lora") && Catch::Contains("training"));
+}

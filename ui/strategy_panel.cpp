@@ -254,6 +254,18 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         "freezing one stage's layers does not speed the step.");
     for (auto* sb : {frozenFirst_, frozenCount_})
         sb->setKeyboardTracking(false);
+    loraRank_ = new QSpinBox;
+    loraRank_->setRange(0, 1 << 16);
+    loraRank_->setSpecialValueText("off");
+    loraRank_->setKeyboardTracking(false);
+    loraRank_->setToolTip("LoRA (Hu et al. 2021): rank-r adapters beside the linear layers; the "
+                          "whole base model is frozen and only the adapters train (their "
+                          "gradients, reduction and optimizer state). The adapters' skinny GEMMs "
+                          "are memory-bound: they cost more time than their FLOPs suggest.");
+    fform->addRow("LoRA rank", loraRank_);
+    addCombo(fform, "lora_targets", "LoRA on", {"all", "attention", "mlp"},
+             "Which linear layers carry adapters: the attention's Q, K, V and output projections, "
+             "the MLP's matrices, or both (MoE layers: attention only).");
     fform->addRow("Frozen layers from", frozenFirst_);
     fform->addRow("Frozen layer count", frozenCount_);
     addCheck(fform, "frozen_embedding", "Freeze the embedding",
@@ -267,8 +279,10 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
              "DLRM: the top MLP and the interaction's weights; its input gradients still flow "
              "when the tables or the bottom MLP train.");
     outer->addWidget(frozen_);
-    for (auto* sb : {frozenFirst_, frozenCount_})
+    for (auto* sb : {frozenFirst_, frozenCount_, loraRank_})
         connect(sb, &QSpinBox::valueChanged, this, [this, sb](int) { applyFrozen(sb); });
+    connect(combos_["lora_targets"], &QComboBox::currentIndexChanged, this,
+            [this](int) { applyFrozen(combos_["lora_targets"]); });
     for (const char* key :
          {"frozen_embedding", "frozen_head", "frozen_bottom_mlp", "frozen_top_mlp"}) {
         QCheckBox* c = checks_[key];
@@ -396,7 +410,21 @@ void StrategyPanel::refresh(const Scenario& s) {
         const Frozen& f = s.workload.frozen;
         const QSignalBlocker b1(frozenFirst_), b2(frozenCount_), b3(checks_["frozen_embedding"]),
             b4(checks_["frozen_head"]), b5(checks_["frozen_bottom_mlp"]),
-            b6(checks_["frozen_top_mlp"]);
+            b6(checks_["frozen_top_mlp"]), b7(loraRank_), b8(combos_["lora_targets"]);
+        if (auto* form = qobject_cast<QFormLayout*>(frozen_->layout())) {
+            form->setRowVisible(loraRank_, !dlrm);
+            form->setRowVisible(combos_["lora_targets"], !dlrm);
+        }
+        loraRank_->setValue(f.loraRank);
+        combos_["lora_targets"]->setCurrentText(
+            QString::fromStdString(std::string(toString(f.loraTargets))));
+        combos_["lora_targets"]->setEnabled(f.lora());
+        // LoRA freezes the whole base: the per-part controls say so by being off.
+        for (QWidget* w : {static_cast<QWidget*>(frozenFirst_),
+                           static_cast<QWidget*>(frozenCount_),
+                           static_cast<QWidget*>(checks_["frozen_embedding"]),
+                           static_cast<QWidget*>(checks_["frozen_head"])})
+            w->setEnabled(!f.lora());
         for (QWidget* w : {static_cast<QWidget*>(frozenFirst_),
                            static_cast<QWidget*>(frozenCount_),
                            static_cast<QWidget*>(checks_["frozen_head"])})
@@ -593,6 +621,19 @@ void StrategyPanel::applyEdits(const std::vector<std::pair<std::string, nlohmann
 
 void StrategyPanel::applyFrozen(QWidget* source) {
     const bool dlrm = doc_->scenario().model.isDlrm();
+    if (!dlrm && loraRank_->value() > 0) {
+        applyEdits({{"workload.frozen", nullptr},
+                    {"workload.lora",
+                     {{"rank", loraRank_->value()},
+                      {"targets", combos_["lora_targets"]->currentText().toStdString()}}}},
+                   "LoRA adapters", source);
+        return;
+    }
+    if (source == loraRank_) { // LoRA switched off: back to pre-training, nothing frozen
+        applyEdits({{"workload.lora", nullptr}, {"workload.frozen", nullptr}}, "LoRA off",
+                   source);
+        return;
+    }
     nlohmann::json f = nlohmann::json::object();
     if (checks_["frozen_embedding"]->isChecked()) f["embedding"] = true;
     if (dlrm) {
@@ -603,7 +644,7 @@ void StrategyPanel::applyFrozen(QWidget* source) {
         if (frozenCount_->value() > 0)
             f["layers"] = {{"first", frozenFirst_->value()}, {"count", frozenCount_->value()}};
     }
-    applyEdits({{"workload.frozen", f}}, "frozen components", source);
+    applyEdits({{"workload.lora", nullptr}, {"workload.frozen", f}}, "frozen components", source);
 }
 
 void StrategyPanel::showMessage(const QString& text, QWidget* source) {

@@ -36,6 +36,7 @@ class StrategyPanel : public QWidget {
     QWidget* frozenBox() const { return frozen_; }
     QSpinBox* frozenFirst() const { return frozenFirst_; }
     QSpinBox* frozenCount() const { return frozenCount_; }
+    QSpinBox* loraRank() const { return loraRank_; }
     static QStringList keys();
     /// The values the slider of `key` steps through for the current scenario.
     std::vector<int> choices(const QString& key) const { return rows_.at(key).choices; }
@@ -74,6 +75,7 @@ class StrategyPanel : public QWidget {
     QWidget* frozen_;       ///< fine-tuning: what is frozen (training only)
     QSpinBox* frozenFirst_; ///< first frozen layer
     QSpinBox* frozenCount_; ///< frozen layers
+    QSpinBox* loraRank_;    ///< LoRA adapters' rank (0: none)
     QWidget* marked_ = nullptr;
 };
 

@@ -554,10 +554,24 @@ TEST_CASE("Fine-tuning in the explorer: frozen layers, embedding and head, and a
     CHECK_FALSE(w.document()->scenario().workload.frozen.any());
     CHECK(w.shown().result.stepTimeS == Approx(pre.stepTimeS));
 
+    // LoRA: the whole base frozen, only the adapters train; off again restores pre-training.
+    panel->loraRank()->setValue(16);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.frozen.loraRank == 16);
+    CHECK(w.document()->scenario().workload.frozen.layers == 80);
+    CHECK_FALSE(panel->frozenCount()->isEnabled());
+    CHECK(w.shown().result.memory.gradsBytes < 0.01 * pre.memory.gradsBytes);
+    CHECK(w.shown().result.stepTimeS == Approx(evaluate(w.document()->scenario()).stepTimeS));
+    panel->loraRank()->setValue(0);
+    REQUIRE(e.settle());
+    CHECK_FALSE(w.document()->scenario().workload.frozen.any());
+    CHECK(w.shown().result.stepTimeS == Approx(pre.stepTimeS));
+
     // A DLRM freezes its tables and MLPs instead.
     test::Explorer d("dlrm-dcnv2-64-h100");
     auto* dp = d.window->strategyPanel();
     CHECK(dp->check("frozen_bottom_mlp")->isVisibleTo(d.window.get()));
+    CHECK_FALSE(dp->loraRank()->isVisibleTo(d.window.get()));
     CHECK_FALSE(dp->frozenCount()->isVisibleTo(d.window.get()));
     const double before = d.window->shown().result.stepTimeS;
     dp->check("frozen_embedding")->setChecked(true);

@@ -38,6 +38,13 @@ double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, R
 double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch, double seqLen,
                             Recompute r, bool hardware);
 
+/// LoRA adapter parameters of one layer (all GPUs): rank r·(d_in + d_out) per adapted linear
+/// layer — the attention's Q, K, V and output projections and, in a dense layer, the MLP's
+/// matrices (MoE layers: attention only; experts carry none).
+double loraParamsPerLayer(const Model& m, const Frozen& f, bool moeLayer);
+/// All layers' LoRA adapter parameters.
+double loraParams(const Model& m, const Frozen& f);
+
 /// GEMM FLOPs of one training step under `f` (no attention core, no recompute): what the
 /// search's lower bound on step time divides by the peak.
 double trainingGemmFlopsPerStep(const Model& m, const Frozen& f, double globalBatch,

@@ -34,6 +34,10 @@ struct InferenceWorkload {
 /// gradients, reduces none and keeps no optimizer state or gradient buffer; activation
 /// gradients still flow through it when something below it trains. Nothing frozen is
 /// pre-training.
+/// Which linear layers carry LoRA adapters.
+enum class LoraTargets : std::uint8_t { All, Attention, Mlp };
+std::string_view toString(LoraTargets t);
+
 struct Frozen {
     int firstLayer = 0; ///< frozen transformer layers: [firstLayer, firstLayer + layers)
     int layers = 0;
@@ -41,8 +45,15 @@ struct Frozen {
     bool head = false;      ///< final norm and LM head or classifier
     bool bottomMlp = false; ///< DLRM only
     bool topMlp = false;    ///< DLRM only (with the interaction's weights, if any)
+    /// LoRA (Hu et al. 2021): rank-r adapters A·B beside the frozen base's linear layers (the
+    /// whole base frozen: embedding, every layer, head); only the adapters train. 0 = none.
+    int loraRank = 0;
+    LoraTargets loraTargets = LoraTargets::All;
 
-    bool any() const { return layers > 0 || embedding || head || bottomMlp || topMlp; }
+    bool lora() const { return loraRank > 0; }
+    bool any() const {
+        return layers > 0 || embedding || head || bottomMlp || topMlp || loraRank > 0;
+    }
     bool layerFrozen(int layer) const {
         return layer >= firstLayer && layer < firstLayer + layers;
     }
@@ -54,7 +65,7 @@ struct Frozen {
     }
     /// Whether activation gradients must flow through the frozen layers: something below them
     /// (the embedding or an earlier layer) trains. If not, they run no backward at all.
-    bool frozenLayersNeedDgrad() const { return !embedding || firstLayer > 0; }
+    bool frozenLayersNeedDgrad() const { return !embedding || firstLayer > 0 || loraRank > 0; }
 };
 
 struct Workload {

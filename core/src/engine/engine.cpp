@@ -91,6 +91,9 @@ struct LayerCosts {
     /// CP > 1: merging the attention's per-step partial results (forward: the outputs rescaled
     /// by their log-sum-exp; backward: dQ, dK, dV accumulated in fp32).
     double cpMerge, cpMergeBwd;
+    /// LoRA: the adapters of the attention projections and of the MLP, forward (two skinny
+    /// GEMMs each, x·A then ·B); their backward costs twice (input and weight gradients).
+    double loraAttn, loraMlp;
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
     // MoE layer (forward direction; the backward GEMMs cost twice).
     double router, permute, expertUp, expertAct, expertDown, unpermute, shared;
@@ -220,6 +223,22 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     c.cpComm =
         collectiveTime(s.system, g.cp, Collective::AllGather, 2.0 * sh.T * sh.kvDim * act * st.cp);
     c.cpMerge = c.cpMergeBwd = 0;
+    c.loraAttn = c.loraMlp = 0;
+    if (const Frozen& f = w.frozen; f.lora()) {
+        // Column-parallel layers (Q, K, V, MLP up) split their outputs over TP, row-parallel
+        // ones (output projection, MLP down) their inputs; the rank-r side is whole.
+        const double r = f.loraRank;
+        auto adapter = [&](double in, double out) {
+            return oc.gemm(sh.T, r, in) + oc.gemm(sh.T, out, r);
+        };
+        const double kvOut = double(m.kvHeads) * m.vHeadDim() / sh.t;
+        if (f.loraTargets != LoraTargets::Mlp)
+            c.loraAttn = adapter(sh.h, sh.qDim) + adapter(sh.h, sh.kvDim) + adapter(sh.h, kvOut) +
+                         adapter(double(m.heads) * m.vHeadDim() / sh.t, sh.h);
+        if (f.loraTargets != LoraTargets::Attention && m.denseLayerCount() > 0)
+            c.loraMlp = (m.gatedMlp ? 2.0 : 1.0) * adapter(sh.h, sh.f / sh.t) +
+                        adapter(sh.f / sh.t, sh.h);
+    }
     if (st.cp > 1) {
         // Ring attention (Transformer Engine's CP, Liu et al. 2023) computes attention in cp
         // steps, one K/V block each, and merges the partial results: every step's output is
@@ -344,6 +363,7 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
     b.compute("norm (attention)", c.norm, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("QKV GEMM", c.qkv, phase);
+    if (c.loraAttn > 0) b.compute("LoRA adapters (attention)", c.loraAttn, phase);
     if (st.cp > 1)
         b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP,
                      Collective::AllGather);
@@ -361,6 +381,7 @@ void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     b.compute("MLP up GEMM", c.mlpUp, phase);
     b.compute("activation", c.activation, phase);
     b.compute("MLP down GEMM", c.mlpDown, phase);
+    if (c.loraMlp > 0) b.compute("LoRA adapters (MLP)", c.loraMlp, phase);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
     b.compute("residual", c.residual, phase);
@@ -373,6 +394,7 @@ void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     b.compute("residual (bwd)", c.residual, Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
     b.compute("MLP down GEMM (bwd)", g * c.mlpDown, Phase::Backward);
+    if (c.loraMlp > 0) b.compute("LoRA adapters (MLP, bwd)", 2.0 * c.loraMlp, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
     b.compute("MLP up GEMM (bwd)", g * c.mlpUp, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
@@ -396,6 +418,8 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
     if (c.cpMergeBwd > 0) b.compute("CP gradient accumulation", c.cpMergeBwd, Phase::Backward);
     b.compute("QKV GEMM (bwd)", g * c.qkv, Phase::Backward);
+    if (c.loraAttn > 0)
+        b.compute("LoRA adapters (attention, bwd)", 2.0 * c.loraAttn, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
     b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);

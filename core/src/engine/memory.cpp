@@ -1,5 +1,6 @@
 #include "dlrm/dlrm_engine.hpp"
 #include "madmax/memory.hpp"
+#include "madmax/flops.hpp"
 
 #include "madmax/engine.hpp"
 #include "serving/inference.hpp"
@@ -108,6 +109,11 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
 
     MemoryBreakdown mem;
     mem.weightsBytes = sharded(params, weightB, 3);
+    if (w.frozen.lora()) // the adapters' own weights, split over TP like their base layers
+        mem.weightsBytes += ((layersOnStage - stage.moeLayers) *
+                                 loraParamsPerLayer(m, w.frozen, false) +
+                             stage.moeLayers * loraParamsPerLayer(m, w.frozen, true)) /
+                            t * weightB;
     if (st.zeroStage >= 3 && shard > 1) { // the gathered layer in use and the one prefetched
         const bool moe = stage.moeLayers > 0;
         const StageParams layer = layerParamsPerGpu(m, st, moe);

@@ -1,5 +1,7 @@
 #include "madmax/pipeline.hpp"
 
+#include "madmax/flops.hpp"
+
 #include <algorithm>
 
 namespace madmax {
@@ -95,6 +97,11 @@ StageParams stageTrainableParamSplit(const Model& m, const Strategy& st, const F
         p.dense += f.embedding ? m.embeddingParams() / st.tp : 0.0;
     p.dense = std::max(0.0, p.dense);
     p.expert = std::max(0.0, p.expert);
+    // LoRA: the adapters of the stage's layers train (split over TP like their base layers).
+    if (f.lora())
+        p.dense += ((stage.layers - stage.moeLayers) * loraParamsPerLayer(m, f, false) +
+                    stage.moeLayers * loraParamsPerLayer(m, f, true)) /
+                   st.tp;
     return p;
 }
 

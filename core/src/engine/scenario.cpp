@@ -119,6 +119,12 @@ static std::optional<std::string> explainInvalidFrozen(const Scenario& s) {
     }
     if (f.bottomMlp || f.topMlp)
         return "workload.frozen.bottom_mlp and top_mlp apply to DLRM models only";
+    if (f.lora()) {
+        if (f.firstLayer != 0 || f.layers != m.layers || !f.embedding || !f.head)
+            return "workload.lora freezes the whole base model: the embedding, all " +
+                   str(m.layers) + " layers and the head";
+        return std::nullopt;
+    }
     if (f.firstLayer < 0 || f.layers < 0)
         return "workload.frozen.layers: first and count must be ≥ 0";
     if (1LL * f.firstLayer + f.layers > m.layers)

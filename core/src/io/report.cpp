@@ -1,5 +1,7 @@
 #include "madmax/report.hpp"
 
+#include "madmax/flops.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -8,10 +10,21 @@ namespace madmax {
 
 namespace {
 
+std::string fmt(const char* f, double v);
+
 /// "Frozen     …" for a fine-tuning scenario (ends in a newline), or nothing.
 std::string frozenLine(const Scenario& s) {
     const Frozen& f = s.workload.frozen;
     if (!f.any()) return "";
+    if (f.lora()) {
+        const char* where = f.loraTargets == LoraTargets::Attention ? "the attention projections"
+                            : f.loraTargets == LoraTargets::Mlp
+                                ? "the MLP matrices"
+                                : "the attention projections and MLP matrices";
+        return "LoRA       rank " + std::to_string(f.loraRank) + " adapters on " + where + ", " +
+               fmt("%.3g", loraParams(s.model, f) / 1e6) +
+               " M trainable parameters; the base model frozen\n";
+    }
     std::string parts;
     auto add = [&](const std::string& p) { parts += (parts.empty() ? "" : ", ") + p; };
     if (f.embedding) add(s.model.isDlrm() ? "embedding tables" : "embedding");

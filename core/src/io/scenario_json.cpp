@@ -219,7 +219,9 @@ json toJson(const Workload& w) {
             {"fp8_scaling", std::string(toString(w.lowPrecisionScaling))},
             {"attention", std::string(toString(w.attention))}};
     const Frozen& f = w.frozen;
-    if (f.any()) { // only what is frozen: every key defaults to not frozen
+    if (f.lora()) {
+        out["lora"] = {{"rank", f.loraRank}, {"targets", std::string(toString(f.loraTargets))}};
+    } else if (f.any()) { // only what is frozen: every key defaults to not frozen
         json fr = json::object();
         if (f.embedding) fr["embedding"] = true;
         if (f.head) fr["head"] = true;

@@ -613,11 +613,30 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::i
             w.frozen = parseFrozen(r.raw("frozen"), file, dlrm);
         else
             r.ignore("frozen");
+        if (r.has("lora")) {
+            if (dlrm) r.fail("lora", "LoRA adapts a transformer's linear layers; a DLRM freezes "
+                                     "its parts with workload.frozen");
+            if (r.has("frozen"))
+                r.fail("lora", "LoRA freezes the whole base model (embedding, every layer, "
+                               "head) and trains only its adapters: remove workload.frozen");
+            ObjectReader l(r.raw("lora"), file, "workload.lora");
+            w.frozen.loraRank = int(l.integer("rank", 1, 1 << 16));
+            const std::string t = l.choice("targets", {"all", "attention", "mlp"}, "all");
+            w.frozen.loraTargets = t == "attention" ? LoraTargets::Attention
+                                   : t == "mlp"     ? LoraTargets::Mlp
+                                                    : LoraTargets::All;
+            l.finish();
+            w.frozen.embedding = w.frozen.head = true; // the base is frozen; layers: see below
+        } else {
+            r.ignore("lora");
+        }
     } else {
-        if (r.has("frozen"))
-            r.fail("frozen", "freezing applies to training (fine-tuning); serving computes no "
-                             "gradients: remove it");
-        r.ignore("frozen");
+        for (const char* key : {"frozen", "lora"}) {
+            if (r.has(key))
+                r.fail(key, "fine-tuning applies to training; serving computes no gradients: "
+                            "remove it");
+            r.ignore(key);
+        }
         if (dlrm)
             r.fail("kind", "DLRM serving is not modelled by the native engine: use \"training\", "
                            "or evaluate the seed's DLRM inference files with --engine reference");
@@ -671,6 +690,7 @@ Scenario parseScenario(const json& resolved, const std::string& file) {
     s.workload = parseWorkload(r.raw("workload"), file, s.model.isDlrm(),
                                s.model.vit ? s.model.vitShape.tokens() : 0);
     s.strategy = parseStrategy(r.raw("strategy"), file, s.gpus);
+    if (s.workload.frozen.lora()) s.workload.frozen.layers = s.model.layers; // the whole base
     r.finish();
     if (auto why = explainInvalid(s)) throw InputError(file, "", *why);
     return s;

@@ -75,6 +75,26 @@ double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, R
     return modelFlopsPerStep(m, globalBatch, seqLen) + tokens * extra;
 }
 
+double loraParamsPerLayer(const Model& m, const Frozen& f, bool moeLayer) {
+    if (!f.lora()) return 0.0;
+    const double r = f.loraRank, h = double(m.hidden);
+    const double q = double(m.heads) * m.qkHeadDim(), k = double(m.kvHeads) * m.qkHeadDim(),
+                 v = double(m.kvHeads) * m.vHeadDim(), o = double(m.heads) * m.vHeadDim();
+    double p = 0;
+    if (f.loraTargets != LoraTargets::Mlp) p += r * ((h + q) + (h + k) + (h + v) + (o + h));
+    if (f.loraTargets != LoraTargets::Attention && !moeLayer) {
+        const double ff = double(m.ffnHidden);
+        p += r * (h + ff) * (m.gatedMlp ? 2.0 : 1.0) + r * (ff + h);
+    }
+    return p;
+}
+
+double loraParams(const Model& m, const Frozen& f) {
+    const int moeL = m.moeLayerCount();
+    return (m.layers - moeL) * loraParamsPerLayer(m, f, false) +
+           moeL * loraParamsPerLayer(m, f, true);
+}
+
 namespace {
 /// Per token of a training step under `f`: GEMM FLOPs and attention-core FLOPs (full,
 /// non-causal convention), each forward + backward, and the attention layers that run a
@@ -100,7 +120,7 @@ TrainingWork trainingWork(const Model& m, const Frozen& f, double seqLen) {
     TrainingWork w;
     w.backLayers = (m.layers - f.layers) + (dgradFrozen ? f.layers : 0);
     // The edges: the LM head (2hV) or, for a ViT, the classifier and the patch projection.
-    const bool belowHeadTrains = !(f.embedding && f.layers == m.layers);
+    const bool belowHeadTrains = !(f.embedding && f.layers == m.layers) || f.lora();
     double head = 2.0 * double(m.hidden) * double(m.vocab), patch = 0;
     if (m.vit) {
         const double T = double(m.vitShape.tokens());
@@ -108,12 +128,16 @@ TrainingWork trainingWork(const Model& m, const Frozen& f, double seqLen) {
         head = 2.0 * double(m.hidden) * double(m.vitShape.classes) / T;
         patch = 2.0 * (T - 1.0) * p * double(m.hidden) / T;
     }
-    w.gemm = layersGemmFlopsPerToken(m) + head + patch +                 // forward
+    // LoRA adapters: 2 FLOPs per adapter parameter and token forward, input and weight
+    // gradients backward.
+    const double lora = 2.0 * loraParams(m, f);
+    w.gemm = layersGemmFlopsPerToken(m) + head + patch + lora +          // forward
              2.0 * trainGemm + (dgradFrozen ? frozenGemm : 0.0) +          // layers' backward
              head * ((f.head ? 0.0 : 1.0) + (belowHeadTrains ? 1.0 : 0.0)) + // head's backward
-             (f.embedding ? 0.0 : patch); // the patch projection: its weight gradient only
+             (f.embedding ? 0.0 : patch) + // the patch projection: its weight gradient only
+             2.0 * lora;
     w.attention = m.layers * A + 2.0 * w.backLayers * A;
-    w.gemmRecompute = trainGemm + (dgradFrozen ? frozenGemm : 0.0);
+    w.gemmRecompute = trainGemm + (dgradFrozen ? frozenGemm : 0.0) + lora;
     return w;
 }
 } // namespace

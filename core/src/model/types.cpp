@@ -95,6 +95,14 @@ std::string_view toString(LowPrecisionScaling k) {
     }
     return "delayed";
 }
+std::string_view toString(LoraTargets t) {
+    switch (t) {
+    case LoraTargets::All: return "all";
+    case LoraTargets::Attention: return "attention";
+    case LoraTargets::Mlp: return "mlp";
+    }
+    return "all";
+}
 std::optional<LowPrecisionScaling> parseLowPrecisionScaling(std::string_view s) {
     if (s == "delayed") return LowPrecisionScaling::Delayed;
     if (s == "current") return LowPrecisionScaling::Current;
