@@ -163,7 +163,7 @@ void addEvaluateCommand(CLI::App& app) {
 void addCalibrateCommand(CLI::App& app) {
     struct Options {
         std::string gpu, system, steps, id, out;
-        std::vector<std::string> nccl;
+        std::vector<std::string> nccl, kineto;
         bool force = false, json = false;
     };
     auto o = std::make_shared<Options>();
@@ -179,6 +179,10 @@ void addCalibrateCommand(CLI::App& app) {
     cal->add_option("--nccl", o->nccl,
                     "nccl-tests output files (all_reduce_perf, all_gather_perf, "
                     "reduce_scatter_perf, alltoall_perf), with their header")
+        ->check(CLI::ExistingFile);
+    cal->add_option("--kineto", o->kineto,
+                    "PyTorch profiler traces (torch.profiler with record_shapes=True, "
+                    "export_chrome_trace): the 16-bit GEMM efficiency curve from kernel times")
         ->check(CLI::ExistingFile);
     cal->add_option("--steps", o->steps,
                     "Measured training runs in the validation format (madmax-validation/1)")
@@ -206,6 +210,8 @@ void addCalibrateCommand(CLI::App& app) {
         CalibrationInputs in;
         for (const auto& f : o->nccl)
             in.nccl.push_back(parseNcclTests(readTextFile(f), f));
+        for (const auto& f : o->kineto)
+            in.kineto.push_back(parseKinetoTrace(readJsonFile(f), f));
         if (!o->steps.empty()) {
             in.steps = readJsonFile(o->steps);
             in.stepsFile = o->steps;

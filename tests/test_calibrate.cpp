@@ -178,3 +178,97 @@ TEST_CASE("madmax calibrate writes a new preset, never over a file without --for
     CHECK(json::parse(b)["step_time_s"].get<double>() > json::parse(a)["step_time_s"].get<double>());
     fs::remove_all(dir);
 }
+
+TEST_CASE("Calibrate recovers a GEMM efficiency curve from a synthetic profiler trace") {
+    // Truth: a GPU whose 16-bit GEMMs reach 0.8 × the H100 preset's curve. The trace holds
+    // compute-bound GEMMs from 2·512·1024·1024 to 2·8192³ FLOPs (three instances each), one
+    // batched, and one memory-bound GEMV-like shape that must be skipped.
+    const Gpu h100 = parseGpu(PresetLibrary::builtin().find(PresetKind::Gpu, "h100-sxm5-80gb")->json,
+                              "h100", "gpu");
+    const double peak = h100.peak(Precision::BF16);
+    auto truth = [&](double flops) { return 0.8 * h100.calibration.gemmEfficiency(flops); };
+    KinetoTrace t;
+    t.file = "synthetic-trace.json";
+    for (auto [m, n, k, b] : std::vector<std::tuple<double, double, double, double>>{
+             {512, 1024, 1024, 1},
+             {1024, 4096, 1024, 1},
+             {4096, 4096, 4096, 1},
+             {8192, 8192, 8192, 1},
+             {8192, 28672, 8192, 1},
+             {4096, 4096, 1024, 8}}) {
+        const double flops = 2 * m * n * k * b;
+        t.gemms.push_back({"aten::mm", m, n, k, b, Precision::BF16, 3,
+                           flops / (peak * truth(flops))});
+    }
+    t.gemms.push_back({"aten::mm", 1, 8192, 8192, 1, Precision::BF16, 3,
+                       2.0 * 8192 * 8192 * 2 / (h100.hbmBytesPerS * 0.85)}); // memory-bound
+    const KinetoTrace parsed = parseKinetoTrace(json::parse(formatKinetoTrace(t)), t.file);
+    REQUIRE(parsed.gemms.size() == 7);
+    CalibrationInputs in;
+    in.kineto.push_back(parsed);
+    const CalibrationReport r =
+        calibrate("h100-sxm5-80gb", test::systemPreset("dgx-h100-superpod"), in, "my-h100");
+    // Every compute-bound shape is predicted to within 1% after the fit (the bins hold one
+    // shape each here, or shapes of nearly equal FLOPs).
+    int residuals = 0;
+    for (const auto& x : r.residuals) {
+        INFO(x.measurement);
+        CHECK(x.after == Approx(x.measured).epsilon(0.01));
+        CHECK(std::fabs(x.before - x.measured) > 0.15 * x.measured); // it was 25% off
+        ++residuals;
+    }
+    CHECK(residuals == 6);
+    bool skipped = false;
+    for (const auto& n : r.notes)
+        skipped = skipped || n.find("memory-bound") != std::string::npos;
+    CHECK(skipped);
+    REQUIRE(r.changes.size() == 1);
+    CHECK_THAT(r.changes[0].parameter, Contains("GEMM efficiency curve"));
+    CHECK_THAT(r.changes[0].movedBy, Contains("synthetic-trace.json"));
+    // The fitted preset loads, and its curve is the truth at the measured sizes.
+    const Gpu fitted = parseGpu(r.preset, "my-h100", "gpu");
+    for (double f : {2.0 * 4096 * 4096 * 4096, 2.0 * 8192 * 8192 * 8192})
+        CHECK(fitted.calibration.gemmEfficiency(f) == Approx(truth(f)).epsilon(0.01));
+    // Outside the measured range the preset's curve stays.
+    CHECK(fitted.calibration.gemmEfficiency(1e8) == Approx(h100.calibration.gemmEfficiency(1e8)));
+}
+
+TEST_CASE("Bad profiler traces are refused with the file and the fix") {
+    auto err = [](const std::string& text) {
+        try {
+            parseKinetoTrace(json::parse(text), "trace.json");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK_THAT(err("[1, 2]"), Contains("trace.json") && Contains("no aten::mm"));
+    CHECK_THAT(err(R"({"events": []})"), Contains("traceEvents"));
+    CHECK_THAT(err(R"({"traceEvents": []})"), Contains("no aten::mm"));
+    // Shapes not recorded.
+    CHECK_THAT(err(R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"aten::mm","args":
+                   {"External id": 1}}]})"),
+               Contains("record_shapes=True"));
+    // A kernel with a negative duration.
+    CHECK_THAT(err(R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"k","dur":-3,
+                   "args":{"External id": 1}}]})"),
+               Contains("traceEvents[0].dur"));
+    // Ops whose kernels are missing (a CPU-only profile).
+    CHECK_THAT(err(R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"aten::mm","args":
+                   {"External id": 1, "Input Dims": [[64,64],[64,64]],
+                    "Input type": ["c10::BFloat16","c10::BFloat16"]}}]})"),
+               Contains("External id"));
+    // A calibration with only an fp32 GEMM changes nothing, and says why.
+    KinetoTrace t;
+    t.file = "fp32.json";
+    t.gemms.push_back({"aten::mm", 4096, 4096, 4096, 1, Precision::FP32, 1, 0.01});
+    CalibrationInputs in;
+    in.kineto.push_back(parseKinetoTrace(json::parse(formatKinetoTrace(t)), t.file));
+    const CalibrationReport r =
+        calibrate("h100-sxm5-80gb", test::systemPreset("dgx-h100-superpod"), in, "my-h100");
+    CHECK(r.changes.empty());
+    bool said = false;
+    for (const auto& n : r.notes)
+        said = said || n.find("fp32") != std::string::npos;
+    CHECK(said);
+}

@@ -128,6 +128,17 @@ TEST_CASE("Fine-tuning hand-derived: a linear probe trains the head alone") {
     CHECK(r.memory.activationsBytes == Approx(134217728.0).epsilon(1e-9)); // the logits only
 }
 
+TEST_CASE("Fine-tuning hand-derived: a frozen head computes its input gradient only") {
+    // The LM head frozen, everything else training: its backward drops the weight-gradient
+    // GEMM, 2·T·V·h = 6.871948e10 FLOPs at 50 TFLOP/s = 1.374390e-3 s per micro-batch, two
+    // micro-batches: 2.748779e-3 s less backward. Its 33,554,432 + 1,024 (final norm)
+    // parameters have no gradients.
+    const Result pre = evaluate(toy(json()));
+    const Result r = evaluate(toy({{"head", true}}));
+    CHECK(pre.compute.backwardS - r.compute.backwardS == Approx(2.748779e-3).epsilon(1e-6));
+    CHECK(r.memory.gradsBytes == Approx(2 * (kAll - kEmbedding - 1024)).epsilon(1e-9));
+}
+
 TEST_CASE("Fine-tuning hand-derived: model FLOPs count the gradients that are computed") {
     // Per token: layer GEMMs G = 25,165,824, attention A = 4,194,304, LM head H = 67,108,864.
     // Forward 4G + 4A + H = 184,549,376. Backward with layers 0–1 frozen (embedding trains):

@@ -80,6 +80,21 @@ TEST_CASE("Pareto: every system at every GPU count, searched, with both fronts")
     }
 }
 
+TEST_CASE("Pareto: identical systems tie, and a tie dominates neither") {
+    // Two builds of the same hardware at the same price give the same points: each pair ties
+    // in resource and throughput, so all of them sit on both fronts (the larger count has more
+    // throughput, the smaller fewer GPUs).
+    const Scenario s = small();
+    const ResourcePareto r =
+        resourcePareto(s, {priced(s, "a", 1.0), priced(s, "b", 1.0)}, {8, 16}, {}, SearchOptions{});
+    REQUIRE(r.points.size() == 4);
+    for (const ResourcePoint& p : r.points) {
+        INFO(p.systemId << " " << p.gpus);
+        CHECK(p.frontGpus);
+        CHECK(p.frontDollars);
+    }
+}
+
 TEST_CASE("Pareto: a DLRM compares sharding plans in samples/s, and a system without a price "
           "has no dollar front") {
     const Scenario d = test::preset("dlrm-dcnv2-64-h100");

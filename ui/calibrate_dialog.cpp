@@ -64,6 +64,26 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
             nccl_->addItem(f);
     });
     connect(clear, &QPushButton::clicked, nccl_, &QListWidget::clear);
+    kineto_ = new QListWidget;
+    kineto_->setToolTip("PyTorch profiler traces (torch.profiler with record_shapes=True, "
+                        "export_chrome_trace): each GEMM's kernel time fits the 16-bit GEMM "
+                        "efficiency curve, point by point.");
+    kineto_->setMaximumHeight(70);
+    auto* kinetoRow = new QHBoxLayout;
+    kinetoRow->addWidget(kineto_, 1);
+    auto* addTrace = new QPushButton("Add…");
+    auto* clearTraces = new QPushButton("Clear");
+    auto* traceButtons = new QVBoxLayout;
+    traceButtons->addWidget(addTrace);
+    traceButtons->addWidget(clearTraces);
+    kinetoRow->addLayout(traceButtons);
+    form->addRow("Profiler traces", kinetoRow);
+    connect(addTrace, &QPushButton::clicked, this, [this] {
+        for (const QString& f :
+             QFileDialog::getOpenFileNames(this, "PyTorch profiler traces", {}, "JSON (*.json)"))
+            kineto_->addItem(f);
+    });
+    connect(clearTraces, &QPushButton::clicked, kineto_, &QListWidget::clear);
     steps_ = new QLineEdit;
     steps_->setPlaceholderText("optional: measured step times, madmax-validation/1 JSON");
     auto* browse = new QPushButton("Browse…");
@@ -106,11 +126,13 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
 
 void CalibrateDialog::setInputs(const QString& gpu, const QString& system,
                                 const QStringList& ncclFiles, const QString& stepsFile,
-                                const QString& newId) {
+                                const QString& newId, const QStringList& kinetoFiles) {
     gpu_->setCurrentText(gpu);
     system_->setCurrentText(system);
     nccl_->clear();
     nccl_->addItems(ncclFiles);
+    kineto_->clear();
+    kineto_->addItems(kinetoFiles);
     steps_->setText(stepsFile);
     id_->setText(newId);
 }
@@ -127,6 +149,10 @@ QString CalibrateDialog::run() {
         for (int i = 0; i < nccl_->count(); ++i) {
             const std::string f = nccl_->item(i)->text().toStdString();
             in.nccl.push_back(parseNcclTests(readTextFile(f), f));
+        }
+        for (int i = 0; i < kineto_->count(); ++i) {
+            const std::string f = kineto_->item(i)->text().toStdString();
+            in.kineto.push_back(parseKinetoTrace(readJsonFile(f), f));
         }
         if (!steps_->text().trimmed().isEmpty()) {
             in.stepsFile = steps_->text().trimmed().toStdString();

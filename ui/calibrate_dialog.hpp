@@ -27,7 +27,8 @@ class CalibrateDialog : public QDialog {
 
     /// Set the inputs without file dialogs (tests, scripted use).
     void setInputs(const QString& gpu, const QString& system, const QStringList& ncclFiles,
-                   const QString& stepsFile, const QString& newId);
+                   const QString& stepsFile, const QString& newId,
+                   const QStringList& kinetoFiles = {});
     /// Fit; the report text (an error message when the inputs are bad).
     QString run();
     /// Save the fitted preset as a user GPU preset; an error message, empty on success.
@@ -43,6 +44,7 @@ class CalibrateDialog : public QDialog {
     QComboBox* gpu_;
     QComboBox* system_;
     QListWidget* nccl_;
+    QListWidget* kineto_; ///< PyTorch profiler traces
     QLineEdit* steps_;
     QLineEdit* id_;
     QPlainTextEdit* report_;

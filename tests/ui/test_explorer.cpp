@@ -615,4 +615,19 @@ TEST_CASE("Calibrate from measurements: fit, before/after chart, saved as a user
     // A shipped id is refused, with the reason.
     d.setInputs("h100-sxm5-80gb", "dgx-h100-superpod", {file}, "", "h100-sxm5-80gb");
     CHECK(d.run().contains("never overwritten"));
+    // A profiler trace fits the GEMM curve: one bar per compute-bound GEMM shape.
+    KinetoTrace trace;
+    trace.file = "trace.json";
+    trace.gemms.push_back({"aten::mm", 8192, 8192, 8192, 1, Precision::BF16, 2, 2.0e-3});
+    trace.gemms.push_back({"aten::mm", 4096, 4096, 4096, 1, Precision::BF16, 2, 3.0e-4});
+    const QString traceFile = dir.filePath("trace.json");
+    {
+        QFile f(traceFile);
+        REQUIRE(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(formatKinetoTrace(trace)));
+    }
+    d.setInputs("h100-sxm5-80gb", "dgx-h100-superpod", {}, "", "my-h100-gemm", {traceFile});
+    CHECK(d.run().contains("GEMM efficiency curve"));
+    REQUIRE(d.result());
+    CHECK(d.chartBarCount() == 2);
 }

@@ -118,6 +118,116 @@ std::string curveText(const json& c) {
 }
 
 /// The preset with its compute efficiencies (GEMM curve, attention) scaled by k, capped at 1.
+std::string describeCurve(const json& g) {
+    if (g.is_number()) return fmt("%.3f", g.get<double>());
+    std::string o;
+    for (const auto& p : g)
+        o += (o.empty() ? "" : ", ") + fmt("%.3g", p[0].get<double>()) + " FLOPs: " +
+             fmt("%.3f", p[1].get<double>());
+    return o;
+}
+
+/// Fits the GEMM efficiency curve to profiled kernel durations: each compute-bound 16-bit
+/// GEMM gives efficiency = FLOPs ÷ (time × 16-bit peak); shapes are binned by a quarter decade
+/// of FLOPs (geometric means), and the preset's curve points outside the measured range stay.
+void fitGemmCurve(const std::vector<KinetoTrace>& traces, json& preset, CalibrationReport& r) {
+    const Gpu before = parseGpu(preset, "calibrating", "gpu");
+    const double peak = before.peak(Precision::BF16);
+    struct Point {
+        double flops, bytes, eff, measuredS;
+        std::string what;
+        int count;
+    };
+    std::vector<Point> pts;
+    int memoryBound = 0, wide = 0, aboveP = 0;
+    std::string files;
+    for (const KinetoTrace& t : traces) {
+        files += (files.empty() ? "" : ", ") + t.file;
+        for (const auto& n : t.notes)
+            r.notes.push_back(n);
+        for (const KinetoGemm& g : t.gemms) {
+            if (g.precision == Precision::FP32) {
+                ++wide;
+                continue;
+            }
+            const double flops = 2.0 * g.m * g.n * g.k * g.batch;
+            const double bytes = 2.0 * (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch;
+            const double memS = bytes / (before.hbmBytesPerS * before.calibration.memoryEfficiency);
+            if (memS > 0.5 * g.kernelS) { // the roofline's memory side sets it, not the curve
+                ++memoryBound;
+                continue;
+            }
+            const double eff = flops / (g.kernelS * peak);
+            if (eff > 1.0) {
+                ++aboveP;
+                continue;
+            }
+            char what[160];
+            std::snprintf(what, sizeof what, "%s %s%.0fx%.0fx%.0f (x%d)", t.file.c_str(),
+                          g.batch > 1 ? fmt("%.0f·", g.batch).c_str() : "", g.m, g.n, g.k,
+                          g.count);
+            pts.push_back({flops, bytes, eff, g.kernelS, what, g.count});
+        }
+    }
+    if (wide > 0)
+        r.notes.push_back(std::to_string(wide) +
+                          " fp32 GEMM shape(s) skipped: the curve is the 16-bit one");
+    if (memoryBound > 0)
+        r.notes.push_back(std::to_string(memoryBound) +
+                          " GEMM shape(s) skipped: memory-bound (HBM time over half the kernel's), "
+                          "they say nothing about compute efficiency");
+    if (aboveP > 0)
+        r.notes.push_back(std::to_string(aboveP) +
+                          " GEMM shape(s) skipped: faster than the preset's 16-bit peak — is the "
+                          "trace from this GPU?");
+    if (pts.empty()) {
+        r.notes.push_back(files + ": no compute-bound 16-bit GEMM, GEMM curve unchanged");
+        return;
+    }
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.flops < b.flops; });
+    // Bins of a quarter decade, weighted by instance count, geometric means.
+    json fitted = json::array();
+    std::size_t i = 0;
+    while (i < pts.size()) {
+        const double edge = std::log10(pts[i].flops) + 0.25;
+        double w = 0, lf = 0, le = 0;
+        std::size_t j = i;
+        for (; j < pts.size() && std::log10(pts[j].flops) < edge; ++j) {
+            w += pts[j].count;
+            lf += pts[j].count * std::log10(pts[j].flops);
+            le += pts[j].count * std::log(pts[j].eff);
+        }
+        fitted.push_back({std::pow(10.0, lf / w), std::exp(le / w)});
+        i = j;
+    }
+    json& curve = preset["calibration"]["gemm_efficiency"];
+    const json old = curve;
+    const double lo = fitted.front()[0].get<double>(), hi = fitted.back()[0].get<double>();
+    json merged = json::array();
+    if (old.is_array())
+        for (const auto& p : old)
+            if (p[0].get<double>() < lo / 1.78) merged.push_back(p);
+    for (const auto& p : fitted)
+        merged.push_back(p);
+    if (old.is_array())
+        for (const auto& p : old)
+            if (p[0].get<double>() > hi * 1.78) merged.push_back(p);
+    curve = merged;
+    const Gpu after = parseGpu(preset, "calibrating", "gpu");
+    r.changes.push_back({"GEMM efficiency curve (16-bit)", describeCurve(old),
+                         describeCurve(merged),
+                         files + ": " + std::to_string(pts.size()) +
+                             " compute-bound GEMM shape(s), binned by a quarter decade of FLOPs"});
+    for (const Point& p : pts) {
+        auto predicted = [&](const Gpu& g) {
+            return std::max(p.flops / (peak * g.calibration.gemmEfficiency(p.flops)),
+                            p.bytes / (g.hbmBytesPerS * g.calibration.memoryEfficiency));
+        };
+        r.residuals.push_back({p.what, p.measuredS * 1e6, predicted(before) * 1e6,
+                               predicted(after) * 1e6, "µs per GEMM"});
+    }
+}
+
 json scaledCompute(json preset, double k) {
     json& c = preset["calibration"];
     if (c.contains("gemm_efficiency")) {
@@ -234,9 +344,9 @@ CalibrationReport calibrate(const std::string& gpuPresetId, const System& system
         throw InputError("--id", newId,
                          "the calibrated preset needs an id of its own, not a shipped preset's: "
                          "shipped presets are never overwritten");
-    if (in.nccl.empty() && in.steps.is_null())
+    if (in.nccl.empty() && in.steps.is_null() && in.kineto.empty())
         throw InputError("calibrate", "inputs",
-                         "give at least one nccl-tests file or a step-time file");
+                         "give at least one nccl-tests file, profiler trace or step-time file");
     CalibrationReport r;
     json preset = base->json;
     System sys = system;
@@ -316,7 +426,10 @@ CalibrationReport calibrate(const std::string& gpuPresetId, const System& system
         }
     }
 
-    // 2. Compute: one scale on the GEMM and attention efficiencies, fitted to step times.
+    // 2. The 16-bit GEMM efficiency curve from profiled kernels, point by point.
+    if (!in.kineto.empty()) fitGemmCurve(in.kineto, preset, r);
+
+    // 3. Compute: one scale on the GEMM and attention efficiencies, fitted to step times.
     if (!in.steps.is_null()) {
         auto run = [&](const json& candidate) {
             PresetLibrary l = lib;
