@@ -2,6 +2,7 @@
 // (the full space; aim ≥ 1,000,000/s on this 2-core machine) and the wall time of the full space
 // for Llama 3.1 405B on 16,384 H100 (aim < 2 s). Also cancellation latency.
 #include "madmax/scenario_io.hpp"
+#include "madmax/codesign.hpp"
 #include "madmax/search.hpp"
 #include "madmax/dlrm_search.hpp"
 
@@ -77,6 +78,22 @@ void BM_DlrmPlanSearch(benchmark::State& st) {
     st.counters["plans/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DlrmPlanSearch)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// Resource vs performance (MAD-Max Figure 1): Llama 3 70B on three systems at five GPU counts,
+/// a full search at each point (both threads).
+void BM_ResourcePareto(benchmark::State& st) {
+    const madmax::Scenario s = madmax::loadScenario("default", madmax::PresetLibrary::builtin());
+    const std::vector<madmax::ResourceSystem> systems = {
+        madmax::loadResourceSystem("dgx-a100-80gb-superpod"),
+        madmax::loadResourceSystem("dgx-h100-superpod"),
+        madmax::loadResourceSystem("dgx-b200-superpod")};
+    for (auto _ : st) {
+        const auto r = madmax::resourcePareto(s, systems, {64, 128, 256, 512, 1024}, {},
+                                              madmax::SearchOptions{});
+        benchmark::DoNotOptimize(r.points.data());
+    }
+}
+BENCHMARK(BM_ResourcePareto)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// Time from setting the cancel flag to search() returning.
 void BM_CancelLatency(benchmark::State& state) {

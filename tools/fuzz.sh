@@ -28,6 +28,7 @@ seed 5 tests/fuzz/seeds/search.json
 seed 6 tests/fuzz/seeds/sweep.json
 for f in tests/fuzz/seeds/seed-*.json; do seed 7 "$f"; done
 seed 8 tests/fuzz/seeds/nccl-all_reduce_perf.txt
+seed 9 tests/fuzz/seeds/kineto-trace.json
 cp tests/fuzz/seeds/regression-*.bin "$corpus"/ 2>/dev/null || true # past findings, tag included
 cd build/fuzz
 exec ./madmax_fuzz corpus -runs="$runs" -max_len=20000 -timeout=10 -rss_limit_mb=4096 \

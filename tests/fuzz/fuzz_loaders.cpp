@@ -1,7 +1,7 @@
 // libFuzzer target for every loader that reads user files: scenarios (with presets and
 // overrides, then the engine on what parses), model / GPU / system presets, validation files and
 // the search / sweep outputs `madmax merge` reads, the seed's model/system/task files and the
-// nccl-tests output `madmax calibrate` reads. The first input byte picks the loader, the
+// nccl-tests output and PyTorch profiler traces `madmax calibrate` reads. The first input byte picks the loader, the
 // rest is the file. An InputError is the expected answer to bad input; anything else — a crash,
 // another exception, a sanitizer report, a non-finite prediction — is a finding.
 // Build and run: see README "Fuzzing".
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size < 1) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 9) {
+        switch (data[0] % 10) {
         case 0:
             loadScenarioText(text);
             break;
@@ -87,6 +87,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 seed::toScenarioJson(m, sys, t, PresetLibrary::builtin(), assumed, "model.json"),
                 "converted");
             requireFinite(evaluate(s));
+            break;
+        }
+        case 9: {
+            // A PyTorch profiler trace for `madmax calibrate --kineto`: parse, write back, parse
+            // again (the same GEMMs), then fit the H100 preset's GEMM curve to it.
+            const KinetoTrace t = parseKinetoTrace(parseJsonText(text, "trace.json"), "trace.json");
+            const KinetoTrace back =
+                parseKinetoTrace(parseJsonText(formatKinetoTrace(t), "again.json"), "again.json");
+            if (back.gemms.size() != t.gemms.size()) std::abort();
+            CalibrationInputs in;
+            in.kineto.push_back(t);
+            nlohmann::json sysDoc = {{"system", "dgx-h100-superpod"}};
+            resolvePresetRefs(sysDoc, PresetLibrary::builtin(), "fuzz");
+            const CalibrationReport r = calibrate(
+                "h100-sxm5-80gb", parseSystem(sysDoc["system"], "fuzz", "system"), in, "fuzzed");
+            for (const auto& x : r.residuals)
+                if (!std::isfinite(x.after) || !std::isfinite(x.before)) std::abort();
             break;
         }
         }

@@ -153,7 +153,12 @@ void fitGemmCurve(const std::vector<KinetoTrace>& traces, json& preset, Calibrat
             const double flops = 2.0 * g.m * g.n * g.k * g.batch;
             const double bytes = 2.0 * (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch;
             const double memS = bytes / (before.hbmBytesPerS * before.calibration.memoryEfficiency);
-            if (memS > 0.5 * g.kernelS) { // the roofline's memory side sets it, not the curve
+            // Memory-bound by the preset's own roofline (arithmetic intensity under the ridge
+            // point), or by the measurement (HBM time over half the kernel's): the curve does
+            // not set its time.
+            const double ridge = peak * before.calibration.gemmEfficiency(flops) /
+                                 (before.hbmBytesPerS * before.calibration.memoryEfficiency);
+            if (flops / bytes < ridge || memS > 0.5 * g.kernelS) {
                 ++memoryBound;
                 continue;
             }
@@ -174,8 +179,9 @@ void fitGemmCurve(const std::vector<KinetoTrace>& traces, json& preset, Calibrat
                           " fp32 GEMM shape(s) skipped: the curve is the 16-bit one");
     if (memoryBound > 0)
         r.notes.push_back(std::to_string(memoryBound) +
-                          " GEMM shape(s) skipped: memory-bound (HBM time over half the kernel's), "
-                          "they say nothing about compute efficiency");
+                          " GEMM shape(s) skipped: memory-bound (arithmetic intensity under the "
+                          "roofline's ridge, or HBM time over half the kernel's), they say "
+                          "nothing about compute efficiency");
     if (aboveP > 0)
         r.notes.push_back(std::to_string(aboveP) +
                           " GEMM shape(s) skipped: faster than the preset's 16-bit peak — is the "
