@@ -43,7 +43,10 @@ PipelineStages distinctStages(const Scenario& s) {
     const int l = s.model.layers;
     PipelineStages out;
     if (st.pp == 1) {
-        out.stage[out.count++] = stageOf(s, 0, 0, l, true, true);
+        out.stage[out.count++] =
+            s.workload.frozen.layers == 0
+                ? PipelineStage{0, l, s.model.moeLayerCount(), true, true}
+                : stageOf(s, 0, 0, l, true, true);
         return out;
     }
     int first = l / st.pp, middle = first, last = first;
@@ -55,6 +58,17 @@ PipelineStages distinctStages(const Scenario& s) {
         last = st.lastStageLayers > 0 ? st.lastStageLayers : middle;
     }
     const int lastMiddleBegin = first + (st.pp - 3) * middle;
+    if (s.workload.frozen.layers == 0) { // the common case, kept inline: no frozen counts
+        const Model& m = s.model;
+        auto moeIn = [&](int begin, int count) {
+            return m.moeLayersBefore(begin + count) - m.moeLayersBefore(begin);
+        };
+        out.stage[out.count++] = {0, first, moeIn(0, first), true, false};
+        out.stage[out.count++] = {st.pp - 1, last, moeIn(l - last, last), false, true};
+        if (st.pp > 2)
+            out.stage[out.count++] = {1, middle, moeIn(lastMiddleBegin, middle), false, false};
+        return out;
+    }
     out.stage[out.count++] = stageOf(s, 0, 0, first, true, false);
     out.stage[out.count++] = stageOf(s, st.pp - 1, l - last, last, false, true);
     const bool frozen = s.workload.frozen.layers > 0;
