@@ -361,7 +361,7 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
                        "--chart pareto / pareto_cost: GPU counts (default: the scenario's × "
                        "1/8, 1/4, 1/2, 1, 2, 4)")
         ->delimiter(',')
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Range(1, 1 << 30))
         ->type_name("N,N,…");
     figure->add_option("-o,--output", fig.output, "Output file");
     figure->add_flag("--list", o->list, "Print the chart names and exit");

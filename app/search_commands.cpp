@@ -313,7 +313,7 @@ void addParetoCommand(CLI::App& app) {
     cmd->add_option("--gpus", o->gpus,
                     "GPU counts (default: the scenario's × 1/8, 1/4, 1/2, 1, 2, 4)")
         ->delimiter(',')
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Range(1, 1 << 30))
         ->type_name("N,N,…");
     cmd->callback([o] {
         Prepared p = prepare(o->common);
