@@ -246,3 +246,21 @@ TEST_CASE("DLRM scenarios round-trip through JSON") {
     CHECK(back.strategy.dlrm.pipelineSparse);
     CHECK(evaluate(back).stepTimeS == evaluate(s).stepTimeS);
 }
+
+TEST_CASE("DLRM: the timeline is the schedule the step time comes from") {
+    // Pipelined or not, the compute lane's last op ends at the step time: the waits for the
+    // sparse traffic and for the dense all-reduce on the shared network are drawn where the
+    // model charges them, and the all-reduce's box ends when the step's accounting says.
+    for (const char* pipelined : {"true", "false"}) {
+        INFO("sparse_pipeline " << pipelined);
+        EvaluateOptions tl;
+        tl.timeline = true;
+        const Result r = evaluate(
+            test::preset("dlrm-dcnv2-64-h100", {std::string("strategy.sparse_pipeline=") + pipelined}),
+            tl);
+        double end = 0;
+        for (const auto& e : r.timeline)
+            if (e.lane == Lane::Compute) end = std::max(end, e.endS);
+        CHECK(end == Approx(r.stepTimeS).epsilon(1e-9));
+    }
+}

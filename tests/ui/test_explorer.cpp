@@ -482,14 +482,14 @@ TEST_CASE("DLRM in the explorer: sharding per table group, lookups and tables in
     CHECK_FALSE(panel->workloadSwitch()->isEnabled());
     CHECK(dlrm->tables()->rowCount() == 26);
     // The breakdown has the lookups apart; the memory chart the tables; the timeline the
-    // all-to-all of pooled embeddings.
+    // all-to-alls (pipelined: the next batch's embeddings and this batch's gradients).
     bool lookups = false, tables = false, a2a = false;
     for (const auto& row : w.chart("breakdown")->table().rows)
         if (row.size() >= 3 && row[1] == "Embedding lookups") lookups = lookups || row[2].toDouble() > 0;
     for (const auto& row : w.chart("memory")->table().rows)
         if (row.size() >= 3 && row[1] == "Embedding tables") tables = tables || row[2].toDouble() > 0;
     for (const auto& row : w.chart("timeline")->table().rows)
-        a2a = a2a || row.join(" ").contains("pooled embeddings all-to-all");
+        a2a = a2a || row.join(" ").contains("sparse all-to-alls (next batch's embeddings");
     CHECK(lookups);
     CHECK(tables);
     CHECK(a2a);

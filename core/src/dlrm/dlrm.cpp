@@ -551,7 +551,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     // backward and the embedding update; the communication stream carries the sparse
     // collectives and the dense all-reduce one after another, each from when its data is ready.
     const double computeEnd = lookupFwd + denseFwd + denseBwd + embBwd;
-    double sparseExposed, commEnd;
+    double sparseExposed, commEnd, arAt = 0;
     if (s.strategy.dlrm.pipelineSparse) {
         // The next batch's sparse communication (and this batch's gradients) run under the
         // dense work; the all-reduce follows them once the top MLP's gradients exist.
@@ -561,6 +561,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         const double arStart = s.strategy.dpOverlap ? std::max(sparseEnd, topReady)
                                                     : std::max(sparseEnd, computeEnd);
         commEnd = std::max(sparseEnd, denseAr > 0 ? arStart + denseAr : 0.0);
+        arAt = arStart;
     } else {
         // Forward: the pooled outputs travel while the bottom MLP runs; backward: the
         // embedding gradients travel while the bottom MLP's backward runs, and the update
@@ -576,6 +577,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         const double before = std::max(0.0, u - arStart);
         commEnd = denseAr <= before ? arStart + denseAr
                                     : std::max(arStart, u + sparseBwdComm) + denseAr - before;
+        arAt = arStart;
     }
     const double bodyEnd = computeEnd + sparseExposed;
     const double denseArExposed = std::max(0.0, commEnd - bodyEnd);
@@ -649,6 +651,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     x.a2aBytesPerGpu = p.critical.sendB;
 
     if (options.timeline) {
+        const double allReduceEnd = commEnd; // the schedule's: the all-reduce finishes then
         double t = 0;
         auto op = [&](const char* label, double dur, TimelineKind kind) {
             r.timeline.push_back({label, Lane::Compute, kind, t, t + dur, false, ParallelDim::DP,
@@ -661,30 +664,38 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
                 r.timeline.push_back(
                     {label, Lane::Comm, TimelineKind::Comm, start, start + dur, true, dim, c});
         };
+        // The schedule evaluate() computed, op by op (one step).
+        const bool pipelined = s.strategy.dlrm.pipelineSparse;
         op("embedding lookups", lookupFwd, TimelineKind::Forward);
-        comm("pooled embeddings all-to-all", t, sparseFwdComm, ParallelDim::EP,
-             Collective::AllToAll);
+        if (pipelined)
+            comm("sparse all-to-alls (next batch's embeddings, this batch's gradients)", 0.0,
+                 sparseFwdComm + sparseBwdComm, ParallelDim::EP, Collective::AllToAll);
+        else
+            comm("pooled embeddings all-to-all", t, sparseFwdComm, ParallelDim::EP,
+                 Collective::AllToAll);
         const double commEnd = t + sparseFwdComm;
         op("bottom MLP", dc.bottomFwd, TimelineKind::Forward);
-        if (!s.strategy.dlrm.pipelineSparse && commEnd > t)
-            op("wait for embeddings", commEnd - t, TimelineKind::Comm);
+        if (!pipelined && commEnd > t) op("wait for embeddings", commEnd - t, TimelineKind::Comm);
         op("interaction", dc.interFwd, TimelineKind::Forward);
         op("top MLP", dc.topFwd, TimelineKind::Forward);
         op("top MLP (bwd)", dc.topBwd, TimelineKind::Backward);
         op("interaction (bwd)", dc.interBwd, TimelineKind::Backward);
-        comm("embedding gradients all-to-all", t, sparseBwdComm, ParallelDim::EP,
-             Collective::AllToAll);
+        if (!pipelined)
+            comm("embedding gradients all-to-all", t, sparseBwdComm, ParallelDim::EP,
+                 Collective::AllToAll);
         const double bwdCommEnd = t + sparseBwdComm;
-        const double arStart = t;
         op("bottom MLP (bwd)", dc.bottomBwd, TimelineKind::Backward);
-        if (!s.strategy.dlrm.pipelineSparse && bwdCommEnd > t)
+        if (!pipelined && bwdCommEnd > t)
             op("wait for embedding gradients", bwdCommEnd - t, TimelineKind::Comm);
         op("embedding backward + update", embBwd, TimelineKind::Backward);
-        r.timeline.push_back({"dense gradient all-reduce", Lane::DataParallelComm,
-                              TimelineKind::Comm, arStart, arStart + denseAr, true,
-                              ParallelDim::DP, Collective::AllReduce});
-        if (arStart + denseAr > t) op("wait for dense gradients", arStart + denseAr - t,
-                                      TimelineKind::Comm);
+        if (pipelined && sparseExposed > 0)
+            op("wait for the sparse all-to-alls", sparseExposed, TimelineKind::Comm);
+        if (denseAr > 0)
+            r.timeline.push_back({"dense gradient all-reduce (shares the network)",
+                                  Lane::DataParallelComm, TimelineKind::Comm, arAt,
+                                  allReduceEnd, true, ParallelDim::DP, Collective::AllReduce});
+        if (denseArExposed > 0)
+            op("wait for dense gradients", denseArExposed, TimelineKind::Comm);
         if (syncExposed > 0) op("embedding gradient sync", syncExposed, TimelineKind::Comm);
         op("dense optimizer", denseOpt, TimelineKind::Optimizer);
         if (w.stepOverheadS > 0) op("framework overhead", w.stepOverheadS, TimelineKind::Bubble);
