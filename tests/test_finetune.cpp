@@ -470,3 +470,38 @@ TEST_CASE("LoRA: round trip, invariants and bad inputs") {
     CHECK_THAT(err(R"(workload.lora={"rank":8})", "serve-llama2-70b-8xh100-offline"),
                Catch::Contains("workload.lora") && Catch::Contains("training"));
 }
+
+TEST_CASE("QLoRA hand-derived: an NF4 base holds its layers at 4.127 bits and dequantizes each "
+          "use") {
+    // NF4 with double quantization: 4.127 bits = 0.515875 B per weight (Dettmers et al. 2023,
+    // §3). The toy's four layers (50,339,840 weights) at that width, the embedding and head
+    // (67,109,888) at 2 B, the rank-8 adapters (589,824) at 2 B: 161,368,488.96 B.
+    json doc = kToy;
+    doc["workload"]["lora"] = {{"rank", 8}, {"base_precision", "nf4"}};
+    const Scenario s = parseScenario(doc, "toy");
+    EvaluateOptions tl;
+    tl.timeline = true;
+    const Result r = evaluate(s, tl);
+    CHECK(r.memory.weightsBytes == Approx(161368488.96).epsilon(1e-9));
+    // Each use dequantizes: read 0.515875 B, write 2 B per weight. Attention's 4,195,328
+    // weights: 1.0554921e-5 s at 1 TB/s; the MLP's 8,389,632: 2.1107265e-5 s; again in the
+    // backward (the input gradient needs the weights).
+    auto op = [&](const std::string& label) {
+        for (const auto& e : r.timeline)
+            if (e.label == label) return e.endS - e.startS;
+        FAIL("no op " << label);
+        return 0.0;
+    };
+    CHECK(op("dequantize base weights (attention)") == Approx(1.0554921e-5).epsilon(1e-6));
+    CHECK(op("dequantize base weights (MLP)") == Approx(2.1107265e-5).epsilon(1e-6));
+    CHECK(op("dequantize base weights (MLP, bwd)") == Approx(2.1107265e-5).epsilon(1e-6));
+    // The same run with a bf16 base: more memory, no dequantization, a shorter step.
+    json bf = kToy;
+    bf["workload"]["lora"] = {{"rank", 8}};
+    const Result plain = evaluate(parseScenario(bf, "toy"));
+    CHECK(plain.memory.weightsBytes > r.memory.weightsBytes);
+    CHECK(plain.stepTimeS < r.stepTimeS);
+    // Round trip keeps the base width.
+    CHECK(toJson(s)["workload"]["lora"]["base_precision"] == "nf4");
+    CHECK(parseScenario(toJson(s), "again").workload.frozen.loraBaseBytes == Approx(0.515875));
+}

@@ -266,6 +266,10 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     addCombo(fform, "lora_targets", "LoRA on", {"all", "attention", "mlp"},
              "Which linear layers carry adapters: the attention's Q, K, V and output projections, "
              "the MLP's matrices, or both (MoE layers: attention only).");
+    addCombo(fform, "lora_base", "LoRA base", {"bf16", "fp8", "nf4"},
+             "The frozen base's stored width: bf16, FP8, or QLoRA's NF4 (4.127 bits with double "
+             "quantization). Below bf16 each use of a weight dequantizes it first (a memory "
+             "pass); the embedding and head stay 16-bit.");
     fform->addRow("Frozen layers from", frozenFirst_);
     fform->addRow("Frozen layer count", frozenCount_);
     addCheck(fform, "frozen_embedding", "Freeze the embedding",
@@ -281,8 +285,10 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     outer->addWidget(frozen_);
     for (auto* sb : {frozenFirst_, frozenCount_, loraRank_})
         connect(sb, &QSpinBox::valueChanged, this, [this, sb](int) { applyFrozen(sb); });
-    connect(combos_["lora_targets"], &QComboBox::currentIndexChanged, this,
-            [this](int) { applyFrozen(combos_["lora_targets"]); });
+    for (const char* key : {"lora_targets", "lora_base"}) {
+        QComboBox* c = combos_[key];
+        connect(c, &QComboBox::currentIndexChanged, this, [this, c](int) { applyFrozen(c); });
+    }
     for (const char* key :
          {"frozen_embedding", "frozen_head", "frozen_bottom_mlp", "frozen_top_mlp"}) {
         QCheckBox* c = checks_[key];
@@ -410,15 +416,21 @@ void StrategyPanel::refresh(const Scenario& s) {
         const Frozen& f = s.workload.frozen;
         const QSignalBlocker b1(frozenFirst_), b2(frozenCount_), b3(checks_["frozen_embedding"]),
             b4(checks_["frozen_head"]), b5(checks_["frozen_bottom_mlp"]),
-            b6(checks_["frozen_top_mlp"]), b7(loraRank_), b8(combos_["lora_targets"]);
+            b6(checks_["frozen_top_mlp"]), b7(loraRank_), b8(combos_["lora_targets"]),
+            b9(combos_["lora_base"]);
         if (auto* form = qobject_cast<QFormLayout*>(frozen_->layout())) {
             form->setRowVisible(loraRank_, !dlrm);
             form->setRowVisible(combos_["lora_targets"], !dlrm);
+            form->setRowVisible(combos_["lora_base"], !dlrm);
         }
         loraRank_->setValue(f.loraRank);
         combos_["lora_targets"]->setCurrentText(
             QString::fromStdString(std::string(toString(f.loraTargets))));
         combos_["lora_targets"]->setEnabled(f.lora());
+        combos_["lora_base"]->setCurrentText(f.loraBaseBytes < 1.0   ? "nf4"
+                                             : f.loraBaseBytes < 2.0 ? "fp8"
+                                                                     : "bf16");
+        combos_["lora_base"]->setEnabled(f.lora());
         // LoRA freezes the whole base: the per-part controls say so by being off.
         for (QWidget* w : {static_cast<QWidget*>(frozenFirst_),
                            static_cast<QWidget*>(frozenCount_),
@@ -625,7 +637,8 @@ void StrategyPanel::applyFrozen(QWidget* source) {
         applyEdits({{"workload.frozen", nullptr},
                     {"workload.lora",
                      {{"rank", loraRank_->value()},
-                      {"targets", combos_["lora_targets"]->currentText().toStdString()}}}},
+                      {"targets", combos_["lora_targets"]->currentText().toStdString()},
+                      {"base_precision", combos_["lora_base"]->currentText().toStdString()}}}},
                    "LoRA adapters", source);
         return;
     }

@@ -562,6 +562,12 @@ TEST_CASE("Fine-tuning in the explorer: frozen layers, embedding and head, and a
     CHECK_FALSE(panel->frozenCount()->isEnabled());
     CHECK(w.shown().result.memory.gradsBytes < 0.01 * pre.memory.gradsBytes);
     CHECK(w.shown().result.stepTimeS == Approx(evaluate(w.document()->scenario()).stepTimeS));
+    // QLoRA: an NF4 base holds far less weight memory.
+    const double bf16Weights = w.shown().result.memory.weightsBytes;
+    panel->combo("lora_base")->setCurrentText("nf4");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.frozen.loraBaseBytes < 1.0);
+    CHECK(w.shown().result.memory.weightsBytes < 0.4 * bf16Weights);
     panel->loraRank()->setValue(0);
     REQUIRE(e.settle());
     CHECK_FALSE(w.document()->scenario().workload.frozen.any());

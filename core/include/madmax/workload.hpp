@@ -49,6 +49,10 @@ struct Frozen {
     /// whole base frozen: embedding, every layer, head); only the adapters train. 0 = none.
     int loraRank = 0;
     LoraTargets loraTargets = LoraTargets::All;
+    /// LoRA: bytes per parameter of the frozen base's layer weights (2: bf16; 1: fp8; QLoRA's
+    /// NF4 with double quantization: 4.127 bits, Dettmers et al. 2023 §3). Below 2 each use of
+    /// a weight dequantizes it to bf16 first (embedding and head stay 16-bit).
+    double loraBaseBytes = 2.0;
 
     bool lora() const { return loraRank > 0; }
     bool any() const {

@@ -94,6 +94,9 @@ struct LayerCosts {
     /// LoRA: the adapters of the attention projections and of the MLP, forward (two skinny
     /// GEMMs each, x·A then ·B); their backward costs twice (input and weight gradients).
     double loraAttn, loraMlp;
+    /// QLoRA: dequantizing one layer's base weights to bf16 before they are used (read the
+    /// stored width, write 16-bit): attention's and the MLP's, once per use.
+    double dequantAttn, dequantMlp;
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
     // MoE layer (forward direction; the backward GEMMs cost twice).
     double router, permute, expertUp, expertAct, expertDown, unpermute, shared;
@@ -224,6 +227,13 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
         collectiveTime(s.system, g.cp, Collective::AllGather, 2.0 * sh.T * sh.kvDim * act * st.cp);
     c.cpMerge = c.cpMergeBwd = 0;
     c.loraAttn = c.loraMlp = 0;
+    c.dequantAttn = c.dequantMlp = 0;
+    if (const Frozen& f = w.frozen; f.lora() && f.loraBaseBytes < 2.0) {
+        const double perWeight = f.loraBaseBytes + 2.0;
+        c.dequantAttn = oc.elementwise((m.attentionParamsPerLayer() / sh.t) * perWeight);
+        if (m.denseLayerCount() > 0)
+            c.dequantMlp = oc.elementwise((m.mlpParamsPerLayer() / sh.t) * perWeight);
+    }
     if (const Frozen& f = w.frozen; f.lora()) {
         // Column-parallel layers (Q, K, V, MLP up) split their outputs over TP, row-parallel
         // ones (output projection, MLP down) their inputs; the rank-r side is whole.
@@ -364,6 +374,7 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("QKV GEMM", c.qkv, phase);
     if (c.loraAttn > 0) b.compute("LoRA adapters (attention)", c.loraAttn, phase);
+    if (c.dequantAttn > 0) b.compute("dequantize base weights (attention)", c.dequantAttn, phase);
     if (st.cp > 1)
         b.besideNext("CP all-gather K,V", Lane::Comm, c.cpComm, ParallelDim::CP,
                      Collective::AllGather);
@@ -382,6 +393,7 @@ void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     b.compute("activation", c.activation, phase);
     b.compute("MLP down GEMM", c.mlpDown, phase);
     if (c.loraMlp > 0) b.compute("LoRA adapters (MLP)", c.loraMlp, phase);
+    if (c.dequantMlp > 0) b.compute("dequantize base weights (MLP)", c.dequantMlp, phase);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
     b.compute("residual", c.residual, phase);
@@ -395,6 +407,8 @@ void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
     b.compute("MLP down GEMM (bwd)", g * c.mlpDown, Phase::Backward);
     if (c.loraMlp > 0) b.compute("LoRA adapters (MLP, bwd)", 2.0 * c.loraMlp, Phase::Backward);
+    if (c.dequantMlp > 0)
+        b.compute("dequantize base weights (MLP, bwd)", c.dequantMlp, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
     b.compute("MLP up GEMM (bwd)", g * c.mlpUp, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
@@ -420,6 +434,8 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
     b.compute("QKV GEMM (bwd)", g * c.qkv, Phase::Backward);
     if (c.loraAttn > 0)
         b.compute("LoRA adapters (attention, bwd)", 2.0 * c.loraAttn, Phase::Backward);
+    if (c.dequantAttn > 0)
+        b.compute("dequantize base weights (attention, bwd)", c.dequantAttn, Phase::Backward);
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
     b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);

@@ -109,6 +109,15 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
 
     MemoryBreakdown mem;
     mem.weightsBytes = sharded(params, weightB, 3);
+    if (w.frozen.lora() && w.frozen.loraBaseBytes < weightB) {
+        // A quantized base (QLoRA): the layers' weights at their stored width; the embedding and
+        // head stay 16-bit.
+        const StageParams dl = layerParamsPerGpu(m, st, false), ml = layerParamsPerGpu(m, st, true);
+        const int denseL = layersOnStage - stage.moeLayers;
+        const StageParams layers{denseL * dl.dense + stage.moeLayers * ml.dense,
+                                 stage.moeLayers * ml.expert};
+        mem.weightsBytes -= sharded(layers, weightB - w.frozen.loraBaseBytes, 3);
+    }
     if (w.frozen.lora()) // the adapters' own weights, split over TP like their base layers
         mem.weightsBytes += ((layersOnStage - stage.moeLayers) *
                                  loraParamsPerLayer(m, w.frozen, false) +

@@ -21,9 +21,12 @@ std::string frozenLine(const Scenario& s) {
                             : f.loraTargets == LoraTargets::Mlp
                                 ? "the MLP matrices"
                                 : "the attention projections and MLP matrices";
+        const char* base = f.loraBaseBytes < 1.0   ? "frozen in NF4 (QLoRA)"
+                           : f.loraBaseBytes < 2.0 ? "frozen in FP8"
+                                                   : "frozen";
         return "LoRA       rank " + std::to_string(f.loraRank) + " adapters on " + where + ", " +
-               fmt("%.3g", loraParams(s.model, f) / 1e6) +
-               " M trainable parameters; the base model frozen\n";
+               fmt("%.3g", loraParams(s.model, f) / 1e6) + " M trainable parameters; the base " +
+               base + "\n";
     }
     std::string parts;
     auto add = [&](const std::string& p) { parts += (parts.empty() ? "" : ", ") + p; };

@@ -221,6 +221,8 @@ json toJson(const Workload& w) {
     const Frozen& f = w.frozen;
     if (f.lora()) {
         out["lora"] = {{"rank", f.loraRank}, {"targets", std::string(toString(f.loraTargets))}};
+        if (f.loraBaseBytes < 2.0)
+            out["lora"]["base_precision"] = f.loraBaseBytes < 1.0 ? "nf4" : "fp8";
     } else if (f.any()) { // only what is frozen: every key defaults to not frozen
         json fr = json::object();
         if (f.embedding) fr["embedding"] = true;

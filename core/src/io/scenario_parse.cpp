@@ -622,6 +622,8 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::i
             ObjectReader l(r.raw("lora"), file, "workload.lora");
             w.frozen.loraRank = int(l.integer("rank", 1, 1 << 16));
             const std::string t = l.choice("targets", {"all", "attention", "mlp"}, "all");
+            const std::string base = l.choice("base_precision", {"bf16", "fp8", "nf4"}, "bf16");
+            w.frozen.loraBaseBytes = base == "nf4" ? 4.127 / 8.0 : base == "fp8" ? 1.0 : 2.0;
             w.frozen.loraTargets = t == "attention" ? LoraTargets::Attention
                                    : t == "mlp"     ? LoraTargets::Mlp
                                                     : LoraTargets::All;
