@@ -229,6 +229,7 @@ ChartInput MainWindow::chartInput() const {
     in.search = designSpace_->result();
     in.sensitivity = coDesign_->sensitivity();
     in.sweeps = coDesign_->sweeps();
+    in.pareto = coDesign_->pareto();
     return in;
 }
 

@@ -210,8 +210,9 @@ TEST_CASE("Co-design: resource vs performance draws both Pareto charts, and they
     QTemporaryDir dir;
     ui::ExportOptions o;
     o.format = ui::ExportFormat::Csv;
-    ui::ChartInput in;
-    in.pareto = co->pareto();
+    // What the explorer's export menu hands the chart: the window's chart input.
+    const ui::ChartInput in = w.chartInput();
+    REQUIRE(in.pareto == co->pareto());
     const QString file = dir.filePath("pareto.csv");
     CHECK(ui::exportChart("pareto_cost", in, file, o).isEmpty());
     QFile f(file);
