@@ -42,6 +42,8 @@ double trainingFlopsPerStep(const Model& m, const Frozen& f, double globalBatch,
 /// layer — the attention's Q, K, V and output projections and, in a dense layer, the MLP's
 /// matrices (MoE layers: attention only; experts carry none).
 double loraParamsPerLayer(const Model& m, const Frozen& f, bool moeLayer);
+/// LoRA adapter parameters of `denseLayers` dense and `moeLayers` MoE layers (all GPUs).
+double loraParamsOf(const Model& m, const Frozen& f, int denseLayers, int moeLayers);
 /// All layers' LoRA adapter parameters.
 double loraParams(const Model& m, const Frozen& f);
 

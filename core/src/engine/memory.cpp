@@ -119,10 +119,9 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
         mem.weightsBytes -= sharded(layers, weightB - w.frozen.loraBaseBytes, 3);
     }
     if (w.frozen.lora()) // the adapters' own weights, split over TP like their base layers
-        mem.weightsBytes += ((layersOnStage - stage.moeLayers) *
-                                 loraParamsPerLayer(m, w.frozen, false) +
-                             stage.moeLayers * loraParamsPerLayer(m, w.frozen, true)) /
-                            t * weightB;
+        mem.weightsBytes +=
+            loraParamsOf(m, w.frozen, layersOnStage - stage.moeLayers, stage.moeLayers) / t *
+            weightB;
     if (st.zeroStage >= 3 && shard > 1) { // the gathered layer in use and the one prefetched
         const bool moe = stage.moeLayers > 0;
         const StageParams layer = layerParamsPerGpu(m, st, moe);

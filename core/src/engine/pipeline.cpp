@@ -113,9 +113,7 @@ StageParams stageTrainableParamSplit(const Model& m, const Strategy& st, const F
     p.expert = std::max(0.0, p.expert);
     // LoRA: the adapters of the stage's layers train (split over TP like their base layers).
     if (f.lora())
-        p.dense += ((stage.layers - stage.moeLayers) * loraParamsPerLayer(m, f, false) +
-                    stage.moeLayers * loraParamsPerLayer(m, f, true)) /
-                   st.tp;
+        p.dense += loraParamsOf(m, f, stage.layers - stage.moeLayers, stage.moeLayers) / st.tp;
     return p;
 }
 

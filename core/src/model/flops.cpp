@@ -89,10 +89,13 @@ double loraParamsPerLayer(const Model& m, const Frozen& f, bool moeLayer) {
     return p;
 }
 
+double loraParamsOf(const Model& m, const Frozen& f, int denseLayers, int moeLayers) {
+    return denseLayers * loraParamsPerLayer(m, f, false) +
+           moeLayers * loraParamsPerLayer(m, f, true);
+}
+
 double loraParams(const Model& m, const Frozen& f) {
-    const int moeL = m.moeLayerCount();
-    return (m.layers - moeL) * loraParamsPerLayer(m, f, false) +
-           moeL * loraParamsPerLayer(m, f, true);
+    return loraParamsOf(m, f, m.layers - m.moeLayerCount(), m.moeLayerCount());
 }
 
 namespace {
