@@ -418,6 +418,20 @@ TEST_CASE("LoRA hand-derived: adapters' parameters, traffic, memory, op time and
           4 * 65536.0);
 }
 
+TEST_CASE("LoRA hand-derived: the frozen head still passes gradients to the adapters") {
+    // Against every layer frozen with the embedding and head training (same frozen-layer
+    // backward): LoRA's head drops its weight gradient, one GEMM 2·T·V·h at 50 TFLOP/s =
+    // 1.374390e-3 s, but keeps its input gradient (the adapters below need it); the embedding's
+    // backward (3·T·h·2 B = 6.291456e-6 s) goes; the adapters' backward comes, 4 layers ×
+    // (3.407872e-5 + 4.2401792e-5) = 3.05922048e-4 s. Per micro-batch −1.074759408e-3 s, two
+    // micro-batches: −2.149518816e-3 s.
+    json lora = kToy;
+    lora["workload"]["lora"] = {{"rank", 8}};
+    const Result l = evaluate(parseScenario(lora, "toy"));
+    const Result f = evaluate(toy({{"layers", 4}}));
+    CHECK(l.compute.backwardS - f.compute.backwardS == Approx(-2.149518816e-3).epsilon(1e-6));
+}
+
 TEST_CASE("LoRA: round trip, invariants and bad inputs") {
     const Scenario s = test::preset("default", {R"(workload.lora={"rank":16,"targets":"mlp"})"});
     const json out = toJson(s);

@@ -70,6 +70,11 @@ struct Frozen {
     /// Whether activation gradients must flow through the frozen layers: something below them
     /// (the embedding or an earlier layer) trains. If not, they run no backward at all.
     bool frozenLayersNeedDgrad() const { return !embedding || firstLayer > 0 || loraRank > 0; }
+    /// Whether the head must pass gradients down: something below it trains (the embedding, a
+    /// layer, or LoRA adapters). Not so for a linear probe.
+    bool belowHeadTrains(int modelLayers) const {
+        return !(embedding && firstLayer == 0 && layers >= modelLayers) || loraRank > 0;
+    }
 };
 
 struct Workload {

@@ -620,7 +620,7 @@ EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, cons
     const double act = 2.0;
     // Fine-tuning: the head's backward computes its weight gradient unless frozen, and its input
     // gradient (and the final norm's) unless nothing below it trains (a linear probe).
-    const bool belowTrains = !(f.embedding && f.layers == s.model.layers);
+    const bool belowTrains = f.belowHeadTrains(s.model.layers);
     const double headPasses = (f.head ? 0.0 : 1.0) + (belowTrains ? 1.0 : 0.0);
     e.embedKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
     e.headKind = st.sequenceParallel ? Collective::AllGather : Collective::AllReduce;

@@ -123,7 +123,7 @@ TrainingWork trainingWork(const Model& m, const Frozen& f, double seqLen) {
     TrainingWork w;
     w.backLayers = (m.layers - f.layers) + (dgradFrozen ? f.layers : 0);
     // The edges: the LM head (2hV) or, for a ViT, the classifier and the patch projection.
-    const bool belowHeadTrains = !(f.embedding && f.layers == m.layers) || f.lora();
+    const bool belowHeadTrains = f.belowHeadTrains(m.layers);
     double head = 2.0 * double(m.hidden) * double(m.vocab), patch = 0;
     if (m.vit) {
         const double T = double(m.vitShape.tokens());
