@@ -258,6 +258,13 @@ TEST_CASE("Bad profiler traces are refused with the file and the fix") {
                    {"External id": 1, "Input Dims": [[64,64],[64,64]],
                     "Input type": ["c10::BFloat16","c10::BFloat16"]}}]})"),
                Contains("External id"));
+    // Dims beyond 2^31 (or not whole) are no GEMM's: refused with the reason, never an
+    // overflowing FLOP count.
+    CHECK_THAT(err(R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"aten::mm","args":
+                   {"External id": 1, "Input Dims": [[1e300,64],[64,64]],
+                    "Input type": ["c10::BFloat16","c10::BFloat16"]}},
+                   {"ph":"X","cat":"kernel","name":"k","dur":3,"args":{"External id": 1}}]})"),
+               Contains("up to 2^31"));
     // A calibration with only an fp32 GEMM changes nothing, and says why.
     KinetoTrace t;
     t.file = "fp32.json";

@@ -62,5 +62,7 @@ StageParams stageTrainableParamSplit(const Model& m, const Strategy& st, const F
 double stageParamsPerGpu(const Model& m, const Strategy& st, const PipelineStage& stage);
 /// Parameters of one layer a GPU holds: a dense layer, or a MoE layer (both parts).
 StageParams layerParamsPerGpu(const Model& m, const Strategy& st, bool moeLayer);
+/// Parameters a GPU holds of `denseLayers` dense and `moeLayers` MoE layers (no edges).
+StageParams layersParams(const Model& m, const Strategy& st, int denseLayers, int moeLayers);
 
 } // namespace madmax

@@ -16,14 +16,15 @@ namespace {
 
 using nlohmann::json;
 
-/// A dims list ([[M, K], [K, N]] …) as numbers; false when it is not one.
+/// A dims list ([[M, K], [K, N]] …) as whole numbers up to 2^31 (no GEMM's dimension is
+/// larger; their products stay finite); false when it is not one.
 bool dims(const json& v, std::vector<std::vector<double>>& out) {
     if (!v.is_array()) return false;
     for (const auto& d : v) {
         if (!d.is_array()) return false;
         std::vector<double> one;
         for (const auto& x : d) {
-            if (!x.is_number() || !(x.get<double>() >= 0) || !std::isfinite(x.get<double>()))
+            if (!x.is_number_integer() || x.get<double>() < 0 || x.get<double>() > 2147483648.0)
                 return false;
             one.push_back(x.get<double>());
         }
@@ -153,13 +154,18 @@ KinetoTrace parseKinetoTrace(const json& trace, const std::string& file) {
     if (odd > 0)
         out.notes.push_back(file + ": " + std::to_string(odd) +
                             " GEMM op(s) with input dims or dtypes not of a plain 2-D or batched "
-                            "GEMM: skipped");
+                            "16- or 32-bit GEMM (dims whole numbers up to 2^31): skipped");
     if (other > 0)
         out.notes.push_back(file + ": " + std::to_string(other) + " empty GEMM(s): skipped");
-    if (out.gemms.empty())
+    if (out.gemms.empty()) {
+        std::string why;
+        for (const auto& n : out.notes)
+            why += "; " + n.substr(file.size() + 2);
         throw InputError(file, "traceEvents",
-                         "no GEMM op could be matched to its kernels by \"External id\": "
-                         "profile with activities CPU and CUDA and record_shapes=True");
+                         "no usable GEMM: none both matched to its kernels by \"External id\" "
+                         "and of a plain shape" + why +
+                             " (profile with activities CPU and CUDA and record_shapes=True)");
+    }
     return out;
 }
 
@@ -170,9 +176,10 @@ std::string formatKinetoTrace(const KinetoTrace& t) {
     long long id = 1;
     for (const KinetoGemm& g : t.gemms) {
         const bool batched = g.batch > 1 || g.op == "aten::bmm";
-        json dims = batched ? json::array({json::array({g.batch, g.m, g.k}),
-                                           json::array({g.batch, g.k, g.n})})
-                            : json::array({json::array({g.m, g.k}), json::array({g.k, g.n})});
+        const auto b = (long long)g.batch, m = (long long)g.m, n = (long long)g.n,
+                   k = (long long)g.k; // Kineto writes dims as integers
+        json dims = batched ? json::array({json::array({b, m, k}), json::array({b, k, n})})
+                            : json::array({json::array({m, k}), json::array({k, n})});
         const char* type = g.precision == Precision::FP16   ? "c10::Half"
                            : g.precision == Precision::FP32 ? "float"
                                                             : "c10::BFloat16";

@@ -133,7 +133,6 @@ double DlrmShape::denseForwardFlopsPerSample() const {
 
 namespace detail {
 
-
 namespace {
 
 constexpr double kLine = 64.0;        ///< HBM access granularity of a random row read (bytes)
@@ -551,17 +550,16 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     // backward and the embedding update; the communication stream carries the sparse
     // collectives and the dense all-reduce one after another, each from when its data is ready.
     const double computeEnd = lookupFwd + denseFwd + denseBwd + embBwd;
-    double sparseExposed, commEnd, arAt = 0;
+    double sparseExposed, commEnd, arStart; // the all-reduce starts at arStart
     if (s.strategy.dlrm.pipelineSparse) {
         // The next batch's sparse communication (and this batch's gradients) run under the
         // dense work; the all-reduce follows them once the top MLP's gradients exist.
         const double sparseEnd = sparseFwdComm + sparseBwdComm;
         sparseExposed = std::max(0.0, sparseEnd - computeEnd);
         const double topReady = lookupFwd + denseFwd + dc.topBwd;
-        const double arStart = s.strategy.dpOverlap ? std::max(sparseEnd, topReady)
-                                                    : std::max(sparseEnd, computeEnd);
+        arStart = s.strategy.dpOverlap ? std::max(sparseEnd, topReady)
+                                       : std::max(sparseEnd, computeEnd);
         commEnd = std::max(sparseEnd, denseAr > 0 ? arStart + denseAr : 0.0);
-        arAt = arStart;
     } else {
         // Forward: the pooled outputs travel while the bottom MLP runs; backward: the
         // embedding gradients travel while the bottom MLP's backward runs, and the update
@@ -573,11 +571,10 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         const double end = computeEnd + sparseExposed;
         // The all-reduce uses the network before the embedding gradients (from the top MLP's
         // gradients, under the interaction's backward) and after them.
-        const double arStart = s.strategy.dpOverlap ? u - dc.interBwd : end;
+        arStart = s.strategy.dpOverlap ? u - dc.interBwd : end;
         const double before = std::max(0.0, u - arStart);
         commEnd = denseAr <= before ? arStart + denseAr
                                     : std::max(arStart, u + sparseBwdComm) + denseAr - before;
-        arAt = arStart;
     }
     const double bodyEnd = computeEnd + sparseExposed;
     const double denseArExposed = std::max(0.0, commEnd - bodyEnd);
@@ -692,7 +689,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
             op("wait for the sparse all-to-alls", sparseExposed, TimelineKind::Comm);
         if (denseAr > 0)
             r.timeline.push_back({"dense gradient all-reduce (shares the network)",
-                                  Lane::DataParallelComm, TimelineKind::Comm, arAt,
+                                  Lane::DataParallelComm, TimelineKind::Comm, arStart,
                                   allReduceEnd, true, ParallelDim::DP, Collective::AllReduce});
         if (denseArExposed > 0)
             op("wait for dense gradients", denseArExposed, TimelineKind::Comm);

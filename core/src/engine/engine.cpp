@@ -743,18 +743,23 @@ StepContext makeContext(const Scenario& s) {
 struct LayerSchedule {
     StreamSim fwd, bwd;       ///< a dense layer
     StreamSim moeFwd, moeBwd; ///< a MoE layer (MoE models only)
-    /// Frozen layers' backward (input gradients only); empty when they run none.
-    std::optional<StreamSim> bwdFrozen, moeBwdFrozen; // built only when there are such layers
-    bool frozenBackward = false; ///< frozen layers pass gradients down (something below trains)
+    /// Frozen layers' backward (input gradients only): built only when frozen layers pass
+    /// gradients down; without it they run no backward.
+    std::optional<StreamSim> bwdFrozen, moeBwdFrozen;
     LayerCosts costs{};
     EdgeCosts edge;
 
-    double denseBwd(int trainable, int frozen) const {
-        return trainable * bwd.makespanS() + (frozenBackward ? frozen * bwdFrozen->makespanS() : 0);
-    }
-    double moeBwdS(int trainable, int frozen) const {
-        return trainable * moeBwd.makespanS() +
-               (frozenBackward ? frozen * moeBwdFrozen->makespanS() : 0);
+    /// Every backward a stage runs per micro-batch, in the order it runs them: `fn(sim, count)`
+    /// for its MoE then dense layers, trainable ones in full, frozen ones by input gradient.
+    template <typename Fn>
+    void forEachBackward(const PipelineStage& stage, Fn fn) const {
+        const int moeFrozen = stage.frozenMoeLayers;
+        const int denseFrozen = stage.frozenLayers - moeFrozen;
+        const int dense = stage.layers - stage.moeLayers;
+        fn(moeBwd, stage.moeLayers - moeFrozen);
+        if (moeBwdFrozen) fn(*moeBwdFrozen, moeFrozen);
+        fn(bwd, dense - denseFrozen);
+        if (bwdFrozen) fn(*bwdFrozen, denseFrozen);
     }
 };
 
@@ -767,19 +772,15 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
         sim.addHostStalls(hostOp, "host launch stalls");
     };
     const Frozen& f = s.workload.frozen;
-    out.frozenBackward = f.layers > 0 && f.frozenLayersNeedDgrad();
-    if (out.frozenBackward) {
-        out.bwdFrozen.emplace();
-        out.moeBwdFrozen.emplace();
-    }
+    const bool frozenBackward = f.layers > 0 && f.frozenLayersNeedDgrad();
     if (m.denseLayerCount() > 0) {
         const int dense = m.isMoe() && m.isMoeLayer(0) ? m.moe.denseLayers + 1 : 0;
         buildForward(out.fwd, s, out.costs, dense);
         buildBackward(out.bwd, s, out.costs, dense);
         run(out.fwd);
         run(out.bwd);
-        if (out.frozenBackward) {
-            buildBackward(*out.bwdFrozen, s, out.costs, dense, true);
+        if (frozenBackward) {
+            buildBackward(out.bwdFrozen.emplace(), s, out.costs, dense, true);
             run(*out.bwdFrozen);
         }
     }
@@ -788,8 +789,8 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
         buildBackward(out.moeBwd, s, out.costs, m.moe.denseLayers);
         run(out.moeFwd);
         run(out.moeBwd);
-        if (out.frozenBackward) {
-            buildBackward(*out.moeBwdFrozen, s, out.costs, m.moe.denseLayers, true);
+        if (frozenBackward) {
+            buildBackward(out.moeBwdFrozen.emplace(), s, out.costs, m.moe.denseLayers, true);
             run(*out.moeBwdFrozen);
         }
     }
@@ -804,11 +805,9 @@ struct StagePass {
 
 StagePass stagePass(const LayerSchedule& l, const PipelineStage& stage) {
     const int dense = stage.layers - stage.moeLayers;
-    const int denseFrozen = stage.frozenLayers - stage.frozenMoeLayers;
-    StagePass t{stage,
-                dense * l.fwd.makespanS() + stage.moeLayers * l.moeFwd.makespanS(),
-                l.denseBwd(dense - denseFrozen, denseFrozen) +
-                    l.moeBwdS(stage.moeLayers - stage.frozenMoeLayers, stage.frozenMoeLayers)};
+    StagePass t{stage, dense * l.fwd.makespanS() + stage.moeLayers * l.moeFwd.makespanS(), 0.0};
+    l.forEachBackward(stage,
+                      [&](const StreamSim& sim, int count) { t.bwd += count * sim.makespanS(); });
     if (stage.first) {
         t.fwd += l.edge.embedFwd + l.edge.embedComm;
         t.bwd += l.edge.embedBwd;
@@ -857,21 +856,13 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     out.bubbleS = st.pp > 1 ? double(st.pp - 1) / st.vp * out.microBatchWallS : 0.0;
 
     const int moeLayers = crit.stage.moeLayers, layers = crit.stage.layers - moeLayers;
-    const int moeFrozen = crit.stage.frozenMoeLayers;
-    const int denseFrozen = crit.stage.frozenLayers - moeFrozen;
-    // Frozen layers' backward: input gradients only, or none when nothing below them trains.
-    const int denseFrozenBwd = l.frozenBackward ? denseFrozen : 0;
-    const int moeFrozenBwd = l.frozenBackward ? moeFrozen : 0;
     const bool first = crit.stage.first, last = crit.stage.last;
     const EdgeCosts& e = l.edge;
     addTable(comm, l.fwd.comm(), double(mbs) * layers);
-    addTable(comm, l.bwd.comm(), double(mbs) * (layers - denseFrozen));
     addTable(comm, l.moeFwd.comm(), double(mbs) * moeLayers);
-    addTable(comm, l.moeBwd.comm(), double(mbs) * (moeLayers - moeFrozen));
-    if (l.frozenBackward) {
-        addTable(comm, l.bwdFrozen->comm(), double(mbs) * denseFrozenBwd);
-        addTable(comm, l.moeBwdFrozen->comm(), double(mbs) * moeFrozenBwd);
-    }
+    l.forEachBackward(crit.stage, [&](const StreamSim& sim, int count) {
+        addTable(comm, sim.comm(), double(mbs) * count);
+    });
     if (first) addComm(comm, ParallelDim::TP, e.embedKind, mbs * e.embedComm, mbs * e.embedComm);
     if (last) addComm(comm, ParallelDim::TP, e.headKind, mbs * e.headComm, mbs * e.headComm);
     addComm(comm, ParallelDim::PP, Collective::P2P, mbs * p2pPerMb, mbs * p2pPerMb);
@@ -880,11 +871,9 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
         mbs * (layers * l.fwd.busyS(Phase::Forward) + moeLayers * l.moeFwd.busyS(Phase::Forward) +
                (first ? e.embedFwd : 0.0) + (last ? e.headFwd : 0.0));
     auto busy = [&](Phase ph) {
-        double t = (layers - denseFrozen) * l.bwd.busyS(ph) +
-                   (moeLayers - moeFrozen) * l.moeBwd.busyS(ph);
-        if (l.frozenBackward)
-            t += denseFrozenBwd * l.bwdFrozen->busyS(ph) +
-                 moeFrozenBwd * l.moeBwdFrozen->busyS(ph);
+        double t = 0;
+        l.forEachBackward(crit.stage,
+                          [&](const StreamSim& sim, int count) { t += count * sim.busyS(ph); });
         return t;
     };
     r.compute.backwardS = mbs * (busy(Phase::Backward) + (first ? e.embedBwd : 0.0) +
@@ -1036,18 +1025,12 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
         t0 += l.moeFwd.makespanS();
     }
     // Backward: trainable layers in full, then frozen ones (input gradients only, or none).
-    const int moeFrozen = crit.stage.frozenMoeLayers;
-    const int denseFrozen = crit.stage.frozenLayers - moeFrozen;
-    auto backward = [&](const StreamSim& sim, int count) {
+    l.forEachBackward(crit.stage, [&](const StreamSim& sim, int count) {
         for (int layer = 0; layer < count; ++layer) {
             appendTimeline(tl, sim, t0);
             t0 += sim.makespanS();
         }
-    };
-    backward(l.moeBwd, moeLayers - moeFrozen);
-    if (l.frozenBackward) backward(*l.moeBwdFrozen, moeFrozen);
-    backward(l.bwd, dense - denseFrozen);
-    if (l.frozenBackward) backward(*l.bwdFrozen, denseFrozen);
+    });
     const double mbWall = pipe.microBatchWallS;
     tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
                   TimelineKind::Steady, mbWall, mbs * mbWall, false, ParallelDim::TP,

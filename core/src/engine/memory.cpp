@@ -112,10 +112,8 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     if (w.frozen.lora() && w.frozen.loraBaseBytes < weightB) {
         // A quantized base (QLoRA): the layers' weights at their stored width; the embedding and
         // head stay 16-bit.
-        const StageParams dl = layerParamsPerGpu(m, st, false), ml = layerParamsPerGpu(m, st, true);
-        const int denseL = layersOnStage - stage.moeLayers;
-        const StageParams layers{denseL * dl.dense + stage.moeLayers * ml.dense,
-                                 stage.moeLayers * ml.expert};
+        const StageParams layers =
+            layersParams(m, st, layersOnStage - stage.moeLayers, stage.moeLayers);
         mem.weightsBytes -= sharded(layers, weightB - w.frozen.loraBaseBytes, 3);
     }
     if (w.frozen.lora()) // the adapters' own weights, split over TP like their base layers

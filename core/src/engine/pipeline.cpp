@@ -6,19 +6,37 @@
 
 namespace madmax {
 
+namespace {
+
+/// The stage holding consecutive layers [begin, begin + layers), nothing frozen.
+PipelineStage contiguous(const Model& m, int index, int begin, int layers, bool first, bool last) {
+    return {index, layers, m.moeLayersBefore(begin + layers) - m.moeLayersBefore(begin), first,
+            last};
+}
+
+/// The final norm and the LM head (or, tied with pp > 1, its copy of the embedding): the last
+/// stage's edge parameters, all of TP.
+double headParams(const Model& m, const Strategy& st) {
+    return double(m.hidden) +
+           (m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams());
+}
+
+} // namespace
+
 PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first, bool last,
                       int physical) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const Frozen& f = s.workload.frozen;
+    PipelineStage out = contiguous(m, index, begin, layers, first, last);
+    if (f.layers <= 0) return out;
     auto moeIn = [&](int b, int e) { return m.moeLayersBefore(e) - m.moeLayersBefore(b); };
-    PipelineStage out{index, layers, moeIn(begin, begin + layers), first, last};
     auto frozenMoeIn = [&](int b, int e) {
         const int lo = std::max(b, f.firstLayer), hi = std::min(e, f.firstLayer + f.layers);
         return hi > lo ? moeIn(lo, hi) : 0;
     };
     const bool even = st.firstStageLayers == 0 && st.lastStageLayers == 0;
-    if (f.layers > 0 && st.vp > 1 && even && st.pp > 1) {
+    if (st.vp > 1 && even && st.pp > 1) {
         // Interleaved: stage p holds chunks p, p + pp, p + 2pp, … of L / (pp·vp) layers each,
         // so a frozen range spreads over every stage (and its MoE layers are counted alike).
         const int chunk = m.layers / (st.pp * st.vp);
@@ -32,7 +50,6 @@ PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool 
         }
         return out;
     }
-    if (f.layers <= 0) return out;
     out.frozenLayers = f.frozenIn(begin, begin + layers);
     out.frozenMoeLayers = frozenMoeIn(begin, begin + layers);
     return out;
@@ -40,13 +57,17 @@ PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool 
 
 PipelineStages distinctStages(const Scenario& s) {
     const Strategy& st = s.strategy;
-    const int l = s.model.layers;
+    const Model& m = s.model;
+    const int l = m.layers;
+    // Nothing frozen (the common case, on the search's hot path): consecutive layers, inline.
+    const bool frozen = s.workload.frozen.layers > 0;
+    auto stage = [&](int index, int begin, int layers, bool first, bool last, int physical) {
+        return frozen ? stageOf(s, index, begin, layers, first, last, physical)
+                      : contiguous(m, index, begin, layers, first, last);
+    };
     PipelineStages out;
     if (st.pp == 1) {
-        out.stage[out.count++] =
-            s.workload.frozen.layers == 0
-                ? PipelineStage{0, l, s.model.moeLayerCount(), true, true}
-                : stageOf(s, 0, 0, l, true, true);
+        out.stage[out.count++] = stage(0, 0, l, true, true, 0);
         return out;
     }
     int first = l / st.pp, middle = first, last = first;
@@ -57,22 +78,10 @@ PipelineStages distinctStages(const Scenario& s) {
         first = st.firstStageLayers > 0 ? st.firstStageLayers : middle;
         last = st.lastStageLayers > 0 ? st.lastStageLayers : middle;
     }
-    const int lastMiddleBegin = first + (st.pp - 3) * middle;
-    if (s.workload.frozen.layers == 0) { // the common case, kept inline: no frozen counts
-        const Model& m = s.model;
-        auto moeIn = [&](int begin, int count) {
-            return m.moeLayersBefore(begin + count) - m.moeLayersBefore(begin);
-        };
-        out.stage[out.count++] = {0, first, moeIn(0, first), true, false};
-        out.stage[out.count++] = {st.pp - 1, last, moeIn(l - last, last), false, true};
-        if (st.pp > 2)
-            out.stage[out.count++] = {1, middle, moeIn(lastMiddleBegin, middle), false, false};
-        return out;
-    }
-    out.stage[out.count++] = stageOf(s, 0, 0, first, true, false);
-    out.stage[out.count++] = stageOf(s, st.pp - 1, l - last, last, false, true);
-    const bool frozen = s.workload.frozen.layers > 0;
-    if (frozen && st.vp > 1 && st.pp > 2) {
+    out.stage[out.count++] = stage(0, 0, first, true, false, 0);
+    out.stage[out.count++] = stage(st.pp - 1, l - last, last, false, true, st.pp - 1);
+    if (st.pp == 2) return out;
+    if (frozen && st.vp > 1) {
         // Interleaved with frozen layers: the middle stage with the fewest frozen layers (the
         // most work; ties to the later stage) stands for the middle ones.
         PipelineStage best = stageOf(s, 1, first, middle, false, false, 1);
@@ -83,29 +92,30 @@ PipelineStages distinctStages(const Scenario& s) {
         out.stage[out.count++] = best;
         return out;
     }
-    if (st.pp > 2)
-        out.stage[out.count++] =
-            stageOf(s, 1, lastMiddleBegin, middle, false, false, st.pp - 2);
+    // The last middle stage: the one with the most MoE layers.
+    out.stage[out.count++] =
+        stage(1, first + (st.pp - 3) * middle, middle, false, false, st.pp - 2);
     // A stage's frozen count over the middle stages rises, holds and falls (one contiguous
     // range): the fewest sit at one end, so the first middle stage is the other candidate.
     if (st.pp > 3 && frozen) out.stage[out.count++] = stageOf(s, 1, first, middle, false, false, 1);
     return out;
 }
 
+StageParams layersParams(const Model& m, const Strategy& st, int denseLayers, int moeLayers) {
+    const StageParams dl = layerParamsPerGpu(m, st, false), ml = layerParamsPerGpu(m, st, true);
+    return {denseLayers * dl.dense + moeLayers * ml.dense, moeLayers * ml.expert};
+}
+
 StageParams stageTrainableParamSplit(const Model& m, const Strategy& st, const Frozen& f,
                                      const PipelineStage& stage) {
     StageParams p = stageParamSplit(m, st, stage);
     if (!f.any()) return p;
-    const int frozenDense = stage.frozenLayers - stage.frozenMoeLayers;
-    const StageParams dl = layerParamsPerGpu(m, st, false), ml = layerParamsPerGpu(m, st, true);
-    p.dense -= frozenDense * dl.dense + stage.frozenMoeLayers * ml.dense;
-    p.expert -= stage.frozenMoeLayers * ml.expert;
+    const StageParams frozenLayers = layersParams(
+        m, st, stage.frozenLayers - stage.frozenMoeLayers, stage.frozenMoeLayers);
+    p.dense -= frozenLayers.dense;
+    p.expert -= frozenLayers.expert;
     if (stage.first && f.embedding) p.dense -= m.embeddingParams() / st.tp;
-    if (stage.last && f.head) {
-        double head = double(m.hidden);
-        head += m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams();
-        p.dense -= head / st.tp;
-    }
+    if (stage.last && f.head) p.dense -= headParams(m, st) / st.tp;
     // Tied embeddings on one stage: the one matrix trains unless both uses are frozen.
     if (m.tiedEmbeddings && st.pp == 1 && stage.first && f.embedding != f.head)
         p.dense += f.embedding ? m.embeddingParams() / st.tp : 0.0;
@@ -124,15 +134,9 @@ StageParams layerParamsPerGpu(const Model& m, const Strategy& st, bool moeLayer)
 }
 
 StageParams stageParamSplit(const Model& m, const Strategy& st, const PipelineStage& stage) {
-    const int moeL = stage.moeLayers, denseL = stage.layers - stage.moeLayers;
-    const StageParams dl = layerParamsPerGpu(m, st, false), ml = layerParamsPerGpu(m, st, true);
-    StageParams p{denseL * dl.dense + moeL * ml.dense, moeL * ml.expert};
-    double edge = 0;
-    if (stage.first) edge += m.embeddingParams();
-    if (stage.last) {
-        edge += double(m.hidden); // final norm
-        edge += m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams();
-    }
+    StageParams p = layersParams(m, st, stage.layers - stage.moeLayers, stage.moeLayers);
+    const double edge =
+        (stage.first ? m.embeddingParams() : 0.0) + (stage.last ? headParams(m, st) : 0.0);
     p.dense += edge / st.tp;
     return p;
 }

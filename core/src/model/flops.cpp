@@ -35,18 +35,25 @@ double attentionFlopsPerToken(const Model& m, double context) {
     return perKey * ((1.0 - frac) * context + frac * windowed);
 }
 
+namespace {
+/// Forward FLOPs per token at the network's edges: the head (LM head 2hV, or a ViT's
+/// classifier on the class token, once per image) and a ViT's patch projection (C·p² → h per
+/// patch token).
+struct EdgeFlops {
+    double head = 0, patch = 0;
+};
+EdgeFlops edgeFlopsPerToken(const Model& m) {
+    if (!m.vit) return {2.0 * double(m.hidden) * double(m.vocab), 0.0};
+    const double T = double(m.vitShape.tokens());
+    const double p = double(m.vitShape.channels) * m.vitShape.patchSize * m.vitShape.patchSize;
+    return {2.0 * double(m.hidden) * double(m.vitShape.classes) / T,
+            2.0 * (T - 1.0) * p * double(m.hidden) / T};
+}
+} // namespace
+
 double lmHeadFlopsPerToken(const Model& m) {
-    // ViT: the classifier runs on the class token only, once per image; the patch projection
-    // is a GEMM of C·p² → h per patch token (counted here with the edges of the network).
-    if (m.vit) {
-        const double T = double(m.vitShape.tokens());
-        const double patch = double(m.vitShape.channels) * m.vitShape.patchSize *
-                             m.vitShape.patchSize;
-        return (2.0 * double(m.hidden) * double(m.vitShape.classes) +
-                2.0 * (T - 1.0) * patch * double(m.hidden)) /
-               T;
-    }
-    return 2.0 * double(m.hidden) * double(m.vocab);
+    const EdgeFlops e = edgeFlopsPerToken(m);
+    return e.head + e.patch;
 }
 
 double layersGemmFlopsPerToken(const Model& m) {
@@ -124,13 +131,7 @@ TrainingWork trainingWork(const Model& m, const Frozen& f, double seqLen) {
     w.backLayers = (m.layers - f.layers) + (dgradFrozen ? f.layers : 0);
     // The edges: the LM head (2hV) or, for a ViT, the classifier and the patch projection.
     const bool belowHeadTrains = f.belowHeadTrains(m.layers);
-    double head = 2.0 * double(m.hidden) * double(m.vocab), patch = 0;
-    if (m.vit) {
-        const double T = double(m.vitShape.tokens());
-        const double p = double(m.vitShape.channels) * m.vitShape.patchSize * m.vitShape.patchSize;
-        head = 2.0 * double(m.hidden) * double(m.vitShape.classes) / T;
-        patch = 2.0 * (T - 1.0) * p * double(m.hidden) / T;
-    }
+    const auto [head, patch] = edgeFlopsPerToken(m);
     // LoRA adapters: 2 FLOPs per adapter parameter and token forward, input and weight
     // gradients backward.
     const double lora = 2.0 * loraParams(m, f);

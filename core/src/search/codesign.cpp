@@ -26,6 +26,20 @@ std::vector<std::string> knobNames(const System& sys) {
     return k;
 }
 
+namespace {
+/// The scenario on `gpus` GPUs of the same build: the outermost tier grows to hold them, DP
+/// follows from the other degrees (left as it is when they do not divide the count; the
+/// search picks the strategy).
+Scenario withGpus(const Scenario& s, int gpus) {
+    Scenario o = s;
+    o.gpus = gpus;
+    if (!o.system.tiers.empty() && gpus > o.system.tiers.back().gpus)
+        o.system.tiers.back().gpus = gpus;
+    if (const int dp = dataParallelDegree(gpus, o.strategy)) o.strategy.dp = dp;
+    return o;
+}
+} // namespace
+
 Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
     if (!(f > 0) || !std::isfinite(f))
         throw InputError("--knob", knob,
@@ -65,9 +79,7 @@ Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
         const int limit = sys.tiers.size() > 1 ? sys.tiers[1].gpus : sys.tiers[0].gpus;
         sys.tiers[0].gpus = std::max(1, std::min(limit, int(std::lround(sys.tiers[0].gpus * f))));
     } else if (knob == "gpus") {
-        o.gpus = std::max(1, int(std::lround(s.gpus * f)));
-        if (!sys.tiers.empty() && o.gpus > sys.tiers.back().gpus) sys.tiers.back().gpus = o.gpus;
-        if (const int dp = dataParallelDegree(o.gpus, o.strategy)) o.strategy.dp = dp;
+        o = withGpus(s, std::max(1, int(std::lround(s.gpus * f))));
     } else if (knob.rfind("tier", 0) == 0 && knob.find('_') != std::string::npos) {
         const std::size_t us = knob.find('_');
         std::size_t k = 0;
@@ -336,13 +348,9 @@ ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSy
             p.systemName = rs.system.name;
             p.gpus = g;
             p.pricePerGpuHour = rs.system.pricePerGpuHour;
-            Scenario s = base;
-            s.system = rs.system;
-            s.gpus = g;
-            if (!s.system.tiers.empty() && g > s.system.tiers.back().gpus)
-                s.system.tiers.back().gpus = g; // a larger cluster of the same build
-            if (const int dp = dataParallelDegree(g, s.strategy)) s.strategy.dp = dp;
-            if (s.model.isDlrm()) s.strategy.dp = g;
+            Scenario on = base;
+            on.system = rs.system;
+            const Scenario s = withGpus(on, g);
             SearchSpace sp = space;
             sp.gpus = {g};
             try {
