@@ -21,18 +21,8 @@ namespace {
 // Toy model: l = 4, h = 1024, a = g = 8 heads of d = 128, f = 4096 (plain GELU MLP), V = 32768;
 // 8 GPUs of DP, micro-batch 1, 16 sequences of 1024: two micro-batches per step.
 const json kToy = [] {
-    json doc = json::parse(R"({
-  "schema": "madmax-scenario/1",
-  "name": "toy",
-  "model": {"id": "toy", "layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8,
-            "head_dim": 128, "ffn_hidden": 4096, "vocab": 32768, "gated_mlp": false},
-  "gpus": 8,
-  "strategy": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero_stage": 0,
-               "dp_overlap": false},
-  "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
-               "attention": "flash"}
-})");
-    doc["system"] = test::toySystem();
+    json doc = test::toyScenario();
+    doc["strategy"]["dp_overlap"] = false; // every gradient byte exposed: reduction times read
     return doc;
 }();
 
@@ -44,12 +34,8 @@ Scenario toy(const json& frozen, const std::vector<std::pair<std::string, json>>
     return parseScenario(doc, "toy");
 }
 
-std::vector<double> opDurations(const Result& r, const std::string& label) {
-    std::vector<double> out;
-    for (const auto& e : r.timeline)
-        if (e.label == label) out.push_back(e.endS - e.startS);
-    return out;
-}
+using test::opDurations;
+using test::opSeconds;
 
 // Parameters by hand (test_hand_derived.cpp): a layer 12,584,960; embedding = LM head = Vh =
 // 33,554,432; final norm 1024; all 117,449,728.
@@ -395,12 +381,7 @@ TEST_CASE("LoRA hand-derived: adapters' parameters, traffic, memory, op time and
     // per projection at 1 TB/s, four projections 1.703936e-5 s. MLP up: 2,129,920 B and
     // (1024·8 + 8·4096 + 1024·4096)·2 = 8,470,528 B; down the mirror: 2.1200896e-5 s.
     // Backward: input and weight gradients, twice the forward.
-    auto op = [&](const std::string& label) {
-        for (const auto& e : r.timeline)
-            if (e.label == label) return e.endS - e.startS;
-        FAIL("no op " << label);
-        return 0.0;
-    };
+    auto op = [&](const std::string& label) { return opSeconds(r, label); };
     CHECK(op("LoRA adapters (attention)") == Approx(1.703936e-5).epsilon(1e-6));
     CHECK(op("LoRA adapters (MLP)") == Approx(2.1200896e-5).epsilon(1e-6));
     CHECK(op("LoRA adapters (attention, bwd)") == Approx(3.407872e-5).epsilon(1e-6));
@@ -500,12 +481,7 @@ TEST_CASE("QLoRA hand-derived: an NF4 base holds its layers at 4.127 bits and de
     // Each use dequantizes: read 0.515875 B, write 2 B per weight. Attention's 4,195,328
     // weights: 1.0554921e-5 s at 1 TB/s; the MLP's 8,389,632: 2.1107265e-5 s; again in the
     // backward (the input gradient needs the weights).
-    auto op = [&](const std::string& label) {
-        for (const auto& e : r.timeline)
-            if (e.label == label) return e.endS - e.startS;
-        FAIL("no op " << label);
-        return 0.0;
-    };
+    auto op = [&](const std::string& label) { return opSeconds(r, label); };
     CHECK(op("dequantize base weights (attention)") == Approx(1.0554921e-5).epsilon(1e-6));
     CHECK(op("dequantize base weights (MLP)") == Approx(2.1107265e-5).epsilon(1e-6));
     CHECK(op("dequantize base weights (MLP, bwd)") == Approx(2.1107265e-5).epsilon(1e-6));

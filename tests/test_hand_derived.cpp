@@ -16,21 +16,9 @@ using nlohmann::json;
 
 namespace {
 
-// Toy model: l = 4, h = 1024, a = g = 8 heads of d = 128, f = 4096 (plain GELU MLP), V = 32768.
-const json kToy = [] {
-    json doc = json::parse(R"({
-  "schema": "madmax-scenario/1",
-  "name": "toy",
-  "model": {"id": "toy", "layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8,
-            "head_dim": 128, "ffn_hidden": 4096, "vocab": 32768, "gated_mlp": false},
-  "gpus": 8,
-  "strategy": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero_stage": 0},
-  "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
-               "attention": "flash"}
-})");
-    doc["system"] = test::toySystem(); // the shared toy hardware
-    return doc;
-}();
+// Toy model: l = 4, h = 1024, a = g = 8 heads of d = 128, f = 4096 (plain GELU MLP), V = 32768
+// (test::toyScenario on the shared toy hardware).
+const json kToy = test::toyScenario();
 
 Scenario toy(const std::vector<std::pair<std::string, json>>& edits = {}) {
     json doc = kToy;
@@ -44,13 +32,7 @@ double seconds(const Result& r, ParallelDim d, Collective c, bool exposed = fals
     return exposed ? t.exposedS : t.serializedS;
 }
 
-/// Duration of the first timeline op with this label.
-double opSeconds(const Result& r, const std::string& label) {
-    for (const auto& e : r.timeline)
-        if (e.label == label) return e.endS - e.startS;
-    FAIL("no op labelled " << label);
-    return 0;
-}
+using test::opSeconds;
 
 // Parameters (Model::paramsPerLayer etc.), by hand:
 //   attention h(ad + 2gd) + adh + h = 1024·3072 + 1024·1024 + 1024 = 4,195,328

@@ -26,6 +26,34 @@ System systemPreset(const std::string& id) {
     return parseSystem(j, id, "system");
 }
 
+nlohmann::json toyScenario() {
+    nlohmann::json doc = nlohmann::json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy",
+  "model": {"id": "toy", "layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8,
+            "head_dim": 128, "ffn_hidden": 4096, "vocab": 32768, "gated_mlp": false},
+  "gpus": 8,
+  "strategy": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero_stage": 0},
+  "workload": {"kind": "training", "global_batch": 16, "seq_len": 1024, "precision": "bf16",
+               "attention": "flash"}
+})");
+    doc["system"] = toySystem();
+    return doc;
+}
+
+std::vector<double> opDurations(const Result& r, const std::string& label) {
+    std::vector<double> out;
+    for (const auto& e : r.timeline)
+        if (e.label == label) out.push_back(e.endS - e.startS);
+    return out;
+}
+
+double opSeconds(const Result& r, const std::string& label) {
+    const auto d = opDurations(r, label);
+    if (d.empty()) throw std::runtime_error("no timeline op labelled " + label);
+    return d.front();
+}
+
 int runCli(const std::string& args, std::string* out, std::string* err) {
     const auto dir = std::filesystem::temp_directory_path();
     const auto errFile = dir / ("madmax-test-err-" + std::to_string(::getpid()));

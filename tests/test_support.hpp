@@ -21,6 +21,16 @@ System systemPreset(const std::string& id);
 /// NVLink 100 GB/s in nodes of 8, network 10 GB/s, every link at efficiency 1.
 nlohmann::json toySystem();
 
+/// The hand-derivation toy scenario on toySystem(): l = 4, h = 1024, a = g = 8 heads of
+/// d = 128, f = 4096 (plain GELU MLP), V = 32768; 8 GPUs of DP, micro-batch 1, ZeRO-0, 16
+/// sequences of 1024 (two micro-batches per step), bf16, flash attention.
+nlohmann::json toyScenario();
+
+/// Durations of the timeline ops with this label, in order (empty when none).
+std::vector<double> opDurations(const Result& r, const std::string& label);
+/// Duration of the first timeline op with this label; fails the test when there is none.
+double opSeconds(const Result& r, const std::string& label);
+
 /// Run the madmax CLI; returns the exit code and fills stdout / stderr.
 int runCli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr);
 
