@@ -45,45 +45,38 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
     });
     form->addRow("Start from GPU", gpu_);
     form->addRow("On system", system_);
-    nccl_ = new QListWidget;
-    nccl_->setToolTip("nccl-tests output files (all_reduce_perf, all_gather_perf, "
-                      "reduce_scatter_perf, alltoall_perf) with their header.");
-    nccl_->setMaximumHeight(90);
-    auto* ncclRow = new QHBoxLayout;
-    ncclRow->addWidget(nccl_, 1);
-    auto* add = new QPushButton("Add…");
-    auto* clear = new QPushButton("Clear");
-    auto* buttons = new QVBoxLayout;
-    buttons->addWidget(add);
-    buttons->addWidget(clear);
-    buttons->addStretch(1);
-    ncclRow->addLayout(buttons);
-    form->addRow("nccl-tests files", ncclRow);
-    connect(add, &QPushButton::clicked, this, [this] {
-        for (const QString& f : QFileDialog::getOpenFileNames(this, "nccl-tests output"))
-            nccl_->addItem(f);
-    });
-    connect(clear, &QPushButton::clicked, nccl_, &QListWidget::clear);
-    kineto_ = new QListWidget;
-    kineto_->setToolTip("PyTorch profiler traces (torch.profiler with record_shapes=True, "
-                        "export_chrome_trace): each GEMM's kernel time fits the 16-bit GEMM "
-                        "efficiency curve, point by point.");
-    kineto_->setMaximumHeight(70);
-    auto* kinetoRow = new QHBoxLayout;
-    kinetoRow->addWidget(kineto_, 1);
-    auto* addTrace = new QPushButton("Add…");
-    auto* clearTraces = new QPushButton("Clear");
-    auto* traceButtons = new QVBoxLayout;
-    traceButtons->addWidget(addTrace);
-    traceButtons->addWidget(clearTraces);
-    kinetoRow->addLayout(traceButtons);
-    form->addRow("Profiler traces", kinetoRow);
-    connect(addTrace, &QPushButton::clicked, this, [this] {
-        for (const QString& f :
-             QFileDialog::getOpenFileNames(this, "PyTorch profiler traces", {}, "JSON (*.json)"))
-            kineto_->addItem(f);
-    });
-    connect(clearTraces, &QPushButton::clicked, kineto_, &QListWidget::clear);
+    // A list of measurement files with Add… and Clear.
+    auto fileList = [&](const QString& label, const QString& tip, const QString& caption,
+                        const QString& filter, int height) {
+        auto* list = new QListWidget;
+        list->setToolTip(tip);
+        list->setMaximumHeight(height);
+        auto* row = new QHBoxLayout;
+        row->addWidget(list, 1);
+        auto* add = new QPushButton("Add…");
+        auto* clear = new QPushButton("Clear");
+        auto* buttons = new QVBoxLayout;
+        buttons->addWidget(add);
+        buttons->addWidget(clear);
+        buttons->addStretch(1);
+        row->addLayout(buttons);
+        form->addRow(label, row);
+        connect(add, &QPushButton::clicked, this, [this, list, caption, filter] {
+            for (const QString& f : QFileDialog::getOpenFileNames(this, caption, {}, filter))
+                list->addItem(f);
+        });
+        connect(clear, &QPushButton::clicked, list, &QListWidget::clear);
+        return list;
+    };
+    nccl_ = fileList("nccl-tests files",
+                     "nccl-tests output files (all_reduce_perf, all_gather_perf, "
+                     "reduce_scatter_perf, alltoall_perf) with their header.",
+                     "nccl-tests output", {}, 90);
+    kineto_ = fileList("Profiler traces",
+                       "PyTorch profiler traces (torch.profiler with record_shapes=True, "
+                       "export_chrome_trace): each GEMM's kernel time fits the 16-bit GEMM "
+                       "efficiency curve, point by point.",
+                       "PyTorch profiler traces", "JSON (*.json)", 70);
     steps_ = new QLineEdit;
     steps_->setPlaceholderText("optional: measured step times, madmax-validation/1 JSON");
     auto* browse = new QPushButton("Browse…");

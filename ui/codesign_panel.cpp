@@ -113,9 +113,8 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     connect(&job_, &JobTracker::progress, this,
             [this](double f) { bar_->setValue(int(f * 1000)); });
     connect(&job_, &JobTracker::finished, this, [this](bool cancelled) {
-        sens_->setEnabled(true);
-        sweep_->setEnabled(true);
-        paretoRun_->setEnabled(true);
+        for (QPushButton* b : {sens_, sweep_, paretoRun_})
+            b->setEnabled(true);
         stop_->setEnabled(false);
         if (cancelled) status_->setText("Cancelled.");
         else if (!status_->text().startsWith("Resource"))
@@ -146,14 +145,18 @@ void CoDesignPanel::refreshCharts() {
         c->setInput(in);
 }
 
+void CoDesignPanel::setBusy(const QString& status) {
+    for (QPushButton* b : {sens_, sweep_, paretoRun_}) // one run at a time
+        b->setEnabled(false);
+    stop_->setEnabled(true);
+    bar_->setValue(0);
+    status_->setText(status);
+}
+
 void CoDesignPanel::runSensitivity() {
     if (job_.running()) return;
     const Scenario base = doc_->scenario();
-    sens_->setEnabled(false);
-    sweep_->setEnabled(false);
-    stop_->setEnabled(true);
-    bar_->setValue(0);
-    status_->setText("Running the search at ×0.5 and ×2 of every knob…");
+    setBusy("Running the search at ×0.5 and ×2 of every knob…");
     const std::vector<std::string> knobs = {
         "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
         "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain"};
@@ -199,11 +202,7 @@ void CoDesignPanel::runSweeps(const QStringList& knobs, const QString& factors) 
     const Scenario base = doc_->scenario();
     sweeps_.clear();
     refreshCharts();
-    sens_->setEnabled(false);
-    sweep_->setEnabled(false);
-    stop_->setEnabled(true);
-    bar_->setValue(0);
-    status_->setText("Sweeping…");
+    setBusy("Sweeping…");
     job_.start([this, base, axes](const JobContext& job) {
         for (std::size_t i = 0; i < axes.size() && !job.cancelFlag()->load(); ++i) {
             SearchOptions o;
@@ -246,12 +245,7 @@ void CoDesignPanel::runPareto(const QStringList& systems, const QString& gpus) {
     const Scenario base = doc_->scenario();
     pareto_ = {};
     refreshCharts();
-    sens_->setEnabled(false);
-    sweep_->setEnabled(false);
-    paretoRun_->setEnabled(false);
-    stop_->setEnabled(true);
-    bar_->setValue(0);
-    status_->setText("Searching every system at every GPU count…");
+    setBusy("Searching every system at every GPU count…");
     job_.start([this, base, sys, counts](const JobContext& job) {
         SearchOptions o;
         o.cancel = job.cancelFlag();

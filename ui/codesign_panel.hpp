@@ -41,6 +41,8 @@ class CoDesignPanel : public QWidget {
 
   private:
     void refreshCharts();
+    /// A run starts: every run button off, Cancel on, the bar at zero, `status` said.
+    void setBusy(const QString& status);
     ScenarioDocument* doc_;
     QListWidget* knobs_;
     QLineEdit* factors_;
