@@ -65,12 +65,13 @@ std::vector<Scenario> randomScenarios(int count) {
     return out;
 }
 
-Scenario scaled(Scenario s, double flops, double hbm, double net) {
+Scenario scaled(Scenario s, double flops, double hbm, double net, double host = 1) {
     for (auto& p : s.system.gpu.peakFlops)
         p *= flops;
     s.system.gpu.hbmBytesPerS *= hbm;
     for (auto& t : s.system.tiers)
         t.bytesPerS *= net;
+    s.system.gpu.calibration.hostOpS /= host;
     return s;
 }
 
@@ -86,14 +87,17 @@ TEST_CASE("Invariants hold over 10,000 random valid scenarios") {
             std::isfinite(r.stepTimeS) && r.stepTimeS > 0 && std::isfinite(r.mfu) && r.mfu > 0 &&
             std::isfinite(r.memory.totalBytes()) && r.memory.totalBytes() > 0 && r.computeS > 0 &&
             r.exposedCommS >= 0 && r.bubbleS >= 0;
-        // More bandwidth (network or HBM) or more FLOP/s is never slower.
+        // More bandwidth (network or HBM), more FLOP/s or a faster host is never slower.
         const double faster = 1.0 + 1e-12;
         const bool netMonotone = evaluate(scaled(s, 1, 1, 2)).stepTimeS <= r.stepTimeS * faster;
         const bool hbmMonotone = evaluate(scaled(s, 1, 2, 1)).stepTimeS <= r.stepTimeS * faster;
         const bool flopsMonotone = evaluate(scaled(s, 2, 1, 1)).stepTimeS <= r.stepTimeS * faster;
+        // A host that issues kernels twice as fast is never slower either.
+        const bool hostMonotone = evaluate(scaled(s, 1, 1, 1, 2)).stepTimeS <= r.stepTimeS * faster;
         const bool identity = std::fabs(r.stepTimeS - (r.computeS + r.exposedCommS + r.bubbleS)) <=
                               1e-9 * r.stepTimeS;
-        if (!(finitePositive && netMonotone && hbmMonotone && flopsMonotone && identity)) {
+        if (!(finitePositive && netMonotone && hbmMonotone && flopsMonotone && hostMonotone &&
+              identity)) {
             ++failures;
             if (failures <= 5) {
                 INFO("scenario: " << toJson(s).dump());
@@ -101,6 +105,7 @@ TEST_CASE("Invariants hold over 10,000 random valid scenarios") {
                 CHECK(netMonotone);
                 CHECK(hbmMonotone);
                 CHECK(flopsMonotone);
+                CHECK(hostMonotone);
                 CHECK(identity);
             }
         }

@@ -79,8 +79,8 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 10.6% and max ≈ 82% (README "Validation": Qwen3-30B on 16 H100 is over-predicted
-    // by 82%, GPT-OSS-120B on 64 GB200 by 59%). The median is held to the target; the max is
+    // median ≈ 10.6% and max ≈ 61% (README "Validation": Qwen3-30B on 16 H100 is over-predicted
+    // by 61%, GPT-OSS-120B on 64 GB200 by 59%). The median is held to the target; the max is
     // held where it stands until those two are explained. The DeepEP rows meet the target.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     const auto& r = report();
@@ -100,7 +100,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     const ErrorStats s = errorStats(errs), d = errorStats(deepep);
     CHECK(s.count == 12);
     CHECK(s.medianAbsPct <= 15.0);
-    CHECK(s.maxAbsPct <= 85.0);
+    CHECK(s.maxAbsPct <= 65.0);
     CHECK(d.medianAbsPct <= 15.0);
 }
 
@@ -245,27 +245,66 @@ TEST_CASE("Validation never guesses silently: family match, unknown HBM, padded 
 TEST_CASE("Uncertainty bands come from the residuals of similar published runs") {
     CHECK(gpuFamilyOf("h100-sxm5-80gb") == "H100");
     CHECK(gpuFamilyOf("GB200-NVL72") == "GB200");
-    // The built-in dataset is the public one.
-    CHECK(builtinValidationDataset() == readJsonFile(MADMAX_PUBLIC_DATASET));
-    // The default scenario (H100, dense training): the 3 Llama 3 Table 4 rows and the 4 NeMo
-    // 24.07 FP8 rows are the published H100 dense training runs.
+    // The built-in dataset is every file of presets/validation in name order: the held-out
+    // Megatron-Bridge rows, then the public ones.
+    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
+    const json held = readJsonFile(MADMAX_MBRIDGE2511_DATASET);
+    const json& all = builtinValidationDataset()["cases"];
+    REQUIRE(all.size() == pub["cases"].size() + held["cases"].size());
+    CHECK(all[0] == held["cases"][0]);
+    CHECK(all[held["cases"].size()] == pub["cases"][0]);
+    // The default scenario (H100, dense training): the 3 Llama 3 Table 4 rows, the 4 NeMo
+    // 24.07 FP8 rows and the 3 Megatron-Bridge 25.11 DGX-H100 Llama rows.
     const Scenario def = test::preset("default");
     const UncertaintyBand b = uncertaintyFor(def);
     REQUIRE(b.known);
-    CHECK(b.runs == 7);
+    CHECK(b.runs == 10);
     CHECK(b.basis == "H100 dense training");
+    const ValidationReport heldReport =
+        runValidation(held, PresetLibrary::builtin(), "megatron-bridge-2511.json");
     std::vector<double> errs;
     for (const auto& o : report().cases)
         if (o.id.rfind("llama3-t4-", 0) == 0 || o.id.rfind("nemo2407-", 0) == 0)
             errs.push_back(std::fabs(o.errorPct()));
+    for (const auto& o : heldReport.cases)
+        if (o.id.find("llama") != std::string::npos && o.id.find("-dgx-h100-") != std::string::npos)
+            errs.push_back(std::fabs(o.errorPct()));
+    REQUIRE(errs.size() == 10);
     CHECK(b.medianAbsPct == Approx(errorStats(errs).medianAbsPct));
     CHECK(b.maxAbsPct == Approx(errorStats(errs).maxAbsPct));
-    // No B200 dense row is published: the band falls back to dense training on any GPU (25).
-    const UncertaintyBand any = uncertaintyFor(test::preset("default", {"system=dgx-b200-superpod"}));
+    // B200 dense training: the two DGX-B200 Llama rows.
+    const UncertaintyBand b200 = uncertaintyFor(test::preset("default", {"system=dgx-b200-superpod"}));
+    CHECK(b200.runs == 2);
+    CHECK(b200.basis == "B200 dense training");
+    // No H200 dense row is published: the band falls back to dense training on any GPU
+    // (25 public rows + 11 Megatron-Bridge Llama rows).
+    const UncertaintyBand any = uncertaintyFor(test::preset("default", {"system=dgx-h200-superpod"}));
     REQUIRE(any.known);
-    CHECK(any.runs == 25);
+    CHECK(any.runs == 36);
     CHECK(any.basis == "dense training (any GPU)");
     // Serving has its own rows (5 H100 serving runs).
     CHECK(uncertaintyFor(test::preset("serve-llama2-70b-8xh100-offline")).runs == 5);
     CHECK(uncertaintyFor(test::preset("dlrm-dcnv2-64-h100")).basis == "DLRM training (any GPU)");
+}
+
+TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%, none worse "
+          "than 55%") {
+    // presets/validation/megatron-bridge-2511.json: the same table's DGX-GB300 and DGX-B200
+    // rows and its remaining DGX-GB200 / DGX-H100 ones (20; sources in every case). One is
+    // fitted on: Qwen3-30B-A3B on 8 B200 at micro-batch 1 sets the host's time per kernel
+    // (host_op_us 40). This build: median 10.8%, p90 29.0%, max 50.3% (GPT-OSS-120B on
+    // 64 B200, +50%); dense rows at most 24.3% (Llama 3 8B on 8 GB300).
+    const ValidationReport r = runValidation(readJsonFile(MADMAX_MBRIDGE2511_DATASET),
+                                             PresetLibrary::builtin(), "megatron-bridge-2511.json");
+    CHECK(r.overall.count == 20);
+    for (const auto& c : r.cases)
+        CHECK(c.predicted.has_value());
+    CHECK(r.overall.medianAbsPct <= 12.0);
+    CHECK(r.overall.maxAbsPct <= 55.0);
+    for (const auto& c : r.cases) {
+        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
+        if (c.id == "mbridge2511-qwen3-30b-a3b-dgx-b200-8-fp8-mx")
+            CHECK(std::fabs(c.errorPct()) <= 5.0); // the fitted row
+        if (c.id.find("llama") != std::string::npos) CHECK(std::fabs(c.errorPct()) <= 25.0);
+    }
 }

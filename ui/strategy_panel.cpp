@@ -173,6 +173,10 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
              "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023).");
     addCheck(form, "dp_overlap", "Overlap gradient reduction",
              "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP).");
+    addCheck(form, "cuda_graphs", "CUDA graphs",
+             "The step is captured in CUDA graphs: the host replays them in one launch each, "
+             "so the CPU time per kernel (GPU calibration host_op_us) never leaves the GPU "
+             "idle. Off: eager PyTorch, where small MoE layers can be host-bound.");
     outer->addWidget(switches);
     switches_ = switches;
 
@@ -352,7 +356,7 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
             arr.push_back(d.toStdString());
         applyEdits({{"strategy.placement", arr}}, "placement", combos_["placement"]);
     });
-    for (const char* key : {"sequence_parallel", "tp_comm_overlap", "dp_overlap"}) {
+    for (const char* key : {"sequence_parallel", "tp_comm_overlap", "dp_overlap", "cuda_graphs"}) {
         const QString k = key;
         connect(checks_[k], &QCheckBox::toggled, this, [this, k](bool on) {
             applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
@@ -516,7 +520,8 @@ void StrategyPanel::refresh(const Scenario& s) {
     }
     for (auto [key, value] : {std::pair{"sequence_parallel", st.sequenceParallel},
                               {"tp_comm_overlap", st.tpCommOverlap},
-                              {"dp_overlap", st.dpOverlap}}) {
+                              {"dp_overlap", st.dpOverlap},
+                              {"cuda_graphs", st.cudaGraphs}}) {
         const QSignalBlocker b(checks_[key]);
         checks_[key]->setChecked(value);
     }

@@ -20,6 +20,9 @@ struct ComputeBreakdown {
     double backwardS = 0;
     double recomputeS = 0;
     double optimizerS = 0;
+    /// Of forward + backward + recompute: the GPU idle waiting for the host to launch kernels
+    /// (eager mode; 0 with CUDA graphs or a host_op_us of 0).
+    double hostStallS = 0;
     double totalS() const { return forwardS + backwardS + recomputeS + optimizerS; }
 };
 

@@ -28,6 +28,9 @@ struct Strategy {
     bool sequenceParallel = false;
     bool tpCommOverlap = false;
     bool dpOverlap = true; ///< overlap bucketed gradient reduction with the backward pass
+    /// The step is captured in CUDA graphs: the host replays each graph in one launch, so the
+    /// per-kernel host cost (calibration `host_op_us`) never stalls the GPU.
+    bool cudaGraphs = false;
     double bucketBytes = 40e6;
     Recompute recompute = Recompute::None;
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;

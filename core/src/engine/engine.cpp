@@ -340,6 +340,7 @@ class LayerBuilder {
             if (w < 0) continue;
             SimOp op;
             op.label = "layer end";
+            op.kernels = 0; // a marker, not a kernel
             op.deps = {lastCompute_, w};
             lastCompute_ = sim_.add(op);
         }
@@ -766,7 +767,8 @@ struct LayerSchedule {
 void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out) {
     const Model& m = s.model;
     out.costs = layerCosts(s, ctx.shape, ctx.oc, ctx.groups);
-    const double hostOp = s.system.gpu.calibration.hostOpS;
+    // CUDA graphs: one launch replays the layer, so the host never paces the GPU.
+    const double hostOp = s.strategy.cudaGraphs ? 0.0 : s.system.gpu.calibration.hostOpS;
     auto run = [&](StreamSim& sim) {
         sim.run();
         sim.addHostStalls(hostOp, "host launch stalls");
@@ -819,18 +821,6 @@ StagePass stagePass(const LayerSchedule& l, const PipelineStage& stage) {
     return t;
 }
 
-/// The slowest stage sets the pipeline's pace (ties go to the earlier of first, last, middle).
-StagePass criticalStage(const Scenario& s, const StepContext&, const LayerSchedule& l) {
-    StagePass crit{};
-    bool any = false;
-    for (const PipelineStage& stage : distinctStages(s)) {
-        const StagePass t = stagePass(l, stage);
-        if (!any || t.fwd + t.bwd > crit.fwd + crit.bwd) crit = t;
-        any = true;
-    }
-    return crit;
-}
-
 struct PipelineTimes {
     double microBatchWallS; ///< one micro-batch's forward + backward + p2p on the critical stage
     double bubbleS;
@@ -879,6 +869,10 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     r.compute.backwardS = mbs * (busy(Phase::Backward) + (first ? e.embedBwd : 0.0) +
                                  (last ? e.headBwd : 0.0));
     r.compute.recomputeS = mbs * busy(Phase::Recompute);
+    double stalls = layers * l.fwd.hostStallS() + moeLayers * l.moeFwd.hostStallS();
+    l.forEachBackward(crit.stage,
+                      [&](const StreamSim& sim, int count) { stalls += count * sim.hostStallS(); });
+    r.compute.hostStallS = mbs * stalls;
     return out;
 }
 
@@ -1095,16 +1089,33 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     const StepContext ctx = makeContext(s);
     LayerSchedule layer;
     simulateLayer(s, ctx, layer);
-    const StagePass crit = criticalStage(s, ctx, layer);
 
+    // The step ends when the slowest stage has run its micro-batches, synchronized its
+    // gradients and stepped its optimizer: every distinct stage is timed and the longest is
+    // the critical one (a maximum, so a faster GPU or link never lengthens the step).
     Result r;
-    r.microBatches = ctx.microBatches;
-    r.criticalStage = crit.stage.index;
-    CommTable comm{};
-    const PipelineTimes pipe = pipelineStep(s, ctx, layer, crit, r, comm);
-    const double dpExposed = dataParallelSync(s, ctx, crit, comm);
-    r.compute.optimizerS = optimizerStep(s, ctx, crit);
-    finishStep(s, comm, pipe.bubbleS, r);
+    StagePass crit{};
+    PipelineTimes pipe{};
+    double dpExposed = 0;
+    bool any = false;
+    for (const PipelineStage& stage : distinctStages(s)) {
+        const StagePass cand = stagePass(layer, stage);
+        Result rc;
+        rc.microBatches = ctx.microBatches;
+        rc.criticalStage = cand.stage.index;
+        CommTable comm{};
+        const PipelineTimes pc = pipelineStep(s, ctx, layer, cand, rc, comm);
+        const double dc = dataParallelSync(s, ctx, cand, comm);
+        rc.compute.optimizerS = optimizerStep(s, ctx, cand);
+        finishStep(s, comm, pc.bubbleS, rc);
+        if (!any || rc.stepTimeS > r.stepTimeS) {
+            r = rc;
+            crit = cand;
+            pipe = pc;
+            dpExposed = dc;
+        }
+        any = true;
+    }
     r.memory = peakMemory(s);
     if (s.model.isMoe()) moeSummary(s, ctx, layer, r);
     if (options.timeline) appendStepTimeline(r, ctx, layer, crit, pipe, dpExposed);

@@ -7,6 +7,7 @@ namespace madmax::detail {
 void StreamSim::run() {
     std::array<double, 3> laneFree{};
     busy_ = {};
+    hostStall_ = 0;
     comm_ = {};
     makespan_ = 0;
     for (int i = 0; i < n_; ++i) {
@@ -38,24 +39,39 @@ void StreamSim::run() {
 }
 
 double StreamSim::addHostStalls(double hostOpS, const char* label) {
+    hostStall_ = 0;
     if (hostOpS <= 0 || n_ == 0 || n_ >= kCapacity) return 0.0;
+    // The layer repeats. The host issues every kernel in order at hostOpS a launch, running
+    // ahead of the GPU, except that after a host sync it issues nothing until that op is done.
+    // The steady-state time of a layer is then a max-plus cycle bound: no sync, max(GPU, host);
+    // with one, the cycle runs from the sync's end (the ops after it, then the next layer's
+    // up to the sync), and no op i can start before the host issued it, nor can the sync end
+    // before the GPU did op i and every compute op after it in the cycle. Every term is a sum
+    // of durations, so a faster GPU, link or host never lengthens the layer.
     int sync = -1;
-    double host = 0, hostBefore = 0;
+    double host = 0;
     for (int i = 0; i < n_; ++i) {
         host += ops_[i].op.kernels * hostOpS;
-        if (ops_[i].op.hostSync && sync < 0) {
-            sync = i;
-            hostBefore = host;
-        }
+        if (ops_[i].op.hostSync && sync < 0) sync = i;
     }
-    double stall;
-    if (sync < 0) {
-        stall = std::max(0.0, host - makespan_);
-    } else {
-        const double gpuBefore = end_[sync], gpuAfter = makespan_ - end_[sync];
-        stall = std::max(0.0, hostBefore - gpuBefore) +
-                std::max(0.0, (host - hostBefore) - gpuAfter);
+    double period = std::max(makespan_, host);
+    if (sync >= 0) {
+        // Walk the cycle backwards from the sync: `work` is the compute from op i to the sync,
+        // `issued` the host's clock once op i is issued.
+        double work = 0, issued = host;
+        auto visit = [&](int i) {
+            const SimOp& op = ops_[i].op;
+            if (!op.isComm()) work += op.durationS;
+            const double first = issued - op.kernels * hostOpS + (op.kernels > 0 ? hostOpS : 0);
+            period = std::max(period, first + work);
+            issued -= op.kernels * hostOpS;
+        };
+        for (int i = sync; i >= 0; --i)
+            visit(i);
+        for (int i = n_ - 1; i > sync; --i)
+            visit(i);
     }
+    const double stall = period - makespan_;
     if (stall <= 0) return 0.0;
     // The stall is charged to the phase of the work it delays (the layer's last compute op).
     Phase phase = Phase::Forward;
@@ -75,6 +91,7 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
     ++n_;
     makespan_ += stall;
     busy_[int(phase)] += stall;
+    hostStall_ = stall;
     return stall;
 }
 

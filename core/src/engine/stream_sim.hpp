@@ -47,11 +47,14 @@ class StreamSim {
     void run();
     /// Host launch limit (after run()): the host issues every kernel in order at `hostOpS`
     /// each, running ahead of the GPU except across a host sync. Where it is slower than the
-    /// GPU — before the sync, or after it — the compute stream idles; that idle time is added
-    /// as one final op. Returns the seconds added.
+    /// GPU the compute stream idles: the layer's steady-state time is a max-plus cycle bound
+    /// (see the definition), and what it adds to the makespan is one final op. Returns the
+    /// seconds added.
     double addHostStalls(double hostOpS, const char* label);
     double makespanS() const { return makespan_; }
     double busyS(Phase p) const { return busy_[static_cast<int>(p)]; }
+    /// Of the busy time, what addHostStalls() added (the GPU waiting for the host).
+    double hostStallS() const { return hostStall_; }
     const CommTable& comm() const { return comm_; }
 
   private:
@@ -66,6 +69,7 @@ class StreamSim {
     int n_ = 0;
     double makespan_ = 0;
     std::array<double, 4> busy_{};
+    double hostStall_ = 0;
     CommTable comm_{};
 };
 

@@ -2,6 +2,7 @@
 
 #include "madmax/flops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -254,6 +255,7 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("forward", r.compute.forwardS);
     line("backward", r.compute.backwardS);
     line("recompute", r.compute.recomputeS);
+    if (r.compute.hostStallS > 0) line("  of which host idle", r.compute.hostStallS);
     line("optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     line("pipeline bubble", r.bubbleS);
@@ -296,17 +298,21 @@ std::string formatReport(const Scenario& s, const Result& r) {
 }
 
 std::string formatValidation(const ValidationReport& r) {
-    std::string o = pad("case", 44) + pad("metric", 26) + pad("measured", 12) +
+    // The case column fits the longest id (ids run into the metric otherwise).
+    std::size_t w = 44;
+    for (const auto& c : r.cases)
+        w = std::max(w, c.id.size() + 2);
+    std::string o = pad("case", w) + pad("metric", 26) + pad("measured", 12) +
                     pad("predicted", 12) + "error\n";
     for (const auto& c : r.cases) {
         if (c.predicted) {
-            o += pad(c.id, 44) + pad(c.metric, 26) + pad(fmt("%.4g", c.measured), 12) +
+            o += pad(c.id, w) + pad(c.metric, 26) + pad(fmt("%.4g", c.measured), 12) +
                  pad(fmt("%.4g", *c.predicted), 12) + fmt("%+.1f%%", c.errorPct()) + "\n";
             for (const auto& n : c.notes)
                 o += "    " + n + "\n";
         }
         else
-            o += pad(c.id, 44) + "skipped: " + c.skipped + "\n";
+            o += pad(c.id, w) + "skipped: " + c.skipped + "\n";
     }
     auto stats = [&](const std::string& name, const ErrorStats& s) {
         o += pad(name, 36) + fmt("n=%-4.0f", double(s.count)) +

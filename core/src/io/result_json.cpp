@@ -42,6 +42,7 @@ json toJson(const Result& r) {
                  {{"forward_s", r.compute.forwardS},
                   {"backward_s", r.compute.backwardS},
                   {"recompute_s", r.compute.recomputeS},
+                  {"host_stall_s", r.compute.hostStallS},
                   {"optimizer_s", r.compute.optimizerS}}},
                 {"comm", {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}}},
                 {"memory",

@@ -174,6 +174,7 @@ json toJson(const Strategy& st) {
             {"sequence_parallel", st.sequenceParallel},
             {"tp_comm_overlap", st.tpCommOverlap},
             {"dp_overlap", st.dpOverlap},
+            {"cuda_graphs", st.cudaGraphs},
             {"bucket_mb", st.bucketBytes / 1e6},
             {"recompute", std::string(toString(st.recompute))},
             {"schedule", std::string(toString(st.schedule))},

@@ -450,6 +450,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.sequenceParallel = r.boolean("sequence_parallel", false);
     st.tpCommOverlap = r.boolean("tp_comm_overlap", false);
     st.dpOverlap = r.boolean("dp_overlap", true);
+    st.cudaGraphs = r.boolean("cuda_graphs", false);
     st.bucketBytes = r.number("bucket_mb", 0, 1e6, 40.0, true) * 1e6;
     st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
     st.schedule = *parsePipelineSchedule(

@@ -64,20 +64,27 @@ std::string workloadKindOf(const Scenario& s) {
     return s.model.isMoe() ? "MoE training" : "dense training";
 }
 
+/// Every built-in validation file's cases (presets/validation/*.json: the public set and the
+/// held-out Megatron-Bridge 25.11 rows), one dataset.
 const json& builtinValidationDataset() {
     static const json doc = [] {
-        for (int i = 0; i < detail::kEmbeddedPresetCount; ++i)
-            if (std::string(detail::kEmbeddedPresets[i].path) == "validation/public.json")
-                return parseJsonText(detail::kEmbeddedPresets[i].text,
-                                     "presets/validation/public.json");
-        return json{{"schema", "madmax-validation/1"}, {"cases", json::array()}};
+        json all = {{"schema", "madmax-validation/1"}, {"cases", json::array()}};
+        const std::string prefix = "validation/";
+        for (int i = 0; i < detail::kEmbeddedPresetCount; ++i) {
+            const std::string path = detail::kEmbeddedPresets[i].path;
+            if (path.rfind(prefix, 0) != 0) continue;
+            const json one = parseJsonText(detail::kEmbeddedPresets[i].text, "presets/" + path);
+            for (const auto& c : one.value("cases", json::array()))
+                all["cases"].push_back(c);
+        }
+        return all;
     }();
     return doc;
 }
 
 const ValidationReport& builtinValidationReport() {
     static const ValidationReport r = runValidation(
-        builtinValidationDataset(), PresetLibrary::builtin(), "presets/validation/public.json");
+        builtinValidationDataset(), PresetLibrary::builtin(), "presets/validation/*.json");
     return r;
 }
 

@@ -260,7 +260,11 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                      {"seq_len", m.at("seq_len")},
                      {"precision", prec},
                      {"attention", attention}};
-    if (prec == "fp8" || prec == "fp4") {
+    if ((prec == "fp8" || prec == "fp4") && !isNull(c, "fp8_scaling")) {
+        // Our extension of the schema: the recipe where the source names it (Megatron-Bridge's
+        // "FP8-CS" is current scaling, "FP8-MX" block scaling).
+        workload["fp8_scaling"] = c.at("fp8_scaling");
+    } else if (prec == "fp8" || prec == "fp4") {
         // The scaling recipe is not published per row: block scaling (MXFP8/NVFP4) where the
         // GPU has block-scaled tensor cores (an FP4 peak: Blackwell), else Transformer Engine's
         // delayed scaling (README "Validation").

@@ -1,0 +1,122 @@
+// The host launch bound: eager PyTorch issues every kernel from one CPU thread, and after a
+// host sync (dropless MoE routing copies the token counts to the host) it issues nothing until
+// the GPU has caught up. Where the host is slower than the GPU, the GPU idles.
+#include "engine/stream_sim.hpp"
+#include "madmax/validation.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace madmax;
+using madmax::detail::Phase;
+using madmax::detail::SimOp;
+using madmax::detail::StreamSim;
+
+namespace {
+
+SimOp compute(const char* label, double us, int kernels, bool sync = false, int dep = -1) {
+    SimOp op;
+    op.label = label;
+    op.phase = Phase::Forward;
+    op.durationS = us * 1e-6;
+    op.kernels = kernels;
+    op.hostSync = sync;
+    op.deps = {dep, -1};
+    return op;
+}
+
+} // namespace
+
+TEST_CASE("Hand-derived host bound without a sync: a layer takes max(GPU, host)") {
+    // Two ops, 10 µs (1 kernel) then 5 µs (3 kernels): 15 µs of GPU, 4 launches.
+    auto layer = [](double hostUs) {
+        StreamSim sim;
+        const int a = sim.add(compute("A", 10, 1));
+        sim.add(compute("B", 5, 3, false, a));
+        sim.run();
+        sim.addHostStalls(hostUs * 1e-6, "host launch stalls");
+        return sim;
+    };
+    // 2 µs a launch: the host needs 8 µs, the GPU 15 — the GPU paces, nothing is added.
+    const StreamSim fast = layer(2.0);
+    CHECK(fast.makespanS() == Approx(15e-6));
+    CHECK(fast.hostStallS() == 0.0);
+    // 6 µs a launch: 24 µs of host, so the layer repeats every 24 µs; 9 µs of GPU idle.
+    const StreamSim slow = layer(6.0);
+    CHECK(slow.makespanS() == Approx(24e-6));
+    CHECK(slow.hostStallS() == Approx(9e-6));
+    CHECK(slow.busyS(Phase::Forward) == Approx(24e-6));
+}
+
+TEST_CASE("Hand-derived host bound with a sync: the cycle from the sync to the next one") {
+    // A MoE layer in miniature: attention 100 µs (1 launch), router 10 µs (1 launch, then the
+    // host waits for it), 16 expert GEMMs of 20 µs together, combine 30 µs (1 launch). GPU:
+    // 160 µs. At 5 µs a launch the host spends 95 µs a layer, less than the GPU, yet it paces
+    // the layer: from the router's end it issues the 16 expert launches (until 80 µs), the
+    // combine (85), the next attention (90) and router (95). The combine runs 85–115, the
+    // attention 115–215, the router 215–225: 225 µs a layer, 65 of them idle.
+    StreamSim sim;
+    const int attn = sim.add(compute("attention", 100, 1));
+    const int router = sim.add(compute("router", 10, 1, true, attn));
+    const int experts = sim.add(compute("experts", 20, 16, false, router));
+    sim.add(compute("combine", 30, 1, false, experts));
+    sim.run();
+    CHECK(sim.makespanS() == Approx(160e-6));
+    sim.addHostStalls(5e-6, "host launch stalls");
+    CHECK(sim.makespanS() == Approx(225e-6));
+    CHECK(sim.hostStallS() == Approx(65e-6));
+    // With the same host cost but no sync the host runs ahead: 95 µs < 160 µs, no stall.
+    StreamSim free;
+    const int a2 = free.add(compute("attention", 100, 1));
+    const int r2 = free.add(compute("router", 10, 1, false, a2));
+    const int e2 = free.add(compute("experts", 20, 16, false, r2));
+    free.add(compute("combine", 30, 1, false, e2));
+    free.run();
+    free.addHostStalls(5e-6, "host launch stalls");
+    CHECK(free.makespanS() == Approx(160e-6));
+    CHECK(free.hostStallS() == 0.0);
+}
+
+TEST_CASE("Host launch cost: CUDA graphs remove it, a GPU-bound dense step never sees it") {
+    using test::preset;
+    // The default scenario (dense, GPU-bound): the host cost changes nothing.
+    const Result dense = evaluate(preset("default"));
+    const Result denseNoHost = evaluate(preset("default", {"system.gpu.calibration.host_op_us=0"}));
+    CHECK(dense.stepTimeS == denseNoHost.stepTimeS);
+    CHECK(dense.compute.hostStallS == 0.0);
+    // Qwen3-30B-A3B at micro-batch 1 on 8 B200 (Megatron-Bridge 25.11's row): 16 local experts
+    // of 256 tokens each, and a host sync after every router — host-bound.
+    const std::vector<std::string> b200 = {
+        "model=qwen3-30b-a3b",       "system=dgx-b200-superpod", "gpus=8",
+        "strategy.tp=1",             "strategy.pp=1",            "strategy.vp=1",
+        "strategy.schedule=1f1b",    "strategy.ep=8",            "strategy.dp=8",
+        "strategy.sequence_parallel=false", "strategy.recompute=none",
+        "strategy.micro_batch=1",    "workload.global_batch=512", "workload.seq_len=4096",
+        "workload.precision=fp8",    "workload.fp8_scaling=block"};
+    const Result eager = evaluate(preset("default", b200));
+    auto graphsSets = b200;
+    graphsSets.push_back("strategy.cuda_graphs=true");
+    const Result graphs = evaluate(preset("default", graphsSets));
+    auto noHostSets = b200;
+    noHostSets.push_back("system.gpu.calibration.host_op_us=0");
+    const Result noHost = evaluate(preset("default", noHostSets));
+    CHECK(graphs.stepTimeS == noHost.stepTimeS);
+    CHECK(graphs.compute.hostStallS == 0.0);
+    // Eager: most of the step is the GPU waiting for the host (the measured row runs at 9,299
+    // tokens/s/GPU; the GPU alone would do about 2.7× that).
+    CHECK(eager.compute.hostStallS > 0.5 * eager.stepTimeS);
+    CHECK(eager.stepTimeS == Approx(eager.computeS + eager.exposedCommS + eager.bubbleS));
+    CHECK(eager.tokensPerSPerGpu == Approx(9299).epsilon(0.05));
+    CHECK(graphs.tokensPerSPerGpu > 2.0 * eager.tokensPerSPerGpu);
+    // A slower host is never faster, a faster one never slower.
+    auto withHost = [&](double us) {
+        auto sets = b200;
+        sets.push_back("system.gpu.calibration.host_op_us=" + std::to_string(us));
+        return evaluate(preset("default", sets)).stepTimeS;
+    };
+    CHECK(withHost(20) <= withHost(40));
+    CHECK(withHost(40) <= withHost(80));
+    CHECK(withHost(80) == Approx(2.0 * withHost(40)).epsilon(0.25)); // host-bound: ~linear
+}
