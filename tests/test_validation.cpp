@@ -79,9 +79,10 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 10.6% and max ≈ 61% (README "Validation": Qwen3-30B on 16 H100 is over-predicted
-    // by 61%, GPT-OSS-120B on 64 GB200 by 59%). The median is held to the target; the max is
-    // held where it stands until those two are explained. The DeepEP rows meet the target.
+    // median ≈ 11.7% and max ≈ 59% (README "Validation": GPT-OSS-120B on 64 GB200 is
+    // over-predicted by 59%; every other row is within 28%). The median is held to the
+    // target; the max is held where it stands until GPT-OSS is explained. The DeepEP rows
+    // meet the target.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     const auto& r = report();
     std::vector<double> errs, deepep;
@@ -100,7 +101,11 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     const ErrorStats s = errorStats(errs), d = errorStats(deepep);
     CHECK(s.count == 12);
     CHECK(s.medianAbsPct <= 15.0);
-    CHECK(s.maxAbsPct <= 65.0);
+    CHECK(s.maxAbsPct <= 60.0);
+    // Without GPT-OSS-120B on GB200 the other 11 are within issue #10's 35%.
+    std::vector<double> rest = errs;
+    rest.erase(std::max_element(rest.begin(), rest.end()));
+    CHECK(errorStats(rest).maxAbsPct <= 35.0);
     CHECK(d.medianAbsPct <= 15.0);
 }
 
@@ -299,6 +304,14 @@ TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%
     CHECK(r.overall.count == 20);
     for (const auto& c : r.cases)
         CHECK(c.predicted.has_value());
+    // Public Megatron-Bridge FP8 rows on H100 carry no recipe: its tables' FP8-CS is assumed,
+    // and said so.
+    const auto& q = *std::find_if(report().cases.begin(), report().cases.end(), [](const auto& c) {
+        return c.id == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8";
+    });
+    CHECK(std::any_of(q.notes.begin(), q.notes.end(), [](const std::string& n) {
+        return n.find("current (Megatron-Bridge's FP8-CS) assumed") != std::string::npos;
+    }));
     CHECK(r.overall.medianAbsPct <= 12.0);
     CHECK(r.overall.maxAbsPct <= 55.0);
     for (const auto& c : r.cases) {

@@ -151,8 +151,12 @@ void moeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Grou
     c.expertDown = oc.groupedGemm(sh.moeCopies, sh.h, fe, local);
     c.unpermute = c.permute;
     // Grouped GEMMs run one GEMM per local expert (Transformer Engine GroupedLinear), each
-    // with a quantisation kernel of its input below 16 bits.
-    c.expertKernels = local * (bytesPerElement(w.precision) < 2.0 ? 2 : 1);
+    // with a quantisation kernel of its input below 16 bits — two under current scaling, whose
+    // amax is a pass of its own before the cast (the extra read castBytesPerElement counts).
+    const int casts = bytesPerElement(w.precision) >= 2.0 ? 0
+                      : w.lowPrecisionScaling == LowPrecisionScaling::Current ? 2
+                                                                              : 1;
+    c.expertKernels = local * (1 + casts);
     if (moe.sharedExperts > 0) {
         const double fs = double(moe.sharedExperts) * moe.expertFfn / sh.t;
         const double sUp = (m.gatedMlp ? 2.0 : 1.0) * fs;

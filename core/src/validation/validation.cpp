@@ -268,10 +268,18 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         // The scaling recipe is not published per row: block scaling (MXFP8/NVFP4) where the
         // GPU has block-scaled tensor cores (an FP4 peak: Blackwell), else Transformer Engine's
         // delayed scaling (README "Validation").
+        // Megatron-Bridge's tables are the exception on Hopper: their Precision column names
+        // FP8-CS (current scaling) for every DGX-H100 row, the one FP8 recipe its H100
+        // configurations run.
         const bool block = system["gpu"].contains("peak_tflops") &&
                            system["gpu"]["peak_tflops"].value("fp4", json()).is_number();
-        workload["fp8_scaling"] = block ? "block" : "delayed";
-        note(std::string("FP8 scaling not published: ") + (block ? "block (MXFP8)" : "delayed") +
+        const json& src = c.value("source", json::object());
+        const bool megatronBridge =
+            src.is_object() && src.value("title", "").find("Megatron-Bridge") != std::string::npos;
+        const char* scaling = block ? "block" : megatronBridge ? "current" : "delayed";
+        workload["fp8_scaling"] = scaling;
+        note(std::string("FP8 scaling not published: ") +
+             (block ? "block (MXFP8)" : megatronBridge ? "current (Megatron-Bridge's FP8-CS)" : "delayed") +
              " assumed");
     }
     json doc = {{"name", c.at("id")}, {"model", model},       {"system", system},
