@@ -974,9 +974,9 @@ double optimizerStep(const Scenario& s, const StepContext& ctx, const StagePass&
     return ctx.oc.elementwise((p.dense / denseShard + p.expert / expertShard) * perParam);
 }
 
-/// Totals, throughput and FLOP utilisation: step = compute + exposed communication + bubble.
-void finishStep(const Scenario& s, const CommTable& comm, double bubbleS, Result& r) {
-    const Model& m = s.model;
+/// Step time = compute + exposed communication + bubble (+ stated framework overheads); sets
+/// those totals in `r`.
+double stepTotals(const Scenario& s, const CommTable& comm, double bubbleS, Result& r) {
     const Workload& w = s.workload;
     r.comm = comm;
     r.computeS = r.compute.totalS();
@@ -989,6 +989,13 @@ void finishStep(const Scenario& s, const CommTable& comm, double bubbleS, Result
     // Framework time no op accounts for (workload.step_overhead_ms; 0 unless measured).
     r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS + w.stepOverheadS +
                   w.microBatchOverheadS * microBatchesPerStep(s);
+    return r.stepTimeS;
+}
+
+/// Throughput and FLOP utilisation of a step whose totals stepTotals() set.
+void finishStep(const Scenario& s, Result& r) {
+    const Model& m = s.model;
+    const Workload& w = s.workload;
 
     const double tokens = double(w.globalBatch) * w.seqLen;
     r.samplesPerS = w.globalBatch / r.stepTimeS;
@@ -1102,7 +1109,19 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
     PipelineTimes pipe{};
     double dpExposed = 0;
     bool any = false;
-    for (const PipelineStage& stage : distinctStages(s)) {
+    const PipelineStages stages = distinctStages(s);
+    // A stage without an edge (embedding, head) never outlasts one with an edge that holds the
+    // same layers: its every term (micro-batch time, gradients, optimizer state) is no larger.
+    auto dominated = [&](const PipelineStage& b) {
+        if (b.first || b.last) return false;
+        for (const PipelineStage& a : stages)
+            if ((a.first || a.last) && a.layers == b.layers && a.moeLayers == b.moeLayers &&
+                a.frozenLayers == b.frozenLayers && a.frozenMoeLayers == b.frozenMoeLayers)
+                return true;
+        return false;
+    };
+    for (const PipelineStage& stage : stages) {
+        if (dominated(stage)) continue;
         const StagePass cand = stagePass(layer, stage);
         Result rc;
         rc.microBatches = ctx.microBatches;
@@ -1111,8 +1130,8 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
         const PipelineTimes pc = pipelineStep(s, ctx, layer, cand, rc, comm);
         const double dc = dataParallelSync(s, ctx, cand, comm);
         rc.compute.optimizerS = optimizerStep(s, ctx, cand);
-        finishStep(s, comm, pc.bubbleS, rc);
-        if (!any || rc.stepTimeS > r.stepTimeS) {
+        const double t = stepTotals(s, comm, pc.bubbleS, rc);
+        if (!any || t > r.stepTimeS) {
             r = rc;
             crit = cand;
             pipe = pc;
@@ -1120,6 +1139,7 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
         }
         any = true;
     }
+    finishStep(s, r);
     r.memory = peakMemory(s);
     if (s.model.isMoe()) moeSummary(s, ctx, layer, r);
     if (options.timeline) appendStepTimeline(r, ctx, layer, crit, pipe, dpExposed);
