@@ -118,9 +118,9 @@ TEST_CASE("CSV has a header and one row per bar segment") {
     o.format = ui::ExportFormat::Csv;
     REQUIRE(ui::exportChart("breakdown", in, path, o).isEmpty());
     const QStringList lines = QString::fromUtf8(readAll(path)).trimmed().split('\n');
-    // 2 bars (serialized, overlapped) × 11 components (DLRM's embedding lookups included,
-    // zero here) + header.
-    CHECK(lines.size() == 1 + 2 * 11);
+    // 2 bars (serialized, overlapped) × 12 components (DLRM's embedding lookups and the host
+    // idle time included, zero here) + header.
+    CHECK(lines.size() == 1 + 2 * 12);
     CHECK(lines.first() == "bar,component,seconds");
     o.format = ui::ExportFormat::Json;
     REQUIRE(ui::exportChart("memory", in, dir.filePath("memory.json"), o).isEmpty());

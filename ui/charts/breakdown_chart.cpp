@@ -14,7 +14,7 @@ const std::vector<Component>& BreakdownChart::components() {
     static const std::vector<Component> c = {
         Component::Embedding, Component::Forward, Component::Backward, Component::Recompute, Component::Optimizer,
         Component::CommTP,  Component::CommCP,   Component::CommEP,    Component::CommDP,
-        Component::CommPP,  Component::Bubble};
+        Component::CommPP,  Component::Bubble,   Component::HostIdle};
     return c;
 }
 
@@ -26,11 +26,21 @@ std::vector<double> BreakdownChart::barValues(const Result& r, bool overlapped) 
     // DLRM: the sparse part's lookups and updates apart from the dense forward and backward.
     const double lookup = r.dlrmResult.active ? r.dlrmResult.lookupFwdS : 0.0;
     const double update = r.dlrmResult.active ? r.dlrmResult.embBackwardS : 0.0;
-    return {lookup + update, r.compute.forwardS - lookup, r.compute.backwardS - update,
+    // Host idle (eager launches) is shown apart from the forward and backward it sits in.
+    const double idleFwd = r.compute.hostStallForwardS;
+    const double idleBwd = r.compute.hostStallS - idleFwd;
+    return {lookup + update,
+            r.compute.forwardS - lookup - idleFwd,
+            r.compute.backwardS - update - idleBwd,
             r.compute.recomputeS,
-            r.compute.optimizerS,        comm(ParallelDim::TP), comm(ParallelDim::CP),
-            comm(ParallelDim::EP),       comm(ParallelDim::DP), comm(ParallelDim::PP),
-            overlapped ? r.bubbleS : 0.0};
+            r.compute.optimizerS,
+            comm(ParallelDim::TP),
+            comm(ParallelDim::CP),
+            comm(ParallelDim::EP),
+            comm(ParallelDim::DP),
+            comm(ParallelDim::PP),
+            overlapped ? r.bubbleS : 0.0,
+            r.compute.hostStallS};
 }
 
 BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {

@@ -37,6 +37,8 @@ QColor componentColor(Component c) {
         return QColor(0x88, 0x44, 0xAA); // purple: the sparse part
     case Component::EmbeddingTables:
         return QColor(0x5B, 0x2C, 0x83);
+    case Component::HostIdle:
+        return QColor(0xDD, 0xDD, 0xDD); // light grey: time the GPU does nothing
     case Component::Grads:
         return QColor(0x56, 0xB4, 0xE9);
     case Component::OptimizerState:
@@ -83,6 +85,8 @@ QString componentName(Component c) {
         return "Embedding lookups";
     case Component::EmbeddingTables:
         return "Embedding tables";
+    case Component::HostIdle:
+        return "Host idle";
     case Component::Grads:
         return "Gradients";
     case Component::OptimizerState:
@@ -160,6 +164,10 @@ QString componentTooltip(Component c) {
         return "CUDA context, NCCL buffers, workspace and fragmentation (system preset).";
     case Component::Baseline:
         return "The pinned baseline scenario.";
+    case Component::HostIdle:
+        return "The GPU waiting for the host to issue kernels: eager PyTorch, host_op_us a "
+               "kernel, and a host sync after each dropless MoE router (README \"The host launch "
+               "bound\"); CUDA graphs remove it. Part of the forward and backward time.";
     }
     return {};
 }

@@ -32,6 +32,7 @@ enum class Component {
     Baseline,
     Embedding,       ///< DLRM: lookups and their fused backward + update
     EmbeddingTables, ///< DLRM: table shards in memory
+    HostIdle,        ///< the GPU waiting for the host to issue kernels (eager mode)
 };
 
 QColor componentColor(Component c);

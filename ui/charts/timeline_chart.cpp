@@ -49,6 +49,8 @@ Component componentOf(const TimelineEvent& e) {
         return Component::Optimizer;
     case TimelineKind::Bubble:
         return Component::Bubble;
+    case TimelineKind::HostIdle:
+        return Component::HostIdle;
     default:
         return Component::Forward;
     }

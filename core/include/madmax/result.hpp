@@ -23,6 +23,7 @@ struct ComputeBreakdown {
     /// Of forward + backward + recompute: the GPU idle waiting for the host to launch kernels
     /// (eager mode; 0 with CUDA graphs or a host_op_us of 0).
     double hostStallS = 0;
+    double hostStallForwardS = 0; ///< the part of hostStallS inside forwardS (the rest: backward)
     double totalS() const { return forwardS + backwardS + recomputeS + optimizerS; }
 };
 
@@ -52,7 +53,8 @@ enum class TimelineKind : std::uint8_t {
     Optimizer,
     Bubble,
     Comm,
-    Steady
+    Steady,
+    HostIdle ///< the compute stream waiting for the host to issue kernels
 };
 
 /// One op on one stream of the critical pipeline stage, for a timeline chart.

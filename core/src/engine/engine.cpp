@@ -681,6 +681,7 @@ void appendTimeline(std::vector<TimelineEvent>& out, const StreamSim& sim, doubl
         const SimOp& op = sim.op(i);
         if (op.durationS <= 0) continue;
         const TimelineKind kind = op.isComm()                    ? TimelineKind::Comm
+                                  : op.hostIdle                  ? TimelineKind::HostIdle
                                   : op.phase == Phase::Backward  ? TimelineKind::Backward
                                   : op.phase == Phase::Recompute ? TimelineKind::Recompute
                                                                  : TimelineKind::Forward;
@@ -873,10 +874,14 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     r.compute.backwardS = mbs * (busy(Phase::Backward) + (first ? e.embedBwd : 0.0) +
                                  (last ? e.headBwd : 0.0));
     r.compute.recomputeS = mbs * busy(Phase::Recompute);
-    double stalls = layers * l.fwd.hostStallS() + moeLayers * l.moeFwd.hostStallS();
+    // A layer's stall is charged to its last op's phase: forward in a forward layer, backward
+    // in a backward one (whose recomputed forward runs before its backward ops).
+    const double fwdStalls = layers * l.fwd.hostStallS() + moeLayers * l.moeFwd.hostStallS();
+    double stalls = fwdStalls;
     l.forEachBackward(crit.stage,
                       [&](const StreamSim& sim, int count) { stalls += count * sim.hostStallS(); });
     r.compute.hostStallS = mbs * stalls;
+    r.compute.hostStallForwardS = mbs * fwdStalls;
     return out;
 }
 

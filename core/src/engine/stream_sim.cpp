@@ -85,6 +85,7 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
     op.phase = phase;
     op.durationS = stall;
     op.kernels = 0;
+    op.hostIdle = true;
     ops_[n_].op = op;
     start_[n_] = makespan_;
     end_[n_] = makespan_ + stall;

@@ -24,6 +24,7 @@ struct SimOp {
     Collective collective = Collective::AllReduce;
     int kernels = 1;       ///< kernels the host launches for this op
     bool hostSync = false; ///< the host waits for this op to finish (a device-to-host copy)
+    bool hostIdle = false; ///< not work: the GPU waiting for the host (addHostStalls)
     bool isComm() const { return lane != Lane::Compute; }
 };
 

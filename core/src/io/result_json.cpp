@@ -43,6 +43,7 @@ json toJson(const Result& r) {
                   {"backward_s", r.compute.backwardS},
                   {"recompute_s", r.compute.recomputeS},
                   {"host_stall_s", r.compute.hostStallS},
+                  {"host_stall_forward_s", r.compute.hostStallForwardS},
                   {"optimizer_s", r.compute.optimizerS}}},
                 {"comm", {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}}},
                 {"memory",
