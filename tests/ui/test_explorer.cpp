@@ -443,6 +443,29 @@ TEST_CASE("MoE in the explorer: EP and ETP sliders, expert controls, all-to-all 
     CHECK(panel->slider("ep")->isVisibleTo(&w));
 }
 
+TEST_CASE("A host-bound MoE shows its host idle time, and CUDA graphs take it away") {
+    test::Explorer e("qwen3-30b-a3b-8-b200-eager");
+    auto& w = *e.window;
+    auto hostIdle = [&] {
+        double idle = -1;
+        for (const auto& row : w.chart("breakdown")->table().rows)
+            if (row[0] == "Overlapped" && row[1] == "Host idle") idle = row[2].toDouble();
+        return idle;
+    };
+    // Micro-batch 1 of Qwen3-30B-A3B on B200: most of the step is the GPU waiting for the host.
+    const double eager = w.shown().result.stepTimeS;
+    CHECK(hostIdle() > 0.5 * eager);
+    bool timelineIdle = false;
+    for (const auto& row : w.chart("timeline")->table().rows)
+        timelineIdle = timelineIdle || row.join(" ").contains("host launch stalls");
+    CHECK(timelineIdle);
+    w.strategyPanel()->check("cuda_graphs")->setChecked(true);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.cudaGraphs);
+    CHECK(hostIdle() == 0.0);
+    CHECK(w.shown().result.stepTimeS < 0.5 * eager);
+}
+
 TEST_CASE("Import the seed's files: reference result, native side by side, open in the explorer") {
     test::Explorer e;
     auto& w = *e.window;

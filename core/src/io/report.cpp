@@ -255,7 +255,7 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("forward", r.compute.forwardS);
     line("backward", r.compute.backwardS);
     line("recompute", r.compute.recomputeS);
-    if (r.compute.hostStallS > 0) line("  of which host idle", r.compute.hostStallS);
+    if (r.compute.hostStallS > 0) line("  fwd/bwd: host idle", r.compute.hostStallS);
     line("optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     line("pipeline bubble", r.bubbleS);
