@@ -2,6 +2,7 @@
 // host sync (dropless MoE routing copies the token counts to the host) it issues nothing until
 // the GPU has caught up. Where the host is slower than the GPU, the GPU idles.
 #include "engine/stream_sim.hpp"
+#include "madmax/codesign.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
 
@@ -125,4 +126,18 @@ TEST_CASE("Host launch cost: CUDA graphs remove it, a GPU-bound dense step never
     CHECK(withHost(20) <= withHost(40));
     CHECK(withHost(40) <= withHost(80));
     CHECK(withHost(80) == Approx(2.0 * withHost(40)).epsilon(0.25)); // host-bound: ~linear
+}
+
+TEST_CASE("Co-design knob host_speed: a faster host speeds a host-bound step, not a GPU-bound one") {
+    using test::preset;
+    const Scenario bound = preset("qwen3-30b-a3b-8-b200-eager");
+    const Scenario faster = scaleKnob(bound, "host_speed", 2.0);
+    CHECK(faster.system.gpu.calibration.hostOpS ==
+          Approx(bound.system.gpu.calibration.hostOpS / 2.0));
+    CHECK(evaluate(faster).stepTimeS < 0.8 * evaluate(bound).stepTimeS);
+    const Scenario dense = preset("default");
+    CHECK(evaluate(scaleKnob(dense, "host_speed", 2.0)).stepTimeS == evaluate(dense).stepTimeS);
+    CHECK(evaluate(scaleKnob(dense, "host_speed", 0.5)).stepTimeS == evaluate(dense).stepTimeS);
+    CHECK_THROWS_WITH(scaleKnob(dense, "host_sped", 2.0),
+                      Catch::Contains("did you mean \"host_speed\""));
 }

@@ -31,7 +31,8 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     knobs_ = new QListWidget;
     knobs_->setMaximumHeight(90);
     for (const char* k : {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw",
-                          "scale_up_latency", "scale_out_latency", "scale_up_domain"}) {
+                          "scale_up_latency", "scale_out_latency", "scale_up_domain",
+                          "host_speed"}) {
         auto* item = new QListWidgetItem(k, knobs_);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(QString(k).endsWith("_bw") ? Qt::Checked : Qt::Unchecked);
@@ -159,7 +160,8 @@ void CoDesignPanel::runSensitivity() {
     setBusy("Running the search at ×0.5 and ×2 of every knob…");
     const std::vector<std::string> knobs = {
         "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
-        "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain"};
+        "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
+        "host_speed"};
     job_.start([this, base, knobs](const JobContext& job) {
         std::vector<Sensitivity> acc;
         for (std::size_t i = 0; i < knobs.size() && !job.cancelFlag()->load(); ++i) {

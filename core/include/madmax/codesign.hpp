@@ -12,7 +12,8 @@
 namespace madmax {
 
 /// Knob names: flops, hbm_bw, hbm_capacity, scale_up_bw, scale_out_bw, scale_up_latency,
-/// scale_out_latency, tier<K>_bw, tier<K>_latency, scale_up_domain, gpus.
+/// scale_out_latency, tier<K>_bw, tier<K>_latency, scale_up_domain, host_speed (how fast the
+/// host issues kernels), gpus.
 std::vector<std::string> knobNames(const System& sys);
 /// The scenario with `knob` scaled by `factor`. Throws InputError for an unknown knob or factor.
 Scenario scaleKnob(const Scenario& s, const std::string& knob, double factor);

@@ -18,7 +18,7 @@ std::vector<std::string> knobNames(const System& sys) {
     std::vector<std::string> k = {
         "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
         "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
-        "gpus"};
+        "host_speed",   "gpus"};
     for (std::size_t i = 0; i < sys.tiers.size(); ++i) {
         k.push_back("tier" + std::to_string(i) + "_bw");
         k.push_back("tier" + std::to_string(i) + "_latency");
@@ -66,6 +66,9 @@ Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
         sys.gpu.hbmBytesPerS *= f;
     } else if (knob == "hbm_capacity") {
         sys.gpu.hbmBytes *= f;
+    } else if (knob == "host_speed") {
+        // A host f times as fast issues a kernel in 1/f of the time (calibration host_op_us).
+        sys.gpu.calibration.hostOpS /= f;
     } else if (knob == "scale_up_bw" || knob == "scale_out_bw") {
         if (!eachTier(knob == "scale_up_bw" ? +isUp : +isOut,
                       [&](NetworkTier& t) { t.bytesPerS *= f; }))
@@ -271,7 +274,8 @@ std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& sp
                                      const SearchOptions& options, std::vector<std::string> knobs) {
     if (knobs.empty())
         knobs = {"flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
-                 "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain"};
+                 "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
+                 "host_speed"};
     std::vector<Sensitivity> out;
     for (const auto& k : knobs) {
         if (options.cancel && options.cancel->load()) break;
