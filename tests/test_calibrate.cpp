@@ -182,7 +182,7 @@ TEST_CASE("madmax calibrate writes a new preset, never over a file without --for
 TEST_CASE("Calibrate recovers a GEMM efficiency curve from a synthetic profiler trace") {
     // Truth: a GPU whose 16-bit GEMMs reach 0.8 × the H100 preset's curve. The trace holds
     // compute-bound GEMMs from 2·512·1024·1024 to 2·8192³ FLOPs (three instances each), one
-    // batched, and one memory-bound GEMV-like shape that must be skipped.
+    // batched, and two memory-bound shapes that must be skipped.
     const Gpu h100 = parseGpu(PresetLibrary::builtin().find(PresetKind::Gpu, "h100-sxm5-80gb")->json,
                               "h100", "gpu");
     const double peak = h100.peak(Precision::BF16);
@@ -202,8 +202,12 @@ TEST_CASE("Calibrate recovers a GEMM efficiency curve from a synthetic profiler 
     }
     t.gemms.push_back({"aten::mm", 1, 8192, 8192, 1, Precision::BF16, 3,
                        2.0 * 8192 * 8192 * 2 / (h100.hbmBytesPerS * 0.85)}); // memory-bound
+    // Above the ridge (600³: 200 FLOP/B) but measured at 1 µs, of which its 2.16 MB take
+    // 0.76 µs at the preset's HBM speed: the measurement says memory-bound, so it is skipped
+    // too (used, it would claim 44% efficiency for its size).
+    t.gemms.push_back({"aten::mm", 600, 600, 600, 1, Precision::BF16, 3, 1.0e-6});
     const KinetoTrace parsed = parseKinetoTrace(json::parse(formatKinetoTrace(t)), t.file);
-    REQUIRE(parsed.gemms.size() == 7);
+    REQUIRE(parsed.gemms.size() == 8);
     CalibrationInputs in;
     in.kineto.push_back(parsed);
     const CalibrationReport r =
