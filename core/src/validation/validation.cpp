@@ -298,6 +298,8 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     }
     note(std::string("recompute not published: ") + toString(out.strategy.recompute).data() +
          ", the least under which the run fits");
+    // Dropless routing syncs the host after every router, so the launch mode matters here.
+    note("CUDA graphs not published: eager launches assumed (README \"The host launch bound\")");
     return out;
 }
 
