@@ -58,23 +58,22 @@ TEST_CASE("Hand-derived host bound with a sync: the cycle from the sync to the n
     // the layer: from the router's end it issues the 16 expert launches (until 80 µs), the
     // combine (85), the next attention (90) and router (95). The combine runs 85–115, the
     // attention 115–215, the router 215–225: 225 µs a layer, 65 of them idle.
-    StreamSim sim;
-    const int attn = sim.add(compute("attention", 100, 1));
-    const int router = sim.add(compute("router", 10, 1, true, attn));
-    const int experts = sim.add(compute("experts", 20, 16, false, router));
-    sim.add(compute("combine", 30, 1, false, experts));
-    sim.run();
+    auto layer = [](bool sync) {
+        StreamSim sim;
+        const int attn = sim.add(compute("attention", 100, 1));
+        const int router = sim.add(compute("router", 10, 1, sync, attn));
+        const int experts = sim.add(compute("experts", 20, 16, false, router));
+        sim.add(compute("combine", 30, 1, false, experts));
+        sim.run();
+        return sim;
+    };
+    StreamSim sim = layer(true);
     CHECK(sim.makespanS() == Approx(160e-6));
     sim.addHostStalls(5e-6, "host launch stalls");
     CHECK(sim.makespanS() == Approx(225e-6));
     CHECK(sim.hostStallS() == Approx(65e-6));
     // With the same host cost but no sync the host runs ahead: 95 µs < 160 µs, no stall.
-    StreamSim free;
-    const int a2 = free.add(compute("attention", 100, 1));
-    const int r2 = free.add(compute("router", 10, 1, false, a2));
-    const int e2 = free.add(compute("experts", 20, 16, false, r2));
-    free.add(compute("combine", 30, 1, false, e2));
-    free.run();
+    StreamSim free = layer(false);
     free.addHostStalls(5e-6, "host launch stalls");
     CHECK(free.makespanS() == Approx(160e-6));
     CHECK(free.hostStallS() == 0.0);

@@ -13,6 +13,7 @@
 #include "dlrm/dlrm_engine.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <optional>
 #include <cmath>
 
@@ -1137,7 +1138,7 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
         rc.compute.optimizerS = optimizerStep(s, ctx, cand);
         const double t = stepTotals(s, comm, pc.bubbleS, rc);
         if (!any || t > r.stepTimeS) {
-            r = rc;
+            r = std::move(rc);
             crit = cand;
             pipe = pc;
             dpExposed = dc;
