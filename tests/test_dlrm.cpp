@@ -101,6 +101,19 @@ TEST_CASE("DLRM hand-derived: table-wise lookups, backward and pooled all-to-all
     CHECK(x.sparseExposedS == Approx(2.060288e-6).epsilon(1e-6));
 }
 
+TEST_CASE("DLRM: tables per GPU are those of the fullest GPU, not of the most loaded one") {
+    // Regression: the report's "tables per GPU … on the fullest" showed the critical rank's
+    // tables. Table A shrunk to 10 rows (2,560 B) still carries two lookups a sample and makes
+    // its GPU the most loaded; table B grown to 100,000 rows fills the other GPU with
+    // 100,000 · 64 · 4 = 25,600,000 B.
+    const DlrmResult x = evaluate(toy({{"model.dlrm.tables.0.rows", 10},
+                                       {"model.dlrm.tables.1.rows", 100000}}))
+                             .dlrmResult;
+    CHECK(x.lookupBytesCritical == Approx(524288.0)); // A's GPU is still the critical one
+    CHECK(x.tableBytesCritical == Approx(25600000.0));
+    CHECK(x.tableBytesMean == Approx((2560.0 + 25600000.0) / 2.0));
+}
+
 TEST_CASE("DLRM hand-derived: a short row costs a whole 64-byte line") {
     // Table B at dim 4 (16-byte fp32 rows; a DCNv2 interaction allows unequal widths): each of
     // its 1024 lookups still moves a 64-byte line, 65,536 B, not 16,384. Mean over the two

@@ -1,5 +1,6 @@
 // Accuracy against the published measurements in tests/data/public.json (a copy of
 // shared/validation/public.json; sources in each case and in tests/data/VALIDATION.md).
+#include "madmax/engine.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/validation.hpp"
 #include "madmax/uncertainty.hpp"
@@ -245,6 +246,48 @@ TEST_CASE("Validation never guesses silently: family match, unknown HBM, padded 
     for (const auto& n : rp.cases.at(0).notes)
         padded = padded || n.find("padded to") != std::string::npos;
     CHECK(padded);
+}
+
+TEST_CASE("DLRM rows without table sizes: the preset of the published size, else the largest that fits") {
+    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
+    auto row = [&](const std::string& id) {
+        for (const auto& x : pub["cases"])
+            if (x["id"] == id) return x;
+        FAIL("no case " << id);
+        return json();
+    };
+    auto tableParams = [](const Scenario& s) { return s.model.dlrm.tableParams(); };
+    auto said = [](const std::vector<std::string>& notes, const std::string& what) {
+        for (const auto& n : notes)
+            if (n.find(what) != std::string::npos) return true;
+        return false;
+    };
+    // The TF2 "large" row publishes 22.8B parameters: Criteo T3, whose 26 cardinalities
+    // (DeepLearningExamples generate_feature_spec.py) total 177,944,291 rows × 128.
+    const json tf2 = row("dlrm-tf2-dgxa100-8-large");
+    const Scenario large = dlrmScenarioForCase(tf2, PresetLibrary::builtin(), "public.json");
+    CHECK(tableParams(large) == 177944291.0 * 128.0);
+    // The 2020 PyTorch rows publish no size; they ran on one 32 GB V100, where neither T3 nor
+    // MLPerf's 40M-capped tables (187,767,399 rows) fit in FP32, but T15 (32,709,138 rows,
+    // 16.7 GB) does — and was the example's dataset (its README: frequency threshold 15).
+    const json v100 = row("dle-pytorch-dlrm-v100-1-fp32");
+    const Scenario small = dlrmScenarioForCase(v100, PresetLibrary::builtin(), "public.json");
+    CHECK(tableParams(small) == 32709138.0 * 128.0);
+    CHECK(peakMemory(small).fits());
+    const ValidationReport r = runValidation(json{{"schema", "madmax-validation/1"},
+                                                  {"cases", {v100, tf2}}},
+                                             PresetLibrary::builtin(), "public.json");
+    CHECK(said(r.cases.at(0).notes, "dlrm-criteo-t15 preset (4.2B embedding parameters), the "
+                                    "largest of this shape under which the run fits"));
+    CHECK(said(r.cases.at(1).notes, "dlrm-criteo-t3 preset, whose 22.8B embedding parameters "
+                                    "are nearest the published 22.8B"));
+    // A GPU too small for any of them: the smallest, said so.
+    json tiny = v100;
+    tiny["system"]["hbm_gb"] = 1;
+    const ValidationReport rt = runValidation(
+        json{{"schema", "madmax-validation/1"}, {"cases", {tiny}}}, PresetLibrary::builtin(), "v.json");
+    CHECK(said(rt.cases.at(0).notes, "dlrm-criteo-t15 preset (4.2B embedding parameters), the "
+                                     "smallest of this shape (none fits)"));
 }
 
 TEST_CASE("Uncertainty bands come from the residuals of similar published runs") {

@@ -640,7 +640,9 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     x.interactionS = dc.interFwd + dc.interBwd;
     x.denseAllReduceS = denseAr;
     x.denseAllReduceExposedS = denseArExposed;
-    x.tableBytesCritical = p.critical.memB + p.uniform.memB + p.twrwMemMaxB;
+    // The fullest GPU, which need not be the most loaded one (a small hot table can make a rank
+    // critical while a big cold one fills another).
+    x.tableBytesCritical = std::max(p.critical.memB, p.twMemMaxB) + p.uniform.memB + p.twrwMemMaxB;
     x.tableBytesMean = p.twMemMeanB + p.uniform.memB + p.twrwMemMaxB;
     x.tableWeightsBytes =
         r.memory.weightsBytes - d.denseParams() * bytesPerElement(w.precision);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 namespace madmax {
@@ -303,6 +304,13 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     return out;
 }
 
+/// "22.8B": a parameter count in billions, one decimal.
+std::string billions(double params) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1fB", params / 1e9);
+    return buf;
+}
+
 Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
     const json& m = c.at("model");
     const json& e = m.at("dlrm");
@@ -312,8 +320,16 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
     const int tables = intField(e, "tables", 0, "model.dlrm");
     const int dim = intField(e, "embedding_dim", 0, "model.dlrm");
     // Per-table rows are rarely published; they set memory (and DP tables' gradient volume),
-    // not lookup time. Unpublished: those of the model preset with as many tables of this dim.
+    // not lookup time. Unpublished: those of a model preset with as many tables of this dim —
+    // the one whose parameter count matches the published one, or else (the run did fit) the
+    // largest under which it fits (README "Validation").
+    struct Candidate {
+        const Preset* preset;
+        std::vector<json> rows;
+        double params;
+    };
     std::vector<json> rows;
+    std::vector<Candidate> candidates;
     if (!isNull(e, "rows_per_table") && e["rows_per_table"].is_array()) {
         for (const auto& r : e["rows_per_table"])
             rows.push_back(r);
@@ -321,42 +337,29 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
         for (const Preset* p : lib.list(PresetKind::Model)) {
             const json& pd = p->json.value("dlrm", json());
             if (!pd.is_object() || !pd.contains("tables")) continue;
-            std::vector<json> cand;
+            Candidate cand{p, {}, 0.0};
             for (const auto& t : pd["tables"])
                 if (t.value("dim", 0) == dim)
-                    for (int k = 0; k < t.value("count", 1); ++k)
-                        cand.push_back(t.at("rows"));
-            if (int(cand.size()) == tables) {
-                rows = cand;
-                note("table rows not published: those of the " + p->id +
-                     " preset (they set memory, not lookup time)");
-                break;
-            }
+                    for (int k = 0; k < t.value("count", 1); ++k) {
+                        cand.rows.push_back(t.at("rows"));
+                        cand.params += t.at("rows").get<double>() * dim;
+                    }
+            if (int(cand.rows.size()) == tables) candidates.push_back(std::move(cand));
         }
+        if (candidates.empty())
+            throw InputError("", "model.dlrm.rows_per_table",
+                             "not published, and no DLRM preset has " + std::to_string(tables) +
+                                 " tables of dim " + std::to_string(dim));
     }
-    if (int(rows.size()) != tables)
-        throw InputError("", "model.dlrm.rows_per_table",
-                         "not published, and no DLRM preset has " + std::to_string(tables) +
-                             " tables of dim " + std::to_string(dim));
+    const std::string where = file + ": case " + c.at("id").get<std::string>();
     std::string embPrec = "fp32";
     if (!isNull(e, "emb_precision"))
         embPrec = e["emb_precision"].get<std::string>();
     else
         note("embedding precision not published: fp32 assumed");
-    json tabs = json::array();
-    for (int t = 0; t < tables; ++t) {
-        double pooling = isNull(e, "pooling") ? 1.0 : e["pooling"].get<double>();
-        if (!isNull(e, "pooling_per_table")) pooling = e["pooling_per_table"].at(t).get<double>();
-        tabs.push_back({{"name", "C" + std::to_string(t + 1)},
-                        {"rows", rows[t]},
-                        {"dim", dim},
-                        {"pooling", pooling},
-                        {"precision", embPrec}});
-    }
     json dlrm = {{"dense_features", e.at("dense_features")},
                  {"bottom_mlp", e.at("bottom_mlp")},
-                 {"top_mlp", e.at("top_mlp")},
-                 {"tables", tabs}};
+                 {"top_mlp", e.at("top_mlp")}};
     const std::string inter = isNull(e, "interaction") ? "dot" : e["interaction"].get<std::string>();
     if (isNull(e, "interaction")) note("interaction not published: dot assumed");
     dlrm["interaction"] = inter;
@@ -380,7 +383,47 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
                   {"grad_reduce_precision", prec == "fp32" ? "fp32" : "bf16"},
                   {"optimizer", "sgd"},
                   {"emb_optimizer", "sgd"}}}};
-    return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
+    auto build = [&](const std::vector<json>& rowsOf) {
+        json tabs = json::array();
+        for (int t = 0; t < tables; ++t) {
+            double pooling = isNull(e, "pooling") ? 1.0 : e["pooling"].get<double>();
+            if (!isNull(e, "pooling_per_table")) pooling = e["pooling_per_table"].at(t).get<double>();
+            tabs.push_back({{"name", "C" + std::to_string(t + 1)},
+                            {"rows", rowsOf[t]},
+                            {"dim", dim},
+                            {"pooling", pooling},
+                            {"precision", embPrec}});
+        }
+        doc["model"]["dlrm"]["tables"] = tabs;
+        return parseScenario(doc, where);
+    };
+    if (candidates.empty()) return build(rows);
+    if (!isNull(m, "params_billion")) {
+        const double published = m["params_billion"].get<double>() * 1e9;
+        const Candidate* best = &candidates.front();
+        for (const Candidate& cand : candidates)
+            if (std::abs(cand.params - published) < std::abs(best->params - published))
+                best = &cand;
+        Scenario out = build(best->rows);
+        note("table rows not published: those of the " + best->preset->id + " preset, whose " +
+             billions(best->params) + " embedding parameters are nearest the published " +
+             billions(published));
+        return out;
+    }
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate& a, const Candidate& b) { return a.params > b.params; });
+    for (const Candidate& cand : candidates) {
+        Scenario out = build(cand.rows);
+        const bool fits = peakMemory(out).fits();
+        if (fits || &cand == &candidates.back()) {
+            note("table rows not published: those of the " + cand.preset->id + " preset (" +
+                 billions(cand.params) + " embedding parameters), " +
+                 (fits ? "the largest of this shape under which the run fits"
+                       : "the smallest of this shape (none fits)"));
+            return out;
+        }
+    }
+    return build(candidates.back().rows); // not reached: the last candidate always returns
 }
 
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
