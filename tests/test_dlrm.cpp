@@ -3,6 +3,7 @@
 // nodes of 8, 10 GB/s network). Each expected number is worked out in the comment above it from
 // WORKLOADS.md "DLRM", not read off the code; invariants and bad inputs follow.
 #include "madmax/dlrm.hpp"
+#include "madmax/dlrm_search.hpp"
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
 #include "madmax/search.hpp"
@@ -193,6 +194,101 @@ TEST_CASE("DLRM invariants: one 2-D group equals plain sharding, row-wise never 
         REQUIRE_FALSE(explainInvalid(rw));
         CHECK(evaluate(rw).dlrmResult.lookupBytesCritical <=
               evaluate(tw).dlrmResult.lookupBytesCritical);
+    }
+}
+
+TEST_CASE("DLRM hand-derived: eager launches bound the step by the host's kernel count") {
+    // One GPU, the toy model, 100 µs a launch: every segment's GPU time (well under a µs a
+    // kernel on the toy hardware) hides behind the host, so the step is the kernel count ×
+    // 100 µs (README "The host launch bound", DLRM). Fused tables, counted from its list:
+    // inputs 4; bottom MLP forward 3 (one layer); gather 1; dot interaction 5; top MLP 3 + loss
+    // 2; top backward 6 + loss 1; interaction backward 5; bottom backward 6 − 1 (the features
+    // take no gradient); sort + fused backward-update 2; updates and gradient zeroing 4 per
+    // layer, 8; the loss read back 1. Total 46: 4.6 ms.
+    const std::vector<std::pair<std::string, json>> oneGpu = {
+        {"gpus", 1}, {"strategy.dp", 1}, {"system.gpu.calibration.host_op_us", 100}};
+    auto with = [&](std::vector<std::pair<std::string, json>> more) {
+        auto e = oneGpu;
+        e.insert(e.end(), more.begin(), more.end());
+        return evaluate(toy(e));
+    };
+    const Result fused = with({});
+    CHECK(fused.stepTimeS == Approx(46 * 100e-6).epsilon(1e-9));
+    CHECK(fused.compute.hostStallS > 0);
+    CHECK(fused.stepTimeS == Approx(fused.computeS + fused.exposedCommS).epsilon(1e-12));
+    // One module per table (the 2020 PyTorch examples): a gather per table (2, not 1), and per
+    // table 3 backward + 3 SGD-update kernels (12, not 2): 46 − 1 + 2 − 2 + 12 = 57.
+    CHECK(with({{"strategy.emb_kernels", "per_table"}}).stepTimeS ==
+          Approx(57 * 100e-6).epsilon(1e-9));
+    // Each optimizer state tensor adds a gather, an update and a scatter per table: row-wise
+    // Adagrad (one state) 57 + 2·3 = 63, Adam (two) 57 + 2·6 = 69.
+    CHECK(with({{"strategy.emb_kernels", "per_table"}, {"workload.emb_optimizer", "rowwise_adagrad"}})
+              .stepTimeS == Approx(63 * 100e-6).epsilon(1e-9));
+    CHECK(with({{"strategy.emb_kernels", "per_table"}, {"workload.emb_optimizer", "adam"}})
+              .stepTimeS == Approx(69 * 100e-6).epsilon(1e-9));
+    // Frozen tables send no gradients back and take no update: fused 46 − 2 = 44.
+    CHECK(with({{"workload.frozen", json{{"embedding", true}}}}).stepTimeS ==
+          Approx(44 * 100e-6).epsilon(1e-9));
+    // CUDA graphs replay the step: no host bound; the GPU's own schedule is back.
+    const Result graphs = with({{"strategy.cuda_graphs", true}});
+    CHECK(graphs.compute.hostStallS == 0.0);
+    CHECK(graphs.stepTimeS < 1e-4);
+    CHECK(evaluate(toy({{"gpus", 1}, {"strategy.dp", 1}})).stepTimeS == graphs.stepTimeS);
+    // The report and the timeline show the stall; the timeline still ends at the step.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result t = evaluate(toy({{"gpus", 1}, {"strategy.dp", 1},
+                                   {"system.gpu.calibration.host_op_us", 100}}), o);
+    double end = 0, idle = 0;
+    for (const auto& op : t.timeline) {
+        end = std::max(end, op.endS);
+        if (op.kind == TimelineKind::HostIdle) idle += op.endS - op.startS;
+    }
+    CHECK(end == Approx(t.stepTimeS).epsilon(1e-9));
+    CHECK(idle == Approx(t.compute.hostStallS).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM plan search keeps the scenario's embedding kernels") {
+    // Regression: the search built each plan afresh and silently priced per-table scenarios
+    // with fused kernels. Per-table and host-bound (100 µs a launch): every ranked plan keeps
+    // per-table kernels, and its step is what evaluate gives for it.
+    const Scenario base = toy({{"strategy.emb_kernels", "per_table"},
+                               {"system.gpu.calibration.host_op_us", 100}});
+    const DlrmSearchResult r = searchDlrmPlans(base);
+    REQUIRE_FALSE(r.top.empty());
+    for (const auto& c : r.top) {
+        CHECK(c.plan.perTableKernels);
+        Scenario s = base;
+        s.strategy.dlrm = c.plan;
+        CHECK(c.result.stepTimeS == evaluate(s).stepTimeS);
+    }
+}
+
+TEST_CASE("DLRM host bound invariants: a faster host or GPU is never slower, per-table never "
+          "faster than fused") {
+    // The MLPerf model on 64 H100 at several per-GPU batches, where the host and the GPU trade
+    // places as the bound.
+    for (int batch : {4096, 65536, 1048576}) {
+        for (const char* kernels : {"fused", "per_table"}) {
+            INFO(batch << " " << kernels);
+            Scenario s = test::preset("dlrm-dcnv2-64-h100", {});
+            s.workload.globalBatch = batch;
+            s.strategy.dlrm.perTableKernels = std::string(kernels) == "per_table";
+            // (Equal up to rounding where the host is the bound: a relative 1e-12.)
+            const double base = evaluate(s).stepTimeS * (1 + 1e-12);
+            Scenario host = s, flops = s, hbm = s;
+            host.system.gpu.calibration.hostOpS /= 2;
+            for (double& v : flops.system.gpu.peakFlops)
+                v *= 2;
+            hbm.system.gpu.hbmBytesPerS *= 2;
+            CHECK(evaluate(host).stepTimeS <= base);
+            CHECK(evaluate(flops).stepTimeS <= base);
+            CHECK(evaluate(hbm).stepTimeS <= base);
+        }
+        Scenario fused = test::preset("dlrm-dcnv2-64-h100", {}), per = fused;
+        fused.workload.globalBatch = per.workload.globalBatch = batch;
+        per.strategy.dlrm.perTableKernels = true;
+        CHECK(evaluate(per).stepTimeS * (1 + 1e-12) >= evaluate(fused).stepTimeS);
     }
 }
 

@@ -51,6 +51,12 @@ DlrmPanel::DlrmPanel(ScenarioDocument* doc, QWidget* parent)
     pipeline_->setToolTip("TorchRec TrainPipelineSparseDist: the next batch's lookups and "
                           "all-to-alls run under this batch's dense work.");
     form->addRow(pipeline_);
+    perTable_ = new QCheckBox("One embedding module per table (eager)");
+    perTable_->setToolTip("The 2020 PyTorch DLRM examples: a gather, a backward and an update "
+                          "launched per table, instead of one fused kernel for all tables "
+                          "(FBGEMM TBE, HugeCTR). Matters when the host's launches bound the "
+                          "step (eager, no CUDA graphs): see \"host launch stalls\".");
+    form->addRow(perTable_);
     outer->addLayout(form);
     search_ = new QPushButton("Search sharding plans");
     search_->setToolTip("Every type per table group (coordinate descent when the space is "
@@ -87,6 +93,10 @@ DlrmPanel::DlrmPanel(ScenarioDocument* doc, QWidget* parent)
     });
     connect(pipeline_, &QCheckBox::toggled, this, [this](bool on) {
         apply({{"strategy.sparse_pipeline", on}}, on ? "sparse pipelining on" : "sparse pipelining off");
+    });
+    connect(perTable_, &QCheckBox::toggled, this, [this](bool on) {
+        apply({{"strategy.emb_kernels", on ? "per_table" : "fused"}},
+              on ? "per-table embedding kernels" : "fused embedding kernels");
     });
     connect(doc_, &ScenarioDocument::changed, this, &DlrmPanel::refresh);
     refresh(doc_->scenario());
@@ -150,6 +160,10 @@ void DlrmPanel::refresh(const Scenario& s) {
     {
         const QSignalBlocker b(pipeline_);
         pipeline_->setChecked(s.strategy.dlrm.pipelineSparse);
+    }
+    {
+        const QSignalBlocker b(perTable_);
+        perTable_->setChecked(s.strategy.dlrm.perTableKernels);
     }
 }
 

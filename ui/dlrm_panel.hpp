@@ -25,6 +25,7 @@ class DlrmPanel : public QGroupBox {
     QTableWidget* tables() const { return tables_; }
     QComboBox* groupSize() const { return group_; }
     QCheckBox* pipeline() const { return pipeline_; }
+    QCheckBox* perTableKernels() const { return perTable_; }
     QPushButton* searchButton() const { return search_; }
     QTableWidget* results() const { return results_; }
     QLabel* explanation() const { return explanation_; }
@@ -49,6 +50,7 @@ class DlrmPanel : public QGroupBox {
     QTableWidget* tables_;
     QComboBox* group_;
     QCheckBox* pipeline_;
+    QCheckBox* perTable_;
     QPushButton* search_;
     QTableWidget* results_;
     QLabel* explanation_;

@@ -518,6 +518,26 @@ TEST_CASE("DLRM in the explorer: sharding per table group, lookups and tables in
     CHECK(tables);
     CHECK(a2a);
 
+    // Eager per-table embedding kernels: with CUDA graphs (the preset's) nothing changes; eager,
+    // the host's launches show as host idle in the breakdown, and the box follows the file.
+    CHECK_FALSE(dlrm->perTableKernels()->isChecked());
+    const double graphed = w.shown().result.stepTimeS;
+    dlrm->perTableKernels()->setChecked(true);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.dlrm.perTableKernels);
+    CHECK(w.shown().result.stepTimeS == graphed);
+    REQUIRE(w.document()->setFields({{"strategy.cuda_graphs", false}}, "eager").isEmpty());
+    REQUIRE(e.settle());
+    CHECK(w.shown().result.compute.hostStallS > 0);
+    bool idle = false;
+    for (const auto& row : w.chart("breakdown")->table().rows)
+        if (row.size() >= 3 && row[1] == "Host idle") idle = idle || row[2].toDouble() > 0;
+    CHECK(idle);
+    REQUIRE(w.document()->setFields({{"strategy.cuda_graphs", true},
+                                     {"strategy.emb_kernels", "fused"}}, "graphs").isEmpty());
+    REQUIRE(e.settle());
+    CHECK_FALSE(dlrm->perTableKernels()->isChecked());
+
     // A sharding type per table group applies and the charts follow.
     const double before = w.shown().result.stepTimeS;
     dlrm->shardingCombo(0)->setCurrentText("rw");

@@ -77,6 +77,10 @@ struct DlrmPlan {
                                 ///< and replicate across the groups (0 = all GPUs, one group)
     bool pipelineSparse = false; ///< TorchRec TrainPipelineSparseDist: the next batch's lookups
                                  ///< and all-to-alls overlap this batch's dense work
+    /// One embedding module per table (the 2020 PyTorch DLRM examples' nn.Embedding list and
+    /// per-table sparse optimizer steps) instead of one fused kernel for all tables (FBGEMM
+    /// TBE, HugeCTR): the host issues a gather, a backward and an update per table.
+    bool perTableKernels = false;
     int listed = 0; ///< types the file listed (0: one type for every group)
     bool operator==(const DlrmPlan&) const = default;
 };

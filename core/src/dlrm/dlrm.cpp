@@ -197,23 +197,47 @@ thread_local std::vector<Shard> tShards;
 thread_local std::vector<RankLoad> tLoads;
 
 /// Longest-processing-time placement of the shards on `ranks` bins (what TorchRec's greedy
-/// partitioner does by its perf estimate): largest first onto the least loaded.
-void placeShards(std::vector<Shard>& shards, std::vector<RankLoad>& loads, int ranks) {
+/// partitioner does by its perf estimate): largest first onto the least loaded that still has
+/// room for it in `budgetB` bytes of tables (the least loaded of all when none has).
+void placeShards(std::vector<Shard>& shards, std::vector<RankLoad>& loads, int ranks,
+                 double budgetB) {
     loads.assign(std::size_t(ranks), RankLoad{});
-    std::sort(shards.begin(), shards.end(),
-              [](const Shard& a, const Shard& b) { return a.costS > b.costS; });
+    // Equal costs (one-hot tables of one width cost the same whatever their rows): the larger
+    // first, so the biggest tables land on different GPUs rather than wherever ties fall.
+    std::sort(shards.begin(), shards.end(), [](const Shard& a, const Shard& b) {
+        return a.costS > b.costS || (a.costS == b.costS && a.memB > b.memB);
+    });
     if (shards.empty()) return;
     // Identical shards are common (presets list tables in groups): a min-heap keeps it
-    // O(S log G).
+    // O(S log G) while the least loaded GPU has room.
     auto cmp = [&](int a, int b) { return loads[a].costS > loads[b].costS; };
-    thread_local std::vector<int> heap;
+    thread_local std::vector<int> heap, full;
     heap.resize(std::size_t(ranks));
     std::iota(heap.begin(), heap.end(), 0);
     std::make_heap(heap.begin(), heap.end(), cmp);
     for (const Shard& s : shards) {
-        std::pop_heap(heap.begin(), heap.end(), cmp);
-        addShard(loads[heap.back()], s);
-        std::push_heap(heap.begin(), heap.end(), cmp);
+        full.clear();
+        int chosen = -1;
+        while (!heap.empty()) {
+            std::pop_heap(heap.begin(), heap.end(), cmp);
+            const int r = heap.back();
+            heap.pop_back();
+            if (loads[r].memB + s.memB <= budgetB) {
+                chosen = r;
+                break;
+            }
+            full.push_back(r); // in order of load: full.front() is the least loaded
+        }
+        if (chosen < 0) { // no GPU has room: the least loaded, and the memory check says so
+            chosen = full.front();
+            full.erase(full.begin());
+        }
+        addShard(loads[chosen], s);
+        full.push_back(chosen);
+        for (int r : full) {
+            heap.push_back(r);
+            std::push_heap(heap.begin(), heap.end(), cmp);
+        }
     }
 }
 
@@ -322,6 +346,95 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
     c.topFwd += loss;
     c.topBwd += loss;
     return c;
+}
+
+/// Kernels an eager step issues, counted from the code the DLRM examples run (README "The host
+/// launch bound"): a PyTorch nn.Linear is a bias broadcast, a GEMM and its activation forward;
+/// data- and weight-gradient GEMMs, the bias-gradient reduction, the activation's backward and
+/// two gradient accumulations backward; an update and a gradient zeroing per weight and bias.
+/// A per-table nn.Embedding(sparse=True) gathers (1), makes its gradient slice contiguous and
+/// stores the sparse gradient's indices and values (3), and torch.optim.SGD's add_ of a sparse
+/// gradient flattens the indices, scales by −lr and index_add_s (3), plus a gather, an update
+/// and a scatter per optimizer state tensor. A fused table kernel (FBGEMM TBE, HugeCTR) is one
+/// gather forward and a sort plus one fused backward-update for every table.
+struct HostKernels {
+    int inputs = 4;  ///< dense features, ids and labels to the GPU; ids widened
+    int bottomFwd = 0, lookups = 0, interFwd = 0, topFwd = 0;
+    int topBwd = 0, interBwd = 0, bottomBwd = 0, embBwd = 0, update = 0;
+    int readBack = 1; ///< the loss read back: the host waits for the GPU every step
+};
+
+constexpr int kLinearFwd = 3, kLinearBwd = 6, kLinearUpdate = 4;
+
+HostKernels hostKernels(const DlrmShape& d, const DlrmPlan& plan, const Workload& w,
+                        const DenseCosts& dc, bool tablesTrain) {
+    HostKernels k;
+    const int lb = int(d.bottomMlp.size()), lt = int(d.topMlp.size());
+    k.bottomFwd = kLinearFwd * lb;
+    k.topFwd = kLinearFwd * lt + 2; // + sigmoid-BCE forward and the loss scaling
+    int interLayers = 0, interFwdPer = 0, interBwdPer = 0;
+    switch (d.interaction) {
+    case DlrmInteraction::Dot: // concat, batched GEMM, triangle gather, padding, concat
+        k.interFwd = 5;
+        k.interBwd = 5;
+        break;
+    case DlrmInteraction::Dcnv2: // (low-rank) GEMM(s), x0 ⊙ ·, + bias, + x_l
+        interLayers = d.dcnLayers;
+        interFwdPer = d.dcnLowRank > 0 ? 5 : 4;
+        interBwdPer = 2 * interFwdPer;
+        break;
+    case DlrmInteraction::Transformer: // QKV, attention, out, two norms, MLP up, act, down, adds
+        interLayers = d.transformerLayers;
+        interFwdPer = 12;
+        interBwdPer = 24;
+        break;
+    }
+    k.interFwd += interLayers * interFwdPer;
+    // Backward: only the parts whose pass runs (frozen parts skip theirs).
+    k.topBwd = dc.topBwd > 0 ? kLinearBwd * lt + 1 : 0;
+    k.interBwd = dc.interBwd > 0 ? k.interBwd + interLayers * interBwdPer : 0;
+    k.bottomBwd = dc.bottomBwd > 0 ? kLinearBwd * lb - 1 : 0; // no gradient for the features
+    const int states = w.embOptimizer == EmbOptimizer::Adam             ? 2
+                       : w.embOptimizer == EmbOptimizer::RowwiseAdagrad ? 1
+                                                                        : 0;
+    const int tables = d.tableCount();
+    k.lookups = plan.perTableKernels ? tables : 1;
+    k.embBwd = !tablesTrain ? 0 : plan.perTableKernels ? tables * (3 + 3 + 3 * states) : 2;
+    const Frozen& f = w.frozen;
+    const int trainedLinears = (f.bottomMlp ? 0 : lb) + (f.topMlp ? 0 : lt) +
+                               (f.topMlp || d.interaction == DlrmInteraction::Dot
+                                    ? 0
+                                    : interLayers * (d.interaction == DlrmInteraction::Dcnv2
+                                                         ? (d.dcnLowRank > 0 ? 2 : 1)
+                                                         : 6));
+    k.update = kLinearUpdate * trainedLinears;
+    return k;
+}
+
+/// The step under the host's launches: the host issues each segment's n kernels at hostOp
+/// apiece, in program order, from the previous step's sync (the loss read back); the GPU runs
+/// a kernel once it is issued and the one before it is done. For n equal kernels of g/n the
+/// segment ends at max(previous end + g, issue start + hostOp + g, issue start + n·hostOp + g/n)
+/// (the max-plus recurrence solved; every term only grows with g and hostOp). Returns the
+/// step's end and, through `forwardEnd`, where the forward's last segment ends.
+double hostBoundStep(const double (&g)[11], const int (&n)[11], double hostOp,
+                     double& forwardEnd, double& forwardGpu) {
+    double t = 0, issued = 0;
+    forwardGpu = 0;
+    forwardEnd = 0;
+    for (int i = 0; i < 11; ++i) {
+        if (n[i] > 0) {
+            t = std::max({t + g[i], issued + hostOp + g[i], issued + n[i] * hostOp + g[i] / n[i]});
+            issued += n[i] * hostOp;
+        } else {
+            t += g[i];
+        }
+        if (i <= 4) {
+            forwardGpu += g[i];
+            forwardEnd = t;
+        }
+    }
+    return t;
 }
 
 /// GPUs of the innermost tier (a node's NVLink domain) inside a group of `group` GPUs.
@@ -457,7 +570,9 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
     }
 
     std::vector<RankLoad>& loads = tLoads;
-    placeShards(tw, loads, G);
+    // Tables must fit beside what else the GPU holds: budget the HBM less the reserve.
+    const double budget = std::max(0.0, sys.gpu.hbmBytes - sys.reserveBytes);
+    placeShards(tw, loads, G, budget);
     // The critical rank: the most loaded by its placement cost.
     int crit = 0;
     double memMax = 0, memSum = 0;
@@ -475,7 +590,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
     p.twMemMeanB = G > 0 ? memSum / G : 0;
     // TWRW: tables placed on nodes; the critical node's ranks carry its share.
     thread_local std::vector<RankLoad> nodeLoads;
-    placeShards(twrwShards, nodeLoads, nodes);
+    placeShards(twrwShards, nodeLoads, nodes, budget); // shard bytes are per GPU of the node
     int critNode = 0;
     double nodeMem = 0;
     for (int n = 0; n < nodes; ++n) {
@@ -522,8 +637,19 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     const OpCoster oc = trainingOpCoster(gpu, w);
     const DlrmPlacement p = dlrmPlacement(s);
     const Frozen& frozen = w.frozen;
-    const DenseCosts dc = denseCosts(d, b, oc, pB, frozen);
+    DenseCosts dc = denseCosts(d, b, oc, pB, frozen);
     const double launch = gpu.calibration.kernelLaunchS;
+    // Mixed precision: the pooled embeddings, stored and exchanged in the tables' precision,
+    // are converted to the dense precision before the interaction (TF2's tf.cast, AMP's input
+    // casts), and their gradients back: each element read in one precision and written in the
+    // other, forward and (for trained tables) backward.
+    double castB = 0;
+    for (const auto& t : d.tables)
+        if (t.bytesPerElement != pB) castB += double(t.count) * b * t.dim * (t.bytesPerElement + pB);
+    if (castB > 0) {
+        dc.interFwd += oc.elementwise(castB);
+        if (!frozen.embedding) dc.interBwd += oc.elementwise(castB);
+    }
 
     // Sparse work of the critical rank: its table-wise shards, plus the evenly spread types.
     const double lookupB = p.critical.lookupB + p.uniform.lookupB + p.twrwNode.lookupB;
@@ -585,8 +711,29 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     r.compute.forwardS = lookupFwd + denseFwd;
     r.compute.backwardS = denseBwd + embBwd;
     r.compute.optimizerS = denseOpt;
-    r.computeS = r.compute.totalS();
     r.exposedCommS = sparseExposed + denseArExposed + syncExposed;
+    // Eager launches: the step is at least the host-bound walk of its compute (the two-stream
+    // schedule above is the other bound; the larger wins, so neither a faster GPU nor a faster
+    // host lengthens it). The excess is host idle, inside the forward and backward.
+    const double hostOp = s.strategy.cudaGraphs ? 0.0 : gpu.calibration.hostOpS;
+    if (hostOp > 0) {
+        const HostKernels k = hostKernels(d, s.strategy.dlrm, w, dc, tablesTrain);
+        const double g[11] = {0.0,        dc.bottomFwd, lookupFwd, dc.interFwd,
+                              dc.topFwd,  dc.topBwd,    dc.interBwd, dc.bottomBwd,
+                              embBwd,     denseOpt,     0.0};
+        const int n[11] = {k.inputs, k.bottomFwd, k.lookups,   k.interFwd, k.topFwd,  k.topBwd,
+                           k.interBwd, k.bottomBwd, k.embBwd, k.update,   k.readBack};
+        double fwdEnd = 0, fwdGpu = 0;
+        const double walk = hostBoundStep(g, n, hostOp, fwdEnd, fwdGpu);
+        const double schedule = r.compute.totalS() + r.exposedCommS;
+        const double stall = std::max(0.0, walk - schedule);
+        const double stallFwd = std::min(stall, std::max(0.0, fwdEnd - fwdGpu));
+        r.compute.forwardS += stallFwd;
+        r.compute.backwardS += stall - stallFwd;
+        r.compute.hostStallS = stall;
+        r.compute.hostStallForwardS = stallFwd;
+    }
+    r.computeS = r.compute.totalS();
     r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS;
     r.samplesPerS = B / r.stepTimeS;
     r.microBatches = 1;
@@ -687,6 +834,8 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         if (!pipelined && bwdCommEnd > t)
             op("wait for embedding gradients", bwdCommEnd - t, TimelineKind::Comm);
         op("embedding backward + update", embBwd, TimelineKind::Backward);
+        if (r.compute.hostStallS > 0)
+            op("host launch stalls (GPU idle)", r.compute.hostStallS, TimelineKind::HostIdle);
         if (pipelined && sparseExposed > 0)
             op("wait for the sparse all-to-alls", sparseExposed, TimelineKind::Comm);
         if (denseAr > 0)

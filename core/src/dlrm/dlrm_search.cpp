@@ -91,6 +91,8 @@ DlrmSearchResult searchDlrmPlans(const Scenario& base, const DlrmSearchOptions& 
         }
         for (bool pipe : {false, true}) {
             DlrmPlan plan;
+            // The embedding kernels are the framework's, not the plan's: kept as given.
+            plan.perTableKernels = base.strategy.dlrm.perTableKernels;
             plan.groupSize = g == N ? 0 : g;
             plan.pipelineSparse = pipe;
             plan.listed = groups;

@@ -188,6 +188,7 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
     line("interaction", x.interactionS);
     line("dense optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
+    if (r.compute.hostStallS > 0) line("host launch stalls", r.compute.hostStallS);
     if (s.workload.stepOverheadS > 0) line("framework overhead", s.workload.stepOverheadS);
     o += "\nEmbedding communication (per step)\n";
     auto cl = [&](const char* name, double v) {

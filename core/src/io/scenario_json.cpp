@@ -266,6 +266,7 @@ json toJson(const Scenario& s) {
         }
         st["emb_group_size"] = p.groupSize;
         st["sparse_pipeline"] = p.pipelineSparse;
+        st["emb_kernels"] = p.perTableKernels ? "per_table" : "fused";
     }
     return out;
 }

@@ -491,6 +491,9 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.dlrm.groupSize = int(r.integer("emb_group_size", 0, 1 << 30, 0));
     r.record("emb_group_size", "2-D sparse parallelism: GPUs per sharding group (0 = all)");
     st.dlrm.pipelineSparse = r.boolean("sparse_pipeline", false);
+    st.dlrm.perTableKernels = r.choice("emb_kernels", {"fused", "per_table"}, "fused") == "per_table";
+    r.record("emb_kernels", "DLRM embedding kernels: fused (one for all tables: FBGEMM TBE, "
+                            "HugeCTR) or per_table (one embedding module per table, eager)");
     st.fsdpPrefetch = int(r.integer("fsdp_prefetch", 0, 1, 1));
     r.record("fsdp_prefetch", "ZeRO-3: 1 = gather the next layer during this one, 0 = just before it");
     st.fsdpPerTensor = r.choice("fsdp_unit", {"layer", "tensor"}, "layer") == "tensor";

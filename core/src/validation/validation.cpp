@@ -368,22 +368,57 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
         dlrm["dcn_low_rank"] = isNull(e, "dcn_low_rank") ? json(0) : e["dcn_low_rank"];
     }
     // The DLRM examples shard tables model-parallel, table-wise (one GPU: all local).
-    if (gpus > 1) note("embedding sharding: table-wise (the examples' model-parallel tables)");
+    if (gpus > 1)
+        note("embedding sharding: table-wise (the examples' model-parallel tables), column-wise "
+             "for a table bigger than one GPU");
     note("optimizer not published: SGD for tables and MLPs (the NVIDIA DLRM examples')");
     const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
     if (prec == "fp32") note("FP32 GEMMs at the GPU preset's CUDA-core FP32 peak");
+    // How the framework launches kernels, from the source's title (README "Validation"):
+    // TensorFlow runs the step as a graph (tf.function, XLA), not op by op from Python; the
+    // PyTorch DLRM examples (NVIDIA's of 2020, Naumov et al.'s reference) keep one embedding
+    // module per table and launch eagerly; others are taken as eager with fused tables.
+    json strategy = {{"dp", gpus}, {"emb_sharding", "tw"}};
+    const json& src = c.value("source", json::object());
+    const std::string title = src.is_object() ? src.value("title", "") : "";
+    if (title.find("TensorFlow") != std::string::npos) {
+        strategy["cuda_graphs"] = true;
+        note("launches: TensorFlow runs the step as a graph (tf.function, XLA), so no host "
+             "launch bound");
+    } else if (title.find("PyTorch") != std::string::npos &&
+               title.find("TorchRec") == std::string::npos) {
+        strategy["emb_kernels"] = "per_table";
+        note("launches: eager PyTorch with one embedding module per table (the PyTorch DLRM "
+             "examples' nn.Embedding list)");
+    } else {
+        note("launches not published: eager, one fused kernel for all tables");
+    }
     json doc = {{"name", c.at("id")},
                 {"model", {{"name", m.at("name")}, {"arch", "dlrm"}, {"dlrm", dlrm}}},
                 {"system", systemFor(sys, lib, gpus)},
                 {"gpus", gpus},
-                {"strategy", {{"dp", gpus}, {"emb_sharding", "tw"}}},
+                {"strategy", strategy},
                 {"workload",
                  {{"global_batch", par.at("global_batch")},
                   {"precision", prec},
                   {"grad_reduce_precision", prec == "fp32" ? "fp32" : "bf16"},
                   {"optimizer", "sgd"},
                   {"emb_optimizer", "sgd"}}}};
+    const double hbmBytes = isNull(sys, "hbm_gb") ? 0.0 : sys["hbm_gb"].get<double>() * 1e9;
+    const double embBytes = embPrec == "fp32" ? 4.0 : embPrec == "fp8" || embPrec == "int8" ? 1.0
+                                                                                            : 2.0;
     auto build = [&](const std::vector<json>& rowsOf) {
+        // Table-wise, except a table bigger than one GPU: split column-wise (distributed-
+        // embeddings' column slicing; TorchRec would shard it too).
+        json sharding = json::array();
+        int sliced = 0;
+        for (int t = 0; t < tables; ++t) {
+            const bool big = gpus > 1 && hbmBytes > 0 &&
+                             rowsOf[t].get<double>() * dim * embBytes > hbmBytes;
+            sharding.push_back(big ? "cw" : "tw");
+            sliced += big;
+        }
+        doc["strategy"]["emb_sharding"] = sliced > 0 ? sharding : json("tw");
         json tabs = json::array();
         for (int t = 0; t < tables; ++t) {
             double pooling = isNull(e, "pooling") ? 1.0 : e["pooling"].get<double>();
