@@ -115,6 +115,19 @@ TEST_CASE("DLRM: tables per GPU are those of the fullest GPU, not of the most lo
     CHECK(x.tableBytesMean == Approx((2560.0 + 25600000.0) / 2.0));
 }
 
+TEST_CASE("DLRM placement: equal-cost tables go biggest first, so big ones do not pair up") {
+    // Four one-hot tables of one width cost the same; two have 100,000 rows (25.6 MB each), two
+    // 10 (2,560 B). Biggest first puts one big table on each GPU; by input order (big, small,
+    // big, small) the second big table would join the first. Fullest GPU: 25,602,560 B.
+    json doc = kToyDlrm;
+    doc["model"]["dlrm"]["tables"] = json::array();
+    for (int rows : {100000, 10, 100000, 10})
+        doc["model"]["dlrm"]["tables"].push_back(
+            {{"name", "T" + std::to_string(rows)}, {"rows", rows}, {"dim", 64}, {"pooling", 1}});
+    const DlrmResult x = evaluate(parseScenario(doc, "four tables")).dlrmResult;
+    CHECK(x.tableBytesCritical == Approx(25602560.0));
+}
+
 TEST_CASE("DLRM hand-derived: a short row costs a whole 64-byte line") {
     // Table B at dim 4 (16-byte fp32 rows; a DCNv2 interaction allows unequal widths): each of
     // its 1024 lookups still moves a 64-byte line, 65,536 B, not 16,384. Mean over the two
@@ -215,6 +228,10 @@ TEST_CASE("DLRM hand-derived: eager launches bound the step by the host's kernel
     const Result fused = with({});
     CHECK(fused.stepTimeS == Approx(46 * 100e-6).epsilon(1e-9));
     CHECK(fused.compute.hostStallS > 0);
+    // The forward is its first 18 kernels (4 + 3 + 1 + 5 + 5): it ends when the last of them,
+    // issued at 1.8 ms, has run; of that, all but the forward's few µs of GPU work is idle.
+    CHECK(fused.compute.hostStallForwardS == Approx(18 * 100e-6).epsilon(0.01));
+    CHECK(fused.compute.hostStallForwardS < 18 * 100e-6);
     CHECK(fused.stepTimeS == Approx(fused.computeS + fused.exposedCommS).epsilon(1e-12));
     // One module per table (the 2020 PyTorch examples): a gather per table (2, not 1), and per
     // table 3 backward + 3 SGD-update kernels (12, not 2): 46 − 1 + 2 − 2 + 12 = 57.

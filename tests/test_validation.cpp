@@ -274,6 +274,12 @@ TEST_CASE("DLRM rows without table sizes: the preset of the published size, else
     const Scenario small = dlrmScenarioForCase(v100, PresetLibrary::builtin(), "public.json");
     CHECK(tableParams(small) == 32709138.0 * 128.0);
     CHECK(peakMemory(small).fits());
+    // Launches, from the source's title: the PyTorch example keeps one nn.Embedding per table
+    // and runs eagerly; TensorFlow runs the step as a graph.
+    CHECK(small.strategy.dlrm.perTableKernels);
+    CHECK_FALSE(small.strategy.cudaGraphs);
+    CHECK(large.strategy.cudaGraphs);
+    CHECK_FALSE(large.strategy.dlrm.perTableKernels);
     const ValidationReport r = runValidation(json{{"schema", "madmax-validation/1"},
                                                   {"cases", {v100, tf2}}},
                                              PresetLibrary::builtin(), "public.json");
