@@ -328,6 +328,9 @@ TEST_CASE("DLRM bad inputs name the field and the fix") {
     CHECK_THAT(errorFor({{"strategy.emb_sharding", json::array({"tw", "rw", "dp"})}}),
                Contains("3 types for 2 table groups"));
     CHECK_THAT(errorFor({{"strategy.emb_group_size", 3}}), Contains("emb_group_size"));
+    CHECK_THAT(errorFor({{"strategy.emb_kernels", "per_row"}}),
+               Contains("strategy.emb_kernels") && Contains("fused") && Contains("per_table"));
+    CHECK_THAT(errorFor({{"strategy.emb_kernels", true}}), Contains("strategy.emb_kernels"));
     CHECK_THAT(errorFor({{"workload.seq_len", 128}}),
                Contains("workload.seq_len") && Contains("no sequence length"));
     CHECK_THAT(errorFor({{"strategy.tp", 2}}), Contains("strategy.tp"));
@@ -365,11 +368,14 @@ TEST_CASE("DLRM bad inputs name the field and the fix") {
 
 TEST_CASE("DLRM scenarios round-trip through JSON") {
     Scenario s = toy({{"strategy.emb_sharding", json::array({"rw", "dp"})},
-                      {"strategy.sparse_pipeline", true}});
+                      {"strategy.sparse_pipeline", true},
+                      {"strategy.emb_kernels", "per_table"},
+                      {"system.gpu.calibration.host_op_us", 30}});
     const Scenario back = parseScenario(toJson(s), "round-trip");
     CHECK(back.strategy.dlrm.sharding[0] == EmbSharding::RowWise);
     CHECK(back.strategy.dlrm.sharding[1] == EmbSharding::DataParallel);
     CHECK(back.strategy.dlrm.pipelineSparse);
+    CHECK(back.strategy.dlrm.perTableKernels);
     CHECK(evaluate(back).stepTimeS == evaluate(s).stepTimeS);
 }
 
