@@ -417,19 +417,24 @@ HostKernels hostKernels(const DlrmShape& d, const DlrmPlan& plan, const Workload
 /// segment ends at max(previous end + g, issue start + hostOp + g, issue start + n·hostOp + g/n)
 /// (the max-plus recurrence solved; every term only grows with g and hostOp). Returns the
 /// step's end and, through `forwardEnd`, where the forward's last segment ends.
-double hostBoundStep(const double (&g)[11], const int (&n)[11], double hostOp,
+/// Segments of a step in program order: inputs, bottom MLP, lookups, interaction, top MLP and
+/// loss (the forward's five), then top, interaction and bottom backward, the embedding
+/// backward-update, the dense update and the loss read back.
+constexpr int kSegments = 11, kForwardSegments = 5;
+
+double hostBoundStep(const double (&g)[kSegments], const int (&n)[kSegments], double hostOp,
                      double& forwardEnd, double& forwardGpu) {
     double t = 0, issued = 0;
     forwardGpu = 0;
     forwardEnd = 0;
-    for (int i = 0; i < 11; ++i) {
+    for (int i = 0; i < kSegments; ++i) {
         if (n[i] > 0) {
             t = std::max({t + g[i], issued + hostOp + g[i], issued + n[i] * hostOp + g[i] / n[i]});
             issued += n[i] * hostOp;
         } else {
             t += g[i];
         }
-        if (i <= 4) {
+        if (i < kForwardSegments) {
             forwardGpu += g[i];
             forwardEnd = t;
         }
@@ -718,10 +723,10 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     const double hostOp = s.strategy.cudaGraphs ? 0.0 : gpu.calibration.hostOpS;
     if (hostOp > 0) {
         const HostKernels k = hostKernels(d, s.strategy.dlrm, w, dc, tablesTrain);
-        const double g[11] = {0.0,        dc.bottomFwd, lookupFwd, dc.interFwd,
+        const double g[kSegments] = {0.0,        dc.bottomFwd, lookupFwd, dc.interFwd,
                               dc.topFwd,  dc.topBwd,    dc.interBwd, dc.bottomBwd,
                               embBwd,     denseOpt,     0.0};
-        const int n[11] = {k.inputs, k.bottomFwd, k.lookups,   k.interFwd, k.topFwd,  k.topBwd,
+        const int n[kSegments] = {k.inputs, k.bottomFwd, k.lookups,   k.interFwd, k.topFwd,  k.topBwd,
                            k.interBwd, k.bottomBwd, k.embBwd, k.update,   k.readBack};
         double fwdEnd = 0, fwdGpu = 0;
         const double walk = hostBoundStep(g, n, hostOp, fwdEnd, fwdGpu);
