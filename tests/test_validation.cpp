@@ -1,6 +1,7 @@
 // Accuracy against the published measurements in tests/data/public.json (a copy of
 // shared/validation/public.json; sources in each case and in tests/data/VALIDATION.md).
 #include "madmax/engine.hpp"
+#include "madmax/error.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/validation.hpp"
 #include "madmax/uncertainty.hpp"
@@ -343,28 +344,51 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(uncertaintyFor(test::preset("dlrm-dcnv2-64-h100")).basis == "DLRM training (any GPU)");
 }
 
-TEST_CASE("TF2 DLRM rows public.json leaves out: every one predicted, median at most 25%") {
-    // presets/validation/dle-tf2-dlrm.json: the 12 training rows of the TensorFlow 2 DLRM
+TEST_CASE("TF2 DLRM rows public.json leaves out: every one predicted, median at most 36%") {
+    // presets/validation/dle-tf2-dlrm.json: the 15 training rows of the TensorFlow 2 DLRM
     // example's DLRM.md beside the one public.json holds (DGX A100, DGX-1, DGX-2; 1 to 16
-    // GPUs; FP32 and mixed precision). Nothing is fitted on them. This build: median 24.2%,
-    // single-GPU rows within 26.2%; the multi-GPU mixed-precision rows are the worst (+37% to
-    // +106%): more throughput is predicted than measured, as on the public TF2 row.
+    // GPUs; FP32, TF32 and mixed precision). Nothing is fitted on them. This build: median
+    // 35.0%, single-GPU rows within 35.4%; the multi-GPU rows are the worst (+11% to +106%):
+    // more throughput is predicted than measured, as on the public TF2 row.
     const json file = readJsonFile(MADMAX_DLE_TF2_DLRM_DATASET);
     const ValidationReport r = runValidation(file, PresetLibrary::builtin(), "dle-tf2-dlrm.json");
-    CHECK(r.overall.count == 12);
+    CHECK(r.overall.count == 15);
     REQUIRE(r.cases.size() == file["cases"].size());
     for (std::size_t i = 0; i < r.cases.size(); ++i) {
         const auto& c = r.cases[i];
         INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
         REQUIRE(c.predicted.has_value());
-        if (c.id.find("-1-small-") != std::string::npos) CHECK(std::fabs(c.errorPct()) <= 30.0);
+        if (c.id.find("-1-small-") != std::string::npos) CHECK(std::fabs(c.errorPct()) <= 40.0);
         // Every run did fit: the extra-large tables (421 GiB) over 8 A100s too, placed by
         // memory as well as by load, the two largest split by columns.
         const Scenario s =
             dlrmScenarioForCase(file["cases"][i], PresetLibrary::builtin(), "dle-tf2-dlrm.json");
         CHECK(peakMemory(s).fits());
     }
-    CHECK(r.overall.medianAbsPct <= 25.0);
+    CHECK(r.overall.medianAbsPct <= 36.0);
+    // TF32 (this file's precision extension): fp32 tensors, GEMMs at the A100 preset's
+    // tensor-core TF32 peak (156 TFLOPS dense, NVIDIA's datasheet), said in the notes.
+    const auto& t = *std::find_if(r.cases.begin(), r.cases.end(), [](const auto& c) {
+        return c.id == "dlrm-tf2-dgxa100-1-small-tf32";
+    });
+    CHECK(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& n) {
+        return n == "TF32 GEMMs at the GPU preset's tensor-core TF32 peak";
+    }));
+    const Scenario tf32 =
+        dlrmScenarioForCase(file["cases"][1], PresetLibrary::builtin(), "dle-tf2-dlrm.json");
+    REQUIRE(tf32.workload.precision == Precision::TF32);
+    CHECK(tf32.system.gpu.peak(Precision::TF32) == 156e12);
+    CHECK(bytesPerElement(Precision::TF32) == 4.0);
+    // A GPU without a TF32 path (V100) refuses it, naming the field.
+    json v100 = file["cases"][5]; // DGX-1, one GPU
+    REQUIRE(v100["system"]["gpu"] == "V100-SXM2-32GB");
+    v100["precision"] = "tf32";
+    CHECK_THROWS_WITH(
+        [&] {
+            const Scenario s = dlrmScenarioForCase(v100, PresetLibrary::builtin(), "v.json");
+            if (auto why = explainInvalid(s)) throw InputError("v.json", "workload", *why);
+        }(),
+        Catch::Matchers::Contains("workload.precision is tf32"));
 }
 
 TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%, none worse "

@@ -8,13 +8,16 @@
 
 namespace madmax {
 
-enum class Precision : std::uint8_t { FP32, FP16, BF16, FP8, FP4 };
-inline constexpr int kPrecisionCount = 5;
+/// TF32: fp32 tensors, GEMMs on the tensor cores' TF32 path (Ampere and later; what TensorFlow
+/// and cuDNN use for "fp32" training there by default).
+enum class Precision : std::uint8_t { FP32, FP16, BF16, FP8, FP4, TF32 };
+inline constexpr int kPrecisionCount = 6;
 
 /// Bytes per element of a tensor stored in this precision.
 constexpr double bytesPerElement(Precision p) {
     switch (p) {
     case Precision::FP32:
+    case Precision::TF32:
         return 4.0;
     case Precision::FP16:
     case Precision::BF16:

@@ -572,7 +572,7 @@ Frozen parseFrozen(const json& j, const std::string& file, bool dlrm) {
 Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::int64_t vitTokens) {
     ObjectReader r(j, file, "workload");
     Workload w;
-    const std::vector<std::string> precisions = {"fp32", "fp16", "bf16", "fp8", "fp4"};
+    const std::vector<std::string> precisions = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
     const std::string kind = r.choice("kind", {"training", "inference"}, "training");
     w.attention = *parseAttentionKernel(r.choice("attention", {"flash", "unfused"}, "flash"));
     w.precision = *parsePrecision(r.choice("precision", precisions, "bf16"));

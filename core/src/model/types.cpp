@@ -15,6 +15,8 @@ std::string_view toString(Precision p) {
         return "fp8";
     case Precision::FP4:
         return "fp4";
+    case Precision::TF32:
+        return "tf32";
     }
     return "?";
 }

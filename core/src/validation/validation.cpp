@@ -93,9 +93,11 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
     gpu["peak_tflops"] = json::object();
     for (const char* p : {"fp16", "bf16", "fp8", "fp4"})
         gpu["peak_tflops"][p] = isNull(peaks, p) ? json(nullptr) : peaks[p];
-    // The schema has no FP32 peak: the preset's (CUDA-core FP32, used by FP32 runs only).
-    gpu["peak_tflops"]["fp32"] = isNull(peaks, "fp32") ? presetPeaks.value("fp32", json(nullptr))
-                                                       : peaks["fp32"];
+    // The schema has no FP32 or TF32 peak: the preset's (CUDA-core FP32 and tensor-core TF32,
+    // used by FP32 and TF32 runs only).
+    for (const char* p : {"fp32", "tf32"})
+        gpu["peak_tflops"][p] =
+            isNull(peaks, p) ? presetPeaks.value(p, json(nullptr)) : peaks[p];
     // Unknown HBM size or bandwidth: the preset's, said so (time needs the bandwidth; only the
     // fit verdict needs the size).
     for (const char* key : {"hbm_gb", "hbm_tbps"}) {
@@ -374,6 +376,7 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
     note("optimizer not published: SGD for tables and MLPs (the NVIDIA DLRM examples')");
     const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
     if (prec == "fp32") note("FP32 GEMMs at the GPU preset's CUDA-core FP32 peak");
+    if (prec == "tf32") note("TF32 GEMMs at the GPU preset's tensor-core TF32 peak");
     // How the framework launches kernels, from the source's title (README "Validation"):
     // TensorFlow runs the step as a graph (tf.function, XLA), not op by op from Python; the
     // PyTorch DLRM examples (NVIDIA's of 2020, Naumov et al.'s reference) keep one embedding
@@ -401,7 +404,7 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
                 {"workload",
                  {{"global_batch", par.at("global_batch")},
                   {"precision", prec},
-                  {"grad_reduce_precision", prec == "fp32" ? "fp32" : "bf16"},
+                  {"grad_reduce_precision", prec == "fp32" || prec == "tf32" ? "fp32" : "bf16"},
                   {"optimizer", "sgd"},
                   {"emb_optimizer", "sgd"}}}};
     const double hbmBytes = isNull(sys, "hbm_gb") ? 0.0 : sys["hbm_gb"].get<double>() * 1e9;
