@@ -288,6 +288,13 @@ TEST_CASE("DLRM rows without table sizes: the preset of the published size, else
                                     "largest of this shape under which the run fits"));
     CHECK(said(r.cases.at(1).notes, "dlrm-criteo-t3 preset, whose 22.8B embedding parameters "
                                     "are nearest the published 22.8B"));
+    // Published rows must be one per table: a short list is an error naming the field, never a
+    // read past its end (regression: the preset-choice rewrite had dropped this check).
+    json shortRows = v100;
+    shortRows["model"]["dlrm"]["rows_per_table"] = json::array({1000, 2000});
+    CHECK_THROWS_WITH(dlrmScenarioForCase(shortRows, PresetLibrary::builtin(), "v.json"),
+                      Catch::Matchers::Contains("rows_per_table") &&
+                          Catch::Matchers::Contains("lists 2 tables, but tables is 26"));
     // A GPU too small for any of them: the smallest, said so.
     json tiny = v100;
     tiny["system"]["hbm_gb"] = 1;

@@ -3,6 +3,7 @@
 #include "panel_widgets.hpp"
 
 #include "charts/chart_factory.hpp"
+#include "madmax/codesign.hpp"
 #include "madmax/error.hpp"
 #include "madmax/report.hpp"
 #include "madmax/presets.hpp"
@@ -30,12 +31,11 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
                       "buys the most?");
     knobs_ = new QListWidget;
     knobs_->setMaximumHeight(90);
-    for (const char* k : {"flops", "hbm_bw", "hbm_capacity", "scale_up_bw", "scale_out_bw",
-                          "scale_up_latency", "scale_out_latency", "scale_up_domain",
-                          "host_speed"}) {
+    for (const std::string& name : sensitivityKnobs()) {
+        const QString k = QString::fromStdString(name);
         auto* item = new QListWidgetItem(k, knobs_);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(QString(k).endsWith("_bw") ? Qt::Checked : Qt::Unchecked);
+        item->setCheckState(k.endsWith("_bw") ? Qt::Checked : Qt::Unchecked);
     }
     factors_ = new QLineEdit("0.25,0.5,1,2,4");
     factors_->setToolTip("Factors to scale each checked knob by (× the preset's value).");
@@ -158,10 +158,7 @@ void CoDesignPanel::runSensitivity() {
     if (job_.running()) return;
     const Scenario base = doc_->scenario();
     setBusy("Running the search at ×0.5 and ×2 of every knob…");
-    const std::vector<std::string> knobs = {
-        "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
-        "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
-        "host_speed"};
+    const std::vector<std::string> knobs = sensitivityKnobs();
     job_.start([this, base, knobs](const JobContext& job) {
         std::vector<Sensitivity> acc;
         for (std::size_t i = 0; i < knobs.size() && !job.cancelFlag()->load(); ++i) {

@@ -15,6 +15,9 @@ namespace madmax {
 /// scale_out_latency, tier<K>_bw, tier<K>_latency, scale_up_domain, host_speed (how fast the
 /// host issues kernels), gpus.
 std::vector<std::string> knobNames(const System& sys);
+/// The hardware knobs a sensitivity (tornado) run varies by default: every one of knobNames
+/// that applies to any system, except the GPU count and per-tier knobs.
+const std::vector<std::string>& sensitivityKnobs();
 /// The scenario with `knob` scaled by `factor`. Throws InputError for an unknown knob or factor.
 Scenario scaleKnob(const Scenario& s, const std::string& knob, double factor);
 

@@ -14,6 +14,14 @@
 
 namespace madmax {
 
+const std::vector<std::string>& sensitivityKnobs() {
+    static const std::vector<std::string> k = {
+        "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
+        "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
+        "host_speed"};
+    return k;
+}
+
 std::vector<std::string> knobNames(const System& sys) {
     std::vector<std::string> k = {
         "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
@@ -272,10 +280,7 @@ SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
 
 std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& space,
                                      const SearchOptions& options, std::vector<std::string> knobs) {
-    if (knobs.empty())
-        knobs = {"flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
-                 "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
-                 "host_speed"};
+    if (knobs.empty()) knobs = sensitivityKnobs();
     std::vector<Sensitivity> out;
     for (const auto& k : knobs) {
         if (options.cancel && options.cancel->load()) break;

@@ -335,6 +335,10 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
     if (!isNull(e, "rows_per_table") && e["rows_per_table"].is_array()) {
         for (const auto& r : e["rows_per_table"])
             rows.push_back(r);
+        if (int(rows.size()) != tables)
+            throw InputError("", "model.dlrm.rows_per_table",
+                             "lists " + std::to_string(rows.size()) + " tables, but tables is " +
+                                 std::to_string(tables) + ": give one row count per table");
     } else {
         for (const Preset* p : lib.list(PresetKind::Model)) {
             const json& pd = p->json.value("dlrm", json());
@@ -407,32 +411,33 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
                   {"grad_reduce_precision", prec == "fp32" || prec == "tf32" ? "fp32" : "bf16"},
                   {"optimizer", "sgd"},
                   {"emb_optimizer", "sgd"}}}};
-    const double hbmBytes = isNull(sys, "hbm_gb") ? 0.0 : sys["hbm_gb"].get<double>() * 1e9;
-    const double embBytes = embPrec == "fp32" ? 4.0 : embPrec == "fp8" || embPrec == "int8" ? 1.0
-                                                                                            : 2.0;
     auto build = [&](const std::vector<json>& rowsOf) {
-        // Table-wise, except a table bigger than one GPU: split column-wise (distributed-
-        // embeddings' column slicing; TorchRec would shard it too).
-        json sharding = json::array();
-        int sliced = 0;
-        for (int t = 0; t < tables; ++t) {
-            const bool big = gpus > 1 && hbmBytes > 0 &&
-                             rowsOf[t].get<double>() * dim * embBytes > hbmBytes;
-            sharding.push_back(big ? "cw" : "tw");
-            sliced += big;
-        }
-        doc["strategy"]["emb_sharding"] = sliced > 0 ? sharding : json("tw");
         json tabs = json::array();
         for (int t = 0; t < tables; ++t) {
             double pooling = isNull(e, "pooling") ? 1.0 : e["pooling"].get<double>();
             if (!isNull(e, "pooling_per_table")) pooling = e["pooling_per_table"].at(t).get<double>();
             tabs.push_back({{"name", "C" + std::to_string(t + 1)},
-                            {"rows", rowsOf[t]},
+                            {"rows", rowsOf[std::size_t(t)]},
                             {"dim", dim},
                             {"pooling", pooling},
                             {"precision", embPrec}});
         }
         doc["model"]["dlrm"]["tables"] = tabs;
+        doc["strategy"]["emb_sharding"] = "tw";
+        Scenario out = parseScenario(doc, where);
+        // Table-wise, except a table bigger than one GPU: split column-wise (distributed-
+        // embeddings' column slicing; TorchRec would shard it too). Sizes as parsed (the
+        // table's precision) against the GPU's HBM as resolved (the case's, else its preset's).
+        json sharding = json::array();
+        bool sliced = false;
+        for (const EmbeddingTableGroup& t : out.model.dlrm.tables) {
+            const bool big = gpus > 1 && double(t.rows) * t.dim * t.bytesPerElement >
+                                             out.system.gpu.hbmBytes;
+            sharding.push_back(big ? "cw" : "tw");
+            sliced = sliced || big;
+        }
+        if (!sliced) return out;
+        doc["strategy"]["emb_sharding"] = sharding;
         return parseScenario(doc, where);
     };
     if (candidates.empty()) return build(rows);
@@ -450,18 +455,19 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
     }
     std::sort(candidates.begin(), candidates.end(),
               [](const Candidate& a, const Candidate& b) { return a.params > b.params; });
-    for (const Candidate& cand : candidates) {
-        Scenario out = build(cand.rows);
-        const bool fits = peakMemory(out).fits();
-        if (fits || &cand == &candidates.back()) {
-            note("table rows not published: those of the " + cand.preset->id + " preset (" +
-                 billions(cand.params) + " embedding parameters), " +
-                 (fits ? "the largest of this shape under which the run fits"
-                       : "the smallest of this shape (none fits)"));
-            return out;
-        }
+    Scenario out;
+    bool fits = false;
+    std::size_t pick = 0;
+    for (; pick < candidates.size(); ++pick) { // the largest that fits, else the smallest
+        out = build(candidates[pick].rows);
+        fits = peakMemory(out).fits();
+        if (fits || pick + 1 == candidates.size()) break;
     }
-    return build(candidates.back().rows); // not reached: the last candidate always returns
+    note("table rows not published: those of the " + candidates[pick].preset->id + " preset (" +
+         billions(candidates[pick].params) + " embedding parameters), " +
+         (fits ? "the largest of this shape under which the run fits"
+               : "the smallest of this shape (none fits)"));
+    return out;
 }
 
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
