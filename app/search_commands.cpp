@@ -375,7 +375,7 @@ void addSweepCommand(CLI::App& app) {
         ->add_option("--knob", o->knobs,
                      "NAME=F1,F2,… (flops, hbm_bw, hbm_capacity, scale_up_bw, scale_out_bw, "
                      "scale_up_latency, scale_out_latency, tier<K>_bw, tier<K>_latency, "
-                     "scale_up_domain, host_speed, gpus); two for a grid")
+                     "scale_up_domain, host_speed, sfu_exp, gpus); two for a grid")
         ->type_name("NAME=F1,F2");
     sweep->add_flag("--sensitivity", o->sensitivity,
                     "The ×0.5 / ×2 speedup of every knob (tornado chart data)");

@@ -107,6 +107,33 @@ TEST_CASE("Hand-derived: op durations of one layer on the roofline") {
         CHECK(e.label.find("(bwd) (bwd)") == std::string::npos);
 }
 
+TEST_CASE("Hand-derived: softmax exponentials bound fused attention where the SFUs are slower") {
+    EvaluateOptions withTimeline;
+    withTimeline.timeline = true;
+    // The toy layer's attention: T·keys·a = 1024 · 512 · 8 = 4,194,304 scores, one exponential
+    // each forward and again backward (P recomputed). At 0.1·10¹² exponentials/s and the
+    // attention efficiency 0.5 they take 4.194304e-5 / 0.5 = 8.388608e-5 s — longer than the
+    // forward's 2.147484e9 tensor FLOPs (4.294967e-5 s), shorter than the backward's 2.5× those
+    // (1.073742e-4 s), which therefore stays as it was.
+    const Result slow = evaluate(toy({{"system.gpu.peak_exp_tera_per_s", 0.1}}), withTimeline);
+    CHECK(opSeconds(slow, "attention core") == Approx(8.388608e-5).epsilon(1e-6));
+    CHECK(opSeconds(slow, "attention core (bwd)") == Approx(1.073742e-4).epsilon(1e-6));
+    // Ten times the rate: 8.388608e-6 s, under the tensor cores' time, which binds again.
+    const Result fast = evaluate(toy({{"system.gpu.peak_exp_tera_per_s", 1.0}}), withTimeline);
+    CHECK(opSeconds(fast, "attention core") == Approx(4.294967e-5).epsilon(1e-6));
+    // Head dim 64 halves the FLOPs per score but not the exponentials: at 0.4·10¹²/s the
+    // forward's 1.073742e9 FLOPs (2.147484e-5 s) lose to 4,194,304 / 0.4e12 / 0.5 = 2.097152e-5 s
+    // only narrowly — the tensor cores still bind; at 0.2·10¹²/s the exponentials do (4.194304e-5).
+    const auto d64 = [&](double rate) {
+        return opSeconds(evaluate(toy({{"model.head_dim", 64},
+                                      {"system.gpu.peak_exp_tera_per_s", rate}}),
+                                  withTimeline),
+                         "attention core");
+    };
+    CHECK(d64(0.4) == Approx(2.147484e-5).epsilon(1e-6));
+    CHECK(d64(0.2) == Approx(4.194304e-5).epsilon(1e-6));
+}
+
 TEST_CASE("Hand-derived: TP all-reduces block the compute stream") {
     // TP 8 in one node, no SP: every layer all-reduces T·h·2 = 2,097,152 B twice forward and
     // twice backward, each 2·(7/8)·2,097,152 / 1e11 = 3.670016e-5 s; the embedding adds one

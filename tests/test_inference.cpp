@@ -55,6 +55,19 @@ TEST_CASE("Decode reads every sequence's resident KV cache") {
     CHECK(r.inference.decodeKvReadS == Approx(64 * 1500.5 * 81920.0 / bw).epsilon(1e-9));
 }
 
+TEST_CASE("Prefill attention is bound by its softmax exponentials where they outlast the GEMMs") {
+    // Llama 3.3 70B prefill on H100 (head dim 128): 512 tensor FLOPs per score (5.18e-13 s at
+    // 989 TFLOP/s) against one exponential (2.59e-13 s at the preset's 3.865·10¹²/s): twice
+    // the rate changes nothing; a quarter (1.04e-12 s a score) lengthens the prefill, so TTFT.
+    const Scenario base = tp2({"workload.batch=16"});
+    const double ttft = evaluate(base).inference.ttftS;
+    Scenario more = base, fewer = base;
+    more.system.gpu.expPerS *= 2;
+    fewer.system.gpu.expPerS /= 4;
+    CHECK(evaluate(more).inference.ttftS == Approx(ttft).epsilon(1e-12));
+    CHECK(evaluate(fewer).inference.ttftS > ttft * 1.001);
+}
+
 TEST_CASE("Serving invariants over random configurations") {
     std::mt19937 rng(5);
     int checked = 0;

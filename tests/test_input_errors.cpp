@@ -87,6 +87,16 @@ TEST_CASE("A negative size is out of range, with the allowed range") {
                Contains("model.layers: value -3 is out of range; allowed: 1 to"));
 }
 
+TEST_CASE("An exponential rate must be positive, and says its unit") {
+    CHECK_THAT(errorForSet({"system.gpu.peak_exp_tera_per_s=0"}),
+               Contains("system.gpu.peak_exp_tera_per_s: value 0 is out of range; allowed: "
+                        "greater than 0"));
+    CHECK_THAT(errorForSet({"system.gpu.peak_exp_tera_per_s=-4"}),
+               Contains("system.gpu.peak_exp_tera_per_s: value -4 is out of range"));
+    CHECK_THAT(errorForSet({"system.gpu.peak_exp_tera_per_s=\"fast\""}),
+               Contains("system.gpu.peak_exp_tera_per_s: expected a number"));
+}
+
 TEST_CASE("Degrees whose product is not the GPU count explain the constraint") {
     CHECK_THAT(errorForSet({"strategy.dp=4"}),
                Contains("tp × pp × cp × dp = 8×4×1×4 = 128, but the scenario has 256 GPUs") &&

@@ -65,9 +65,11 @@ std::vector<Scenario> randomScenarios(int count) {
     return out;
 }
 
-Scenario scaled(Scenario s, double flops, double hbm, double net, double host = 1) {
+Scenario scaled(Scenario s, double flops, double hbm, double net, double host = 1,
+                double exps = 1) {
     for (auto& p : s.system.gpu.peakFlops)
         p *= flops;
+    s.system.gpu.expPerS *= exps;
     s.system.gpu.hbmBytesPerS *= hbm;
     for (auto& t : s.system.tiers)
         t.bytesPerS *= net;
@@ -94,10 +96,13 @@ TEST_CASE("Invariants hold over 10,000 random valid scenarios") {
         const bool flopsMonotone = evaluate(scaled(s, 2, 1, 1)).stepTimeS <= r.stepTimeS * faster;
         // A host that issues kernels twice as fast is never slower either.
         const bool hostMonotone = evaluate(scaled(s, 1, 1, 1, 2)).stepTimeS <= r.stepTimeS * faster;
+        // Nor are special-function units with twice the exponential rate (softmax).
+        const bool expMonotone =
+            evaluate(scaled(s, 1, 1, 1, 1, 2)).stepTimeS <= r.stepTimeS * faster;
         const bool identity = std::fabs(r.stepTimeS - (r.computeS + r.exposedCommS + r.bubbleS)) <=
                               1e-9 * r.stepTimeS;
         if (!(finitePositive && netMonotone && hbmMonotone && flopsMonotone && hostMonotone &&
-              identity)) {
+              expMonotone && identity)) {
             ++failures;
             if (failures <= 5) {
                 INFO("scenario: " << toJson(s).dump());
@@ -106,6 +111,7 @@ TEST_CASE("Invariants hold over 10,000 random valid scenarios") {
                 CHECK(hbmMonotone);
                 CHECK(flopsMonotone);
                 CHECK(hostMonotone);
+                CHECK(expMonotone);
                 CHECK(identity);
             }
         }

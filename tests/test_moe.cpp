@@ -4,12 +4,15 @@
 // the formula's source (WORKLOADS.md "Mixture of experts"), not from the code.
 #include "test_support.hpp"
 
+#include "madmax/codesign.hpp"
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
 #include "madmax/pipeline.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 using namespace madmax;
 using nlohmann::json;
@@ -323,4 +326,56 @@ TEST_CASE("MoE serving preset fits and the serving search enumerates EP") {
     for (const auto& c : j["top"])
         wideEp = wideEp || c["strategy"]["ep"].get<int>() > 1;
     CHECK(wideEp);
+}
+
+TEST_CASE("Co-design knob sfu_exp: slower exponential units slow attention once softmax binds") {
+    using test::preset;
+    // Llama 3 70B on H100 (head dim 128): 2·(128 + 128) = 512 tensor FLOPs per score at 989
+    // TFLOP/s take 5.18e-13 s, one exponential at 3.865·10¹²/s 2.59e-13 s (H100 preset): the
+    // tensor cores bind with 2× to spare, so doubling the rate or halving it changes nothing,
+    // and a quarter of it (1.04e-12 s a score) makes the step slower.
+    const Scenario base = preset("default");
+    const double t = evaluate(base).stepTimeS;
+    CHECK(scaleKnob(base, "sfu_exp", 2.0).system.gpu.expPerS ==
+          Approx(2.0 * base.system.gpu.expPerS));
+    CHECK(evaluate(scaleKnob(base, "sfu_exp", 2.0)).stepTimeS == Approx(t).epsilon(1e-12));
+    CHECK(evaluate(scaleKnob(base, "sfu_exp", 0.5)).stepTimeS == Approx(t).epsilon(1e-12));
+    CHECK(evaluate(scaleKnob(base, "sfu_exp", 0.25)).stepTimeS > t * 1.001);
+    // A GPU without the rate has no such units to scale: the knob says so, and the default
+    // sensitivity run leaves it out.
+    const Scenario none = preset("default", {"system.gpu.peak_exp_tera_per_s=null"});
+    CHECK(none.system.gpu.expPerS == 0);
+    CHECK_THROWS_WITH(scaleKnob(none, "sfu_exp", 2.0),
+                      Catch::Contains("gpu.peak_exp_tera_per_s"));
+    const auto knobs = sensitivityKnobs(none.system);
+    CHECK(std::find(knobs.begin(), knobs.end(), "sfu_exp") == knobs.end());
+    const auto all = sensitivityKnobs(base.system);
+    CHECK(std::find(all.begin(), all.end(), "sfu_exp") != all.end());
+}
+
+TEST_CASE("GPT-OSS's head dim 64 on Blackwell: softmax exponentials, not tensor cores, bound the "
+          "attention forward") {
+    using test::preset;
+    // 2·(64 + 64) = 256 tensor FLOPs per score at 2,500 TFLOP/s take 1.024e-13 s; one
+    // exponential at 4.883·10¹²/s (GB200 preset: 16 against 8,192 FLOPs a clock per SM)
+    // 2.048e-13 s, twice as long. The backward's 2.5 × 256 = 640 FLOPs (2.56e-13 s) still
+    // outlast its one exponential, so only the forward slows: by 2.048 / 1.024 = 2.
+    const Scenario s = preset("deepseek-v3-256-gb200",
+                              {"model=gpt-oss-120b", "strategy.pp=1", "strategy.vp=1",
+                               "strategy.ep=64", "strategy.dp=256", "strategy.tp=1",
+                               "strategy.first_stage_layers=0", "strategy.last_stage_layers=0",
+                               "workload.global_batch=256", "workload.seq_len=8192"});
+    EvaluateOptions o;
+    o.timeline = true;
+    const Scenario tensorOnly = [&] {
+        Scenario t = s;
+        t.system.gpu.expPerS = 0;
+        return t;
+    }();
+    const Result withSfu = evaluate(s, o), without = evaluate(tensorOnly, o);
+    const double launch = s.system.gpu.calibration.kernelLaunchS;
+    CHECK(test::opSeconds(withSfu, "attention core") - launch ==
+          Approx(2.0 * (test::opSeconds(without, "attention core") - launch)).epsilon(1e-3));
+    CHECK(test::opSeconds(withSfu, "attention core (bwd)") ==
+          Approx(test::opSeconds(without, "attention core (bwd)")).epsilon(1e-12));
 }

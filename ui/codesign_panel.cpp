@@ -158,7 +158,7 @@ void CoDesignPanel::runSensitivity() {
     if (job_.running()) return;
     const Scenario base = doc_->scenario();
     setBusy("Running the search at ×0.5 and ×2 of every knob…");
-    const std::vector<std::string> knobs = sensitivityKnobs();
+    const std::vector<std::string> knobs = sensitivityKnobs(base.system);
     job_.start([this, base, knobs](const JobContext& job) {
         std::vector<Sensitivity> acc;
         for (std::size_t i = 0; i < knobs.size() && !job.cancelFlag()->load(); ++i) {

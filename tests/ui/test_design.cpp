@@ -74,10 +74,10 @@ TEST_CASE("Co-design: sensitivity fills the tornado - sweeps draw a line per kno
     panel->runSensitivity();
     REQUIRE(waitFor(done));
     REQUIRE(panel->sensitivity());
-    // 9 knobs: FLOP/s, HBM bandwidth and capacity, both tiers' bandwidth and latency, the
-    // scale-up domain and the host's speed.
-    CHECK(panel->sensitivity()->size() == 9);
-    CHECK(w.chart("tornado")->table().rows.size() == 9);
+    // 10 knobs: FLOP/s, HBM bandwidth and capacity, both tiers' bandwidth and latency, the
+    // scale-up domain, the host's speed and the A100 preset's exponential rate.
+    CHECK(panel->sensitivity()->size() == 10);
+    CHECK(w.chart("tornado")->table().rows.size() == 10);
     done.clear();
     panel->runSweeps({"hbm_bw", "scale_out_bw"}, "0.5,1,2");
     REQUIRE(waitFor(done));

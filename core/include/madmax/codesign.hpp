@@ -13,11 +13,14 @@ namespace madmax {
 
 /// Knob names: flops, hbm_bw, hbm_capacity, scale_up_bw, scale_out_bw, scale_up_latency,
 /// scale_out_latency, tier<K>_bw, tier<K>_latency, scale_up_domain, host_speed (how fast the
-/// host issues kernels), gpus.
+/// host issues kernels), sfu_exp (the special-function units' exponential rate; "flops" scales
+/// the tensor cores only), gpus.
 std::vector<std::string> knobNames(const System& sys);
 /// The hardware knobs a sensitivity (tornado) run varies by default: every one of knobNames
 /// that applies to any system, except the GPU count and per-tier knobs.
 const std::vector<std::string>& sensitivityKnobs();
+/// Those of sensitivityKnobs that `sys` has (sfu_exp needs the GPU's exponential rate).
+std::vector<std::string> sensitivityKnobs(const System& sys);
 /// The scenario with `knob` scaled by `factor`. Throws InputError for an unknown knob or factor.
 Scenario scaleKnob(const Scenario& s, const std::string& knob, double factor);
 

@@ -52,6 +52,12 @@ struct Gpu {
     std::array<double, kPrecisionCount> peakFlops{};
     double hbmBytes = 0;
     double hbmBytesPerS = 0;
+    /// Exponentials per second of the special-function units (MUFU.EX2: SMs × 16 per clock,
+    /// 32 on Blackwell Ultra, at the clock of the tensor peak). Softmax needs one per attention
+    /// score, so on a GPU whose tensor cores outgrew them (Blackwell at head dim ≤ 128) they,
+    /// not the tensor cores, bound fused attention (FlashAttention-4, Zadouri et al. 2026).
+    /// 0 = not given: attention is priced on the tensor cores alone.
+    double expPerS = 0;
     ComputeCalibration calibration;
     LinkCalibration scaleUpLink;  ///< NVLink generation paired with this GPU
     LinkCalibration scaleOutLink; ///< typical RDMA NIC of its generation

@@ -322,10 +322,12 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
             const double rows = b * F;
             const double g = oc.gemm(rows, 3.0 * h, h) + oc.gemm(rows, h, h) +
                              oc.gemm(rows, 4.0 * h, h) + oc.gemm(rows, h, 4.0 * h);
-            const double attn = oc.flashAttention(4.0 * b * F * F * h);
+            // One head of width h over the F feature tokens: F² scores per sample.
+            const double attn = oc.flashAttention(4.0 * b * F * F * h, b * F * F);
+            const double attnBwd = oc.flashAttention(2.5 * 4.0 * b * F * F * h, b * F * F);
             const double ew = oc.elementwise(12.0 * rows * h * pB);
             c.interFwd += g + attn + ew;
-            if (passes.inter > 0) c.interBwd += passes.inter * g + 2.5 * attn + 2.0 * ew;
+            if (passes.inter > 0) c.interBwd += passes.inter * g + attnBwd + 2.0 * ew;
         }
         break;
     }

@@ -204,9 +204,11 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     if (w.attention == AttentionKernel::Flash) {
         // FlashAttention (Dao 2022): causal kernels skip the masked half; the backward pass
         // recomputes the scores, 2.5× the forward FLOPs (FlashAttention-2 §3.1).
-        const double fwd = 2.0 * sh.T * sh.keys * heads * double(m.qkHeadDim() + m.vHeadDim());
-        c.attention = oc.flashAttention(fwd);
-        c.attentionBwd = oc.flashAttention(2.5 * fwd);
+        // One exponential per score, forward and again backward (P is recomputed).
+        const double scores = sh.T * sh.keys * heads;
+        const double fwd = 2.0 * scores * double(m.qkHeadDim() + m.vHeadDim());
+        c.attention = oc.flashAttention(fwd, scores);
+        c.attentionBwd = oc.flashAttention(2.5 * fwd, scores);
     } else {
         // Unfused (Megatron 2021-22): batched QKᵀ and AV GEMMs over the full square, and the
         // scaled-masked softmax + dropout reading and writing the score matrix (≈11 B/element).

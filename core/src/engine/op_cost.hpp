@@ -38,6 +38,16 @@ inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, d
             bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
 }
 
+/// A fused attention kernel's compute time (MODEL.md §2 "Attention"): its two (forward) or five
+/// (backward) GEMMs on the tensor cores and its softmax's exponentials — one per score, forward
+/// and again backward to recompute P — on the special-function units overlap, so the slower of
+/// the two bounds the kernel; the calibrated attention efficiency applies to both.
+inline double attentionComputeS(const Gpu& gpu, double peak16, double flops, double exps) {
+    const double tensor = flops / peak16;
+    const double sfu = gpu.expPerS > 0 ? exps / gpu.expPerS : 0.0;
+    return std::max(tensor, sfu) / gpu.calibration.attentionEfficiency;
+}
+
 /// Per-op time on one GPU (MODEL.md §2): max(FLOPs / (peak·η_c), bytes / (BW·η_m)) + launch.
 struct OpCoster {
     const Gpu& gpu;
@@ -80,9 +90,9 @@ struct OpCoster {
     double elementwise(double bytes) const {
         return memoryTime(bytes) + gpu.calibration.kernelLaunchS;
     }
-    double flashAttention(double flops) const {
-        return flops / (peak16 * gpu.calibration.attentionEfficiency) +
-               gpu.calibration.kernelLaunchS;
+    /// A fused attention pass of `flops` tensor-core FLOPs and `exps` softmax exponentials.
+    double flashAttention(double flops, double exps) const {
+        return attentionComputeS(gpu, peak16, flops, exps) + gpu.calibration.kernelLaunchS;
     }
 };
 

@@ -121,6 +121,7 @@ json toJson(const Gpu& g) {
         {"peak_tflops", peaks},
         {"hbm_gb", g.hbmBytes / 1e9},
         {"hbm_tbps", g.hbmBytesPerS / 1e12},
+        {"peak_exp_tera_per_s", g.expPerS > 0 ? json(g.expPerS / 1e12) : json(nullptr)},
         {"calibration",
          {{"gemm_efficiency", curveJson(c.gemmEfficiency)},
           {"attention_efficiency", c.attentionEfficiency},

@@ -339,6 +339,10 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
     }
     g.hbmBytes = r.number("hbm_gb", 0, 1e6, true) * 1e9;
     g.hbmBytesPerS = r.number("hbm_tbps", 0, 1e4, true) * 1e12;
+    g.expPerS = r.number("peak_exp_tera_per_s", 0, 1e6, 0.0, true) * 1e12;
+    r.record("peak_exp_tera_per_s",
+             "greater than 0 to 1e+06 (10^12 exponentials/s); absent or null = attention on "
+             "the tensor cores alone");
     if (r.has("calibration")) {
         ObjectReader c(r.raw("calibration"), file, r.pathOf("calibration"));
         auto& cal = g.calibration;

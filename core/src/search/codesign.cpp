@@ -18,7 +18,15 @@ const std::vector<std::string>& sensitivityKnobs() {
     static const std::vector<std::string> k = {
         "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
         "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
-        "host_speed"};
+        "host_speed",   "sfu_exp"};
+    return k;
+}
+
+std::vector<std::string> sensitivityKnobs(const System& sys) {
+    std::vector<std::string> k;
+    // A GPU without an exponential rate has no special-function units to scale.
+    for (const auto& name : sensitivityKnobs())
+        if (name != "sfu_exp" || sys.gpu.expPerS > 0) k.push_back(name);
     return k;
 }
 
@@ -26,7 +34,7 @@ std::vector<std::string> knobNames(const System& sys) {
     std::vector<std::string> k = {
         "flops",        "hbm_bw",           "hbm_capacity",      "scale_up_bw",
         "scale_out_bw", "scale_up_latency", "scale_out_latency", "scale_up_domain",
-        "host_speed",   "gpus"};
+        "host_speed",   "sfu_exp",          "gpus"};
     for (std::size_t i = 0; i < sys.tiers.size(); ++i) {
         k.push_back("tier" + std::to_string(i) + "_bw");
         k.push_back("tier" + std::to_string(i) + "_latency");
@@ -74,6 +82,13 @@ Scenario scaleKnob(const Scenario& s, const std::string& knob, double f) {
         sys.gpu.hbmBytesPerS *= f;
     } else if (knob == "hbm_capacity") {
         sys.gpu.hbmBytes *= f;
+    } else if (knob == "sfu_exp") {
+        // The special-function units' exponential rate (softmax in attention); "flops" scales
+        // the tensor cores only. A GPU preset without the rate has nothing to scale.
+        if (!(sys.gpu.expPerS > 0))
+            throw InputError("--knob", knob,
+                             "the GPU gives no exponential rate (gpu.peak_exp_tera_per_s)");
+        sys.gpu.expPerS *= f;
     } else if (knob == "host_speed") {
         // A host f times as fast issues a kernel in 1/f of the time (calibration host_op_us).
         sys.gpu.calibration.hostOpS /= f;
@@ -280,7 +295,7 @@ SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
 
 std::vector<Sensitivity> sensitivity(const Scenario& base, const SearchSpace& space,
                                      const SearchOptions& options, std::vector<std::string> knobs) {
-    if (knobs.empty()) knobs = sensitivityKnobs();
+    if (knobs.empty()) knobs = sensitivityKnobs(base.system);
     std::vector<Sensitivity> out;
     for (const auto& k : knobs) {
         if (options.cancel && options.cancel->load()) break;

@@ -138,11 +138,12 @@ struct Serving {
         // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
         // a causal flash-attention pass.
         const double heads = m.heads / t;
+        const double scores = rows * context * heads; // one softmax exponential each
         const double attnFlops =
             decode && m.mla
-                ? 2 * rows * context * heads * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim)
-                : 2 * rows * context * heads * double(m.qkHeadDim() + m.vHeadDim());
-        const double tc = attnFlops / (peak16 * gpu.calibration.attentionEfficiency);
+                ? 2 * scores * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim)
+                : 2 * scores * double(m.qkHeadDim() + m.vHeadDim());
+        const double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores);
         const double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
         if (tm >= tc)
             c.kv += tm;
