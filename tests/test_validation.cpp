@@ -81,10 +81,10 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 11.7% and max ≈ 59% (README "Validation": GPT-OSS-120B on 64 GB200 is
-    // over-predicted by 59%; every other row is within 28%). The median is held to the
-    // target; the max is held where it stands until GPT-OSS is explained. The DeepEP rows
-    // meet the target.
+    // median ≈ 11.7% and max ≈ 50% (README "Validation": GPT-OSS-120B on 64 GB200 is
+    // over-predicted by 50%, 59% before attention's softmax bound; every other row is within
+    // 28%). The median is held to the target; the max is held where it stands until GPT-OSS
+    // is explained. The DeepEP rows meet the target.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     const auto& r = report();
     std::vector<double> errs, deepep;
@@ -103,7 +103,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     const ErrorStats s = errorStats(errs), d = errorStats(deepep);
     CHECK(s.count == 12);
     CHECK(s.medianAbsPct <= 15.0);
-    CHECK(s.maxAbsPct <= 60.0);
+    CHECK(s.maxAbsPct <= 55.0);
     // Without GPT-OSS-120B on GB200 the other 11 are within issue #10's 35%.
     std::vector<double> rest = errs;
     rest.erase(std::max_element(rest.begin(), rest.end()));
@@ -351,12 +351,13 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(uncertaintyFor(test::preset("dlrm-dcnv2-64-h100")).basis == "DLRM training (any GPU)");
 }
 
-TEST_CASE("TF2 DLRM rows public.json leaves out: every one predicted, median at most 36%") {
+TEST_CASE("TF2 DLRM rows public.json leaves out: every one predicted, median at most 20%") {
     // presets/validation/dle-tf2-dlrm.json: the 15 training rows of the TensorFlow 2 DLRM
     // example's DLRM.md beside the one public.json holds (DGX A100, DGX-1, DGX-2; 1 to 16
-    // GPUs; FP32, TF32 and mixed precision). Nothing is fitted on them. This build: median
-    // 35.0%, single-GPU rows within 35.4%; the multi-GPU rows are the worst (+11% to +106%):
-    // more throughput is predicted than measured, as on the public TF2 row.
+    // GPUs; FP32, TF32 and mixed precision). Nothing is fitted on them; the framework's fixed
+    // cost per step comes from the same page's inference latencies (below). This build:
+    // median 16.1%, max 45.2% (DGX A100 extra large), single-GPU rows within 26.4%; without
+    // the framework cost the median was 35.0% and the max 106%.
     const json file = readJsonFile(MADMAX_DLE_TF2_DLRM_DATASET);
     const ValidationReport r = runValidation(file, PresetLibrary::builtin(), "dle-tf2-dlrm.json");
     CHECK(r.overall.count == 15);
@@ -365,14 +366,15 @@ TEST_CASE("TF2 DLRM rows public.json leaves out: every one predicted, median at 
         const auto& c = r.cases[i];
         INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
         REQUIRE(c.predicted.has_value());
-        if (c.id.find("-1-small-") != std::string::npos) CHECK(std::fabs(c.errorPct()) <= 40.0);
+        if (c.id.find("-1-small-") != std::string::npos) CHECK(std::fabs(c.errorPct()) <= 30.0);
+        CHECK(std::fabs(c.errorPct()) <= 50.0);
         // Every run did fit: the extra-large tables (421 GiB) over 8 A100s too, placed by
         // memory as well as by load, the two largest split by columns.
         const Scenario s =
             dlrmScenarioForCase(file["cases"][i], PresetLibrary::builtin(), "dle-tf2-dlrm.json");
         CHECK(peakMemory(s).fits());
     }
-    CHECK(r.overall.medianAbsPct <= 36.0);
+    CHECK(r.overall.medianAbsPct <= 20.0);
     // TF32 (this file's precision extension): fp32 tensors, GEMMs at the A100 preset's
     // tensor-core TF32 peak (156 TFLOPS dense, NVIDIA's datasheet), said in the notes.
     const auto& t = *std::find_if(r.cases.begin(), r.cases.end(), [](const auto& c) {
@@ -396,6 +398,51 @@ TEST_CASE("TF2 DLRM rows public.json leaves out: every one predicted, median at 
             if (auto why = explainInvalid(s)) throw InputError("v.json", "workload", *why);
         }(),
         Catch::Matchers::Contains("workload.precision is tf32"));
+}
+
+TEST_CASE("A framework's fixed cost per step comes from its source's own inference latency") {
+    // presets/frameworks/step-costs.json: the TF2 DLRM page's inference latency at batch 2048
+    // on one DGX A100 GPU, mixed precision, is 1.38 ms. The case's framework cost is that less
+    // the engine's forward pass of the same model at batch 2048 on one GPU, so the two add up
+    // to the published latency; it lands in workload.step_overhead_ms and in the notes.
+    const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
+    const auto& cases = doc["cases"];
+    const auto tf2 = *std::find_if(cases.begin(), cases.end(),
+                                   [](const json& c) { return c["id"] == "dlrm-tf2-dgxa100-8-large"; });
+    const Scenario s = dlrmScenarioForCase(tf2, PresetLibrary::builtin(), "public.json");
+    json probe = toJson(s);
+    probe["gpus"] = 1;
+    probe["strategy"]["dp"] = 1;
+    probe["strategy"]["emb_sharding"] = "tw";
+    probe["workload"]["global_batch"] = 2048;
+    probe["workload"]["step_overhead_ms"] = 0;
+    const double forward = evaluate(parseScenario(probe, "probe")).compute.forwardS;
+    CHECK(forward > 0);
+    CHECK(forward < 0.5e-3); // compute is a small part of the published 1.38 ms
+    CHECK(s.workload.stepOverheadS + forward == Approx(1.38e-3).epsilon(1e-9));
+    // It is in the step: the step with it minus the step without is exactly the cost.
+    Scenario without = s;
+    without.workload.stepOverheadS = 0;
+    CHECK(evaluate(s).stepTimeS - evaluate(without).stepTimeS ==
+          Approx(s.workload.stepOverheadS).epsilon(1e-9));
+    // And the public TF2 row is within issue #11's 20% with it (+15.7%; +61.4% without).
+    const auto& o = *std::find_if(report().cases.begin(), report().cases.end(),
+                                  [](const CaseOutcome& x) { return x.id == "dlrm-tf2-dgxa100-8-large"; });
+    REQUIRE(o.predicted);
+    CHECK(std::fabs(o.errorPct()) <= 20.0);
+    CHECK(std::any_of(o.notes.begin(), o.notes.end(), [](const std::string& n) {
+        return n.find("framework fixed cost per step") != std::string::npos &&
+               n.find("tf2-dlrm-dgxa100-amp") != std::string::npos;
+    }));
+    // Another precision on the same page takes its own column (TF32: 1.49 ms); a source with
+    // no such measurement (the 2020 PyTorch example) gets none.
+    json tf32 = tf2;
+    tf32["precision"] = "tf32";
+    const Scenario t = dlrmScenarioForCase(tf32, PresetLibrary::builtin(), "public.json");
+    CHECK(t.workload.stepOverheadS > s.workload.stepOverheadS);
+    const auto pt = *std::find_if(cases.begin(), cases.end(),
+                                  [](const json& c) { return c["id"] == "dle-pytorch-dlrm-v100-1-fp32"; });
+    CHECK(dlrmScenarioForCase(pt, PresetLibrary::builtin(), "public.json").workload.stepOverheadS == 0);
 }
 
 TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%, none worse "
