@@ -443,6 +443,19 @@ TEST_CASE("A framework's fixed cost per step comes from its source's own inferen
     const auto pt = *std::find_if(cases.begin(), cases.end(),
                                   [](const json& c) { return c["id"] == "dle-pytorch-dlrm-v100-1-fp32"; });
     CHECK(dlrmScenarioForCase(pt, PresetLibrary::builtin(), "public.json").workload.stepOverheadS == 0);
+    // A GPU so slow that its predicted forward pass alone outlasts the published latency (1
+    // TFLOP/s: the 2048 samples' ~9.7 GFLOP take > 10 ms) gets no cost, and the notes say why.
+    json slow = tf2;
+    slow["system"]["peak_tflops"]["fp16"] = 1;
+    slow["system"]["peak_tflops"]["bf16"] = 1;
+    const json one = {{"schema", "madmax-validation/1"}, {"cases", json::array({slow})}};
+    const ValidationReport sr = runValidation(one, PresetLibrary::builtin(), "slow.json");
+    REQUIRE(sr.cases.size() == 1);
+    CHECK(std::any_of(sr.cases[0].notes.begin(), sr.cases[0].notes.end(), [](const std::string& n) {
+        return n.find("none added") != std::string::npos &&
+               n.find("already exceeds the source's 1.38 ms") != std::string::npos;
+    }));
+    CHECK(dlrmScenarioForCase(slow, PresetLibrary::builtin(), "slow.json").workload.stepOverheadS == 0);
 }
 
 TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%, none worse "

@@ -316,61 +316,6 @@ std::string billions(double params) {
 }
 
 namespace {
-Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::string& file);
-
-/// The framework's measured fixed cost per step for this case (presets/frameworks/
-/// step-costs.json): the entry of the case's source, GPU and precision, if any.
-const json* frameworkStepCost(const json& c) {
-    static const json doc = [] {
-        for (int i = 0; i < detail::kEmbeddedPresetCount; ++i)
-            if (std::string(detail::kEmbeddedPresets[i].path) == "frameworks/step-costs.json")
-                return parseJsonText(detail::kEmbeddedPresets[i].text,
-                                     "presets/frameworks/step-costs.json");
-        return json::object();
-    }();
-    const json& src = c.value("source", json::object());
-    const std::string title = src.is_object() ? src.value("title", "") : "";
-    const std::string gpu = c.at("system").value("gpu", "");
-    const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
-    if (!doc.contains("costs")) return nullptr;
-    for (const json& e : doc.at("costs")) // by reference: the entry outlives the call
-        if (title.find(e.at("source_title_contains").get<std::string>()) != std::string::npos &&
-            e.at("gpu") == gpu && e.at("precision") == prec)
-            return &e;
-    return nullptr;
-}
-} // namespace
-
-Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
-    Scenario out = dlrmCaseScenario(c, lib, file);
-    const json* cost = frameworkStepCost(c);
-    if (!cost) return out;
-    // The source's own inference latency at a small batch is its framework's fixed cost per
-    // step plus a forward pass: take off the forward pass predicted at that batch, on one GPU
-    // (lookup and MLP time do not depend on the tables' rows).
-    json probe = toJson(out);
-    const int batch = cost->at("batch").get<int>();
-    probe["gpus"] = 1;
-    probe["strategy"]["dp"] = 1;
-    probe["strategy"]["emb_sharding"] = "tw";
-    probe["workload"]["global_batch"] = batch;
-    probe["workload"]["step_overhead_ms"] = 0;
-    const double forward = evaluate(parseScenario(probe, file + ": framework cost probe"))
-                               .compute.forwardS;
-    const double latency = cost->at("latency_s").get<double>();
-    out.workload.stepOverheadS = std::max(0.0, latency - forward);
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "framework fixed cost per step: %.2f ms, the source's inference latency at "
-                  "batch %d (%.2f ms) less its predicted %.3f ms forward pass "
-                  "(presets/frameworks/step-costs.json: %s)",
-                  out.workload.stepOverheadS * 1e3, batch, latency * 1e3, forward * 1e3,
-                  cost->at("id").get<std::string>().c_str());
-    note(buf);
-    return out;
-}
-
-namespace {
 Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::string& file) {
     const json& m = c.at("model");
     const json& e = m.at("dlrm");
@@ -527,7 +472,68 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
                : "the smallest of this shape (none fits)"));
     return out;
 }
+
+/// The framework's measured fixed cost per step for this case (presets/frameworks/
+/// step-costs.json): the entry of the case's source, GPU and precision, if any.
+const json* frameworkStepCost(const json& c) {
+    static const json doc = [] {
+        for (int i = 0; i < detail::kEmbeddedPresetCount; ++i)
+            if (std::string(detail::kEmbeddedPresets[i].path) == "frameworks/step-costs.json")
+                return parseJsonText(detail::kEmbeddedPresets[i].text,
+                                     "presets/frameworks/step-costs.json");
+        return json::object();
+    }();
+    const json& src = c.value("source", json::object());
+    const std::string title = src.is_object() ? src.value("title", "") : "";
+    const std::string gpu = c.at("system").value("gpu", "");
+    const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
+    if (!doc.contains("costs")) return nullptr;
+    for (const json& e : doc.at("costs")) // by reference: the entry outlives the call
+        if (title.find(e.at("source_title_contains").get<std::string>()) != std::string::npos &&
+            e.at("gpu") == gpu && e.at("precision") == prec)
+            return &e;
+    return nullptr;
+}
 } // namespace
+
+Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
+    Scenario out = dlrmCaseScenario(c, lib, file);
+    const json* cost = frameworkStepCost(c);
+    if (!cost) return out;
+    // The source's own inference latency at a small batch is its framework's fixed cost per
+    // step plus a forward pass: take off the forward pass predicted at that batch, on one GPU
+    // (lookup and MLP time do not depend on the tables' rows).
+    json probe = toJson(out);
+    const int batch = cost->at("batch").get<int>();
+    probe["gpus"] = 1;
+    probe["strategy"]["dp"] = 1;
+    probe["strategy"]["emb_sharding"] = "tw";
+    probe["workload"]["global_batch"] = batch;
+    probe["workload"]["step_overhead_ms"] = 0;
+    const double forward = evaluate(parseScenario(probe, file + ": framework cost probe"))
+                               .compute.forwardS;
+    const double latency = cost->at("latency_s").get<double>();
+    char buf[320];
+    if (forward >= latency) { // the model is slower than the measurement: say so, add nothing
+        std::snprintf(buf, sizeof buf,
+                      "framework fixed cost per step: none added, the predicted %.3f ms forward "
+                      "pass at batch %d already exceeds the source's %.2f ms inference latency "
+                      "(presets/frameworks/step-costs.json: %s)",
+                      forward * 1e3, batch, latency * 1e3, cost->at("id").get<std::string>().c_str());
+        note(buf);
+        return out;
+    }
+    out.workload.stepOverheadS = latency - forward;
+    std::snprintf(buf, sizeof buf,
+                  "framework fixed cost per step: %.2f ms, the source's inference latency at "
+                  "batch %d (%.2f ms) less its predicted %.3f ms forward pass "
+                  "(presets/frameworks/step-costs.json: %s)",
+                  out.workload.stepOverheadS * 1e3, batch, latency * 1e3, forward * 1e3,
+                  cost->at("id").get<std::string>().c_str());
+    note(buf);
+    return out;
+}
+
 
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
                                   const std::string& file) {
