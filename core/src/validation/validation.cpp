@@ -380,7 +380,19 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
     if (gpus > 1)
         note("embedding sharding: table-wise (the examples' model-parallel tables), column-wise "
              "for a table bigger than one GPU");
-    note("optimizer not published: SGD for tables and MLPs (the NVIDIA DLRM examples')");
+    // The optimizer: a case's own `optimizer` (this project's extension of the schema: "sgd"
+    // or "adam", for the MLPs and the tables alike), else SGD, the NVIDIA DLRM examples'.
+    std::string optimizer = "sgd";
+    if (!isNull(c, "optimizer")) {
+        const json& o = c.at("optimizer");
+        if (!o.is_string() || (o != "sgd" && o != "adam"))
+            throw InputError(file, "case " + c.at("id").get<std::string>() + ".optimizer",
+                             "expected \"sgd\" or \"adam\", got " + o.dump());
+        optimizer = o.get<std::string>();
+        note("optimizer: " + optimizer + " for tables and MLPs, as the case states");
+    } else {
+        note("optimizer not published: SGD for tables and MLPs (the NVIDIA DLRM examples')");
+    }
     const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
     if (prec == "fp32") note("FP32 GEMMs at the GPU preset's CUDA-core FP32 peak");
     if (prec == "tf32") note("TF32 GEMMs at the GPU preset's tensor-core TF32 peak");
@@ -412,8 +424,8 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
                  {{"global_batch", par.at("global_batch")},
                   {"precision", prec},
                   {"grad_reduce_precision", prec == "fp32" || prec == "tf32" ? "fp32" : "bf16"},
-                  {"optimizer", "sgd"},
-                  {"emb_optimizer", "sgd"}}}};
+                  {"optimizer", optimizer},
+                  {"emb_optimizer", optimizer}}}};
     auto build = [&](const std::vector<json>& rowsOf) {
         json tabs = json::array();
         for (int t = 0; t < tables; ++t) {
