@@ -18,6 +18,9 @@ double layerGemmFlopsPerToken(const Model& m);
 double moeLayerGemmFlopsPerToken(const Model& m);
 /// Forward GEMM FLOPs per token of all layers (dense and MoE).
 double layersGemmFlopsPerToken(const Model& m);
+/// Forward tensor-core FLOPs of the attention core per score (one query-key pair of one head):
+/// QKᵀ and PV, 2·(d_qk + d_v). Its softmax needs one exponential per score besides.
+double attentionFlopsPerScore(const Model& m);
 /// Share of layers with sliding-window attention.
 double windowedLayerFraction(const Model& m);
 /// Forward FLOPs per token of the attention core for a context of `context` tokens, averaged

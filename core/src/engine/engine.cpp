@@ -206,7 +206,7 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
         // recomputes the scores, 2.5× the forward FLOPs (FlashAttention-2 §3.1).
         // One exponential per score, forward and again backward (P is recomputed).
         const double scores = sh.T * sh.keys * heads;
-        const double fwd = 2.0 * scores * double(m.qkHeadDim() + m.vHeadDim());
+        const double fwd = scores * attentionFlopsPerScore(m);
         c.attention = oc.flashAttention(fwd, scores);
         c.attentionBwd = oc.flashAttention(2.5 * fwd, scores);
     } else {

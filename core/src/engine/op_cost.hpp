@@ -48,6 +48,12 @@ inline double attentionComputeS(const Gpu& gpu, double peak16, double flops, dou
     return std::max(tensor, sfu) / gpu.calibration.attentionEfficiency;
 }
 
+/// Per score, the exponential units' time over the tensor cores' for `flopsPerScore` (> 1: the
+/// softmax bounds the kernel); 0 when the GPU gives no exponential rate.
+inline double softmaxOverTensor(const Gpu& gpu, double peak16, double flopsPerScore) {
+    return gpu.expPerS > 0 && flopsPerScore > 0 ? peak16 / (gpu.expPerS * flopsPerScore) : 0.0;
+}
+
 /// Per-op time on one GPU (MODEL.md §2): max(FLOPs / (peak·η_c), bytes / (BW·η_m)) + launch.
 struct OpCoster {
     const Gpu& gpu;

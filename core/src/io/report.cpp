@@ -2,6 +2,8 @@
 
 #include "madmax/flops.hpp"
 
+#include "engine/op_cost.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -260,6 +262,20 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     line("pipeline bubble", r.bubbleS);
+    if (s.workload.attention == AttentionKernel::Flash) {
+        // Why attention is slow where it is: its softmax's exponentials outlast the tensor
+        // cores (one per score; the forward's 2·(d_qk + d_v) FLOPs, the backward's 2.5×).
+        const Gpu& g = s.system.gpu;
+        const double p16 = g.peak(Precision::BF16) > 0 ? g.peak(Precision::BF16)
+                                                       : g.peak(Precision::FP16);
+        const double ratio = detail::softmaxOverTensor(g, p16, attentionFlopsPerScore(s.model));
+        if (ratio > 1.0)
+            o += "  attention is bound by its softmax: the exponentials take " +
+                 fmt("%.2f", ratio) + "x the tensor cores' time forward" +
+                 (ratio > 2.5 ? fmt(", %.2fx backward", ratio / 2.5) : std::string()) +
+                 " (head dims " + std::to_string(s.model.qkHeadDim()) + "/" +
+                 std::to_string(s.model.vHeadDim()) + "; co-design knob sfu_exp)\n";
+    }
 
     o += "\nCommunication          serialized    exposed\n";
     for (int d = 0; d < kParallelDimCount; ++d)

@@ -23,13 +23,17 @@ double moeLayerGemmFlopsPerToken(const Model& m) {
     return attentionGemmFlopsPerToken(m) + experts + router;
 }
 
+double attentionFlopsPerScore(const Model& m) {
+    return 2.0 * double(m.qkHeadDim() + m.vHeadDim());
+}
+
 double windowedLayerFraction(const Model& m) {
     if (m.slidingWindow <= 0) return 0.0;
     return double((m.layers + m.slidingWindowEvery - 1) / m.slidingWindowEvery) / m.layers;
 }
 
 double attentionFlopsPerToken(const Model& m, double context) {
-    const double perKey = 2.0 * m.heads * double(m.qkHeadDim() + m.vHeadDim());
+    const double perKey = m.heads * attentionFlopsPerScore(m);
     const double frac = windowedLayerFraction(m);
     const double windowed = std::min(context, double(m.slidingWindow));
     return perKey * ((1.0 - frac) * context + frac * windowed);

@@ -6,6 +6,7 @@
 
 #include "engine/op_cost.hpp"
 #include "madmax/collectives.hpp"
+#include "madmax/flops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -142,7 +143,7 @@ struct Serving {
         const double attnFlops =
             decode && m.mla
                 ? 2 * scores * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim)
-                : 2 * scores * double(m.qkHeadDim() + m.vHeadDim());
+                : scores * attentionFlopsPerScore(m);
         const double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores);
         const double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
         if (tm >= tc)
