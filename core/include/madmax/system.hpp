@@ -64,6 +64,10 @@ struct Gpu {
     double powerW = 0;            ///< board power (TDP), for energy estimates
 
     double peak(Precision p) const { return peakFlops[static_cast<int>(p)]; }
+    /// The 16-bit tensor peak attention runs at: bf16, else fp16 (0 when neither is given).
+    double peak16() const {
+        return peak(Precision::BF16) > 0 ? peak(Precision::BF16) : peak(Precision::FP16);
+    }
 };
 
 /// One level of the network, innermost first (Isaacson et al. SC23's tiered network).

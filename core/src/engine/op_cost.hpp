@@ -108,8 +108,7 @@ struct OpCoster {
 /// peak (the workload's own on a GPU without one).
 inline OpCoster trainingOpCoster(const Gpu& gpu, const Workload& w) {
     const double peak = gpu.peak(w.precision);
-    const double p16 =
-        gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
+    const double p16 = gpu.peak16();
     const bool low = bytesPerElement(w.precision) < 2.0;
     return OpCoster{gpu,
                     peak,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 namespace madmax::detail {
 
 struct EmbeddedFile {
@@ -8,5 +10,12 @@ struct EmbeddedFile {
 };
 extern const EmbeddedFile kEmbeddedPresets[];
 extern const int kEmbeddedPresetCount;
+
+/// The text of the embedded file at `path` (relative to presets/), or nullptr.
+inline const char* embeddedPresetText(const std::string& path) {
+    for (int i = 0; i < kEmbeddedPresetCount; ++i)
+        if (path == kEmbeddedPresets[i].path) return kEmbeddedPresets[i].text;
+    return nullptr;
+}
 
 } // namespace madmax::detail

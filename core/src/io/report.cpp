@@ -266,9 +266,8 @@ std::string formatReport(const Scenario& s, const Result& r) {
         // Why attention is slow where it is: its softmax's exponentials outlast the tensor
         // cores (one per score; the forward's 2·(d_qk + d_v) FLOPs, the backward's 2.5×).
         const Gpu& g = s.system.gpu;
-        const double p16 = g.peak(Precision::BF16) > 0 ? g.peak(Precision::BF16)
-                                                       : g.peak(Precision::FP16);
-        const double ratio = detail::softmaxOverTensor(g, p16, attentionFlopsPerScore(s.model));
+        const double ratio =
+            detail::softmaxOverTensor(g, g.peak16(), attentionFlopsPerScore(s.model));
         if (ratio > 1.0)
             o += "  attention is bound by its softmax: the exponentials take " +
                  fmt("%.2f", ratio) + "x the tensor cores' time forward" +

@@ -88,9 +88,8 @@ json loadFile(const std::string& kind, const std::string& pathOrId) {
     std::error_code ec;
     if (std::filesystem::exists(pathOrId, ec)) return readJsonFile(pathOrId);
     const std::string want = "seed/" + kind + "/" + pathOrId + ".json";
-    for (int i = 0; i < detail::kEmbeddedPresetCount; ++i)
-        if (want == detail::kEmbeddedPresets[i].path)
-            return parseJsonText(detail::kEmbeddedPresets[i].text, "presets/" + want);
+    if (const char* text = detail::embeddedPresetText(want))
+        return parseJsonText(text, "presets/" + want);
     const auto ids = builtinIds(kind);
     const auto near = didYouMean(pathOrId, ids);
     throw InputError(pathOrId, "",

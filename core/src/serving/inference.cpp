@@ -58,8 +58,7 @@ struct Serving {
         aB = 2.0;
         kvB = bytesPerElement(in.kvPrecision);
         peak = gpu.peak(s.workload.precision);
-        peak16 =
-            gpu.peak(Precision::BF16) > 0 ? gpu.peak(Precision::BF16) : gpu.peak(Precision::FP16);
+        peak16 = gpu.peak16();
         gemmScale =
             bytesPerElement(s.workload.precision) < 2 ? gpu.calibration.lowPrecisionGemmScale : 1.0;
         bw = gpu.hbmBytesPerS;

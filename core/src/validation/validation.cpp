@@ -486,19 +486,17 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
 }
 
 /// The framework's measured fixed cost per step for this case (presets/frameworks/
-/// step-costs.json): the entry of the case's source, GPU and precision, if any.
-const json* frameworkStepCost(const json& c) {
+/// step-costs.json): the entry of the case's source, GPU and precision (as parsed), if any.
+const json* frameworkStepCost(const json& c, Precision precision) {
     static const json doc = [] {
-        for (int i = 0; i < detail::kEmbeddedPresetCount; ++i)
-            if (std::string(detail::kEmbeddedPresets[i].path) == "frameworks/step-costs.json")
-                return parseJsonText(detail::kEmbeddedPresets[i].text,
-                                     "presets/frameworks/step-costs.json");
-        return json::object();
+        const std::string path = "frameworks/step-costs.json";
+        const char* text = detail::embeddedPresetText(path);
+        return text ? parseJsonText(text, "presets/" + path) : json::object();
     }();
     const json& src = c.value("source", json::object());
     const std::string title = src.is_object() ? src.value("title", "") : "";
     const std::string gpu = c.at("system").value("gpu", "");
-    const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
+    const std::string prec(toString(precision));
     if (!doc.contains("costs")) return nullptr;
     for (const json& e : doc.at("costs")) // by reference: the entry outlives the call
         if (title.find(e.at("source_title_contains").get<std::string>()) != std::string::npos &&
@@ -510,7 +508,7 @@ const json* frameworkStepCost(const json& c) {
 
 Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
     Scenario out = dlrmCaseScenario(c, lib, file);
-    const json* cost = frameworkStepCost(c);
+    const json* cost = frameworkStepCost(c, out.workload.precision);
     if (!cost) return out;
     // The source's own inference latency at a small batch is its framework's fixed cost per
     // step plus a forward pass: take off the forward pass predicted at that batch, on one GPU
