@@ -76,9 +76,11 @@ TEST_CASE("DLRM hand-derived: table-wise lookups, backward and pooled all-to-all
     const DlrmResult& x = r.dlrmResult;
     REQUIRE(x.active);
     // Two GPUs, one group; each table on one GPU, the larger (A) alone on the critical one.
-    // A's lookups: the group's 1024 samples × 2 × 256 B = 524,288 B → 5.24288e-7 s at 1 TB/s.
+    // A's lookups: the group's 1024 samples × 2 × 256 B = 524,288 B of rows read, and the pooled
+    // output written, one 64 × 4 B vector per sample: 262,144 B. 786,432 B → 7.86432e-7 s at
+    // 1 TB/s.
     CHECK(x.lookupBytesCritical == Approx(524288.0));
-    CHECK(x.lookupFwdS == Approx(5.24288e-7).epsilon(1e-9));
+    CHECK(x.lookupFwdS == Approx(7.86432e-7).epsilon(1e-9));
     // Backward with the fused SGD update: per lookup a row read and written (512 B) and the
     // 64-byte radix-sort share, 2048 · 576 = 1,179,648 B, plus the pooled gradients read,
     // 1024 · 64 · 4 = 262,144 B: 1,441,792 B → 1.441792e-6 s.
@@ -100,6 +102,33 @@ TEST_CASE("DLRM hand-derived: table-wise lookups, backward and pooled all-to-all
     // 8.3968e-8 + 2.62144e-7 = 3.46112e-7 s. Exposed:
     // (1.31072e-6 − 2.1504e-7) + (1.31072e-6 − 3.46112e-7) = 2.060288e-6 s.
     CHECK(x.sparseExposedS == Approx(2.060288e-6).epsilon(1e-6));
+}
+
+TEST_CASE("DLRM hand-derived: eager per-table modules copy what a fused table kernel does not") {
+    // One nn.Embedding(sparse=True) per table with torch.optim.SGD (the 2020 PyTorch DLRM
+    // example, model.py and main.py): the same rows are read and updated as by the fused
+    // kernel, plus
+    //  - backward, each table's gradient slice made contiguous as the sparse gradient's values
+    //    and SGD's add_ scaling those by -lr into a new tensor, each pass a read and a write of
+    //    64 × 4 B per lookup: on A's GPU 2048 lookups × 1024 B = 2,097,152 B, beside the fused
+    //    1,441,792 B above: 3,538,944 B → 3.538944e-6 s at 1 TB/s;
+    //  - forward, torch.cat of the bottom output (64 bf16) and the two pooled lookups (64 fp32
+    //    each) into the interaction's input for the GPU's 512 samples: read 512·(64·2 + 128·4)
+    //    = 327,680 B, written in fp32 512·192·4 = 393,216 B: 720,896 B → 7.20896e-7 s more
+    //    interaction time. Lookups themselves are unchanged.
+    const DlrmResult fused = evaluate(toy()).dlrmResult;
+    const Result r = evaluate(toy({{"strategy.emb_kernels", "per_table"}}));
+    const DlrmResult& eager = r.dlrmResult;
+    CHECK(eager.embBackwardS == Approx(3.538944e-6).epsilon(1e-9));
+    CHECK(eager.interactionS - fused.interactionS == Approx(7.20896e-7).epsilon(1e-6));
+    CHECK(eager.lookupFwdS == Approx(fused.lookupFwdS));
+    // Adam keeps its states' passes unpriced, but the contiguous copy stays: 2048 · 512 B more
+    // than Adam's fused backward.
+    const DlrmResult adamFused = evaluate(toy({{"workload.emb_optimizer", "adam"}})).dlrmResult;
+    const DlrmResult adamEager = evaluate(toy({{"workload.emb_optimizer", "adam"},
+                                               {"strategy.emb_kernels", "per_table"}}))
+                                     .dlrmResult;
+    CHECK(adamEager.embBackwardS - adamFused.embBackwardS == Approx(1.048576e-6).epsilon(1e-6));
 }
 
 TEST_CASE("DLRM: tables per GPU are those of the fullest GPU, not of the most loaded one") {

@@ -355,12 +355,37 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(uncertaintyFor(test::preset("dlrm-dcnv2-64-h100")).basis == "DLRM training (any GPU)");
 }
 
+TEST_CASE("Public DLRM rows: every one predicted, median at most 20%") {
+    // Issue #11: the three DLRM training rows of public.json (TF2 on a DGX A100; the 2020
+    // PyTorch example on one V100, FP32 and mixed precision), none skipped, median |error|
+    // <= 20%. Nothing is fitted on them. This build: TF2 +13.9%, PyTorch FP32 +16.8%, mixed
+    // precision +110% (README "Validation": the 2020 PyTorch loop's unpriced host work). The
+    // PyTorch rows price their eager per-table copies (test_dlrm.cpp); without them the FP32
+    // row was +26.4% and the median 26.4%.
+    const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
+    const auto& r = report();
+    std::vector<double> errs;
+    for (const auto& c : doc["cases"]) {
+        if (!c["model"].is_object() || c["model"]["arch"] != "dlrm") continue;
+        const auto& o = *std::find_if(r.cases.begin(), r.cases.end(),
+                                      [&](const CaseOutcome& x) { return x.id == c["id"]; });
+        INFO(o.id << " measured " << o.measured << " predicted " << o.predicted.value_or(0));
+        REQUIRE(o.predicted.has_value());
+        errs.push_back(std::fabs(o.errorPct()));
+        // The one-GPU FP32 run is the median's row: it stays within the target itself.
+        if (o.id == "dle-pytorch-dlrm-v100-1-fp32") CHECK(std::fabs(o.errorPct()) <= 20.0);
+    }
+    const ErrorStats st = errorStats(errs);
+    CHECK(st.count == 3);
+    CHECK(st.medianAbsPct <= 20.0);
+}
+
 TEST_CASE("TF2 DLRM rows public.json leaves out: every one predicted, median at most 20%") {
     // presets/validation/dle-tf2-dlrm.json: the 15 training rows of the TensorFlow 2 DLRM
     // example's DLRM.md beside the one public.json holds (DGX A100, DGX-1, DGX-2; 1 to 16
     // GPUs; FP32, TF32 and mixed precision). Nothing is fitted on them; the framework's fixed
     // cost per step comes from the same page's inference latencies (below). This build:
-    // median 16.1%, max 45.2% (DGX A100 extra large), single-GPU rows within 26.4%; without
+    // median 15.0%, max 43.3% (DGX A100 extra large), single-GPU rows within 22.9%; without
     // the framework cost the median was 35.0% and the max 106%.
     const json file = readJsonFile(MADMAX_DLE_TF2_DLRM_DATASET);
     const ValidationReport r = runValidation(file, PresetLibrary::builtin(), "dle-tf2-dlrm.json");

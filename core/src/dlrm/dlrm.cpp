@@ -154,6 +154,17 @@ double optimizerBytesPerLookup(EmbOptimizer o, double dim) {
     return 0.0;
 }
 
+/// Bytes an eager per-table step (nn.Embedding(sparse=True) and torch.optim) moves per lookup
+/// beyond the fused backward-update's: the gradient slice the interaction's backward hands each
+/// table is made contiguous to become the sparse gradient's values (read and written), and
+/// SGD's add_ of a sparse gradient scales those values by −lr into a new tensor (read and
+/// written) before index_add_ applies them — that last pass and the rows it updates are the
+/// fused update's own bytes. Other optimizers' per-state passes are not priced (no source).
+double eagerGradientBytesPerLookup(EmbOptimizer o, double dim, double elemBytes) {
+    const double values = dim * elemBytes;
+    return 2.0 * values + (o == EmbOptimizer::Sgd ? 2.0 * values : 0.0);
+}
+
 /// Optimizer state stored per row.
 double optimizerBytesPerRow(EmbOptimizer o, double dim) {
     switch (o) {
@@ -392,6 +403,8 @@ HostKernels hostKernels(const DlrmShape& d, const DlrmPlan& plan, const Workload
         break;
     }
     k.interFwd += interLayers * interFwdPer;
+    // Per-table modules: their outputs are concatenated first (the dot count has its concat).
+    if (plan.perTableKernels && d.interaction != DlrmInteraction::Dot) k.interFwd += 1;
     // Backward: only the parts whose pass runs (frozen parts skip theirs).
     k.topBwd = dc.topBwd > 0 ? kLinearBwd * lt + 1 : 0;
     k.interBwd = dc.interBwd > 0 ? k.interBwd + interLayers * interBwdPer : 0;
@@ -512,8 +525,14 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
         const double e = tab.bytesPerElement, dim = tab.dim, rows = double(tab.rows);
         const double lookups = Bg * tab.pooling; // per table, this group's batch
         const double optRow = optimizerBytesPerRow(w.embOptimizer, dim);
+        // One embedding module per table: its gradient passes, besides the fused update's.
+        auto eager = [&](double sd) {
+            return plan.perTableKernels ? eagerGradientBytesPerLookup(w.embOptimizer, sd, e)
+                                        : 0.0;
+        };
         const double bwdPerLookup = 2.0 * rowBytes(dim, e) +
-                                    optimizerBytesPerLookup(w.embOptimizer, dim) + kSortBytes;
+                                    optimizerBytesPerLookup(w.embOptimizer, dim) + kSortBytes +
+                                    eager(dim);
         const EmbSharding type = G == 1 && plan.sharding[t] != EmbSharding::DataParallel
                                      ? EmbSharding::TableWise
                                      : plan.sharding[t];
@@ -525,7 +544,8 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
             Shard sh;
             sh.lookupB = lookups * rowBytes(sd, e);
             sh.bwdB = lookups * (2.0 * rowBytes(sd, e) +
-                                 optimizerBytesPerLookup(w.embOptimizer, sd) + kSortBytes) +
+                                 optimizerBytesPerLookup(w.embOptimizer, sd) + kSortBytes +
+                                 eager(sd)) +
                       Bg * sd * e;
             sh.sendB = Bg * sd * e;
             sh.optB = rows * (type == EmbSharding::ColumnWise && w.embOptimizer ==
@@ -567,6 +587,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
             p.uniform.optB += tab.count * rows * optRow;
             p.uniform.memB += tab.count * rows * (dim * e + optRow);
             p.dpTableGradB += tab.count * rows * dim * 4.0; // dense fp32 gradients
+            p.dpPooledB += tab.count * b * dim * e;
             break;
         }
         }
@@ -657,11 +678,29 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         dc.interFwd += oc.elementwise(castB);
         if (!frozen.embedding) dc.interBwd += oc.elementwise(castB);
     }
+    // One embedding module per table: the bottom output and each table's pooled lookup are
+    // separate tensors, which torch.cat copies into the interaction's input (each read in its
+    // own precision, all written in the widest); a fused table kernel writes its pooled output
+    // there itself. The concatenation's backward hands out views and copies nothing.
+    if (s.strategy.dlrm.perTableKernels) {
+        double readB = b * bottomOut(d) * pB, width = bottomOut(d), widest = pB;
+        for (const auto& t : d.tables) {
+            readB += double(t.count) * b * t.dim * t.bytesPerElement;
+            width += double(t.count) * t.dim;
+            widest = std::max(widest, t.bytesPerElement);
+        }
+        dc.interFwd += oc.elementwise(readB + b * width * widest);
+    }
 
     // Sparse work of the critical rank: its table-wise shards, plus the evenly spread types.
     const double lookupB = p.critical.lookupB + p.uniform.lookupB + p.twrwNode.lookupB;
     const double bwdB = p.critical.bwdB + p.uniform.bwdB + p.twrwNode.bwdB;
-    const double lookupFwd = oc.memoryTime(lookupB) + launch;
+    // A lookup also writes what it pools, one dim-wide vector per sample and table: the TW/CW
+    // shards' all-to-all send buffer, the RW and TWRW partial sums for the group's (node's)
+    // whole batch, the DP tables' outputs for the local batch. (At pooling 1 as many bytes as
+    // the rows read; under multi-hot pooling a small share.)
+    const double pooledOutB = p.critical.sendB + p.rwPooledB + p.twrwNode.sendB + p.dpPooledB;
+    const double lookupFwd = oc.memoryTime(lookupB + pooledOutB) + launch;
     // Frozen tables: no gradients travel back, none are applied or synchronised.
     const bool tablesTrain = !frozen.embedding;
     const double embBwd = tablesTrain ? oc.memoryTime(bwdB) + 2.0 * launch : 0.0; // sort + update

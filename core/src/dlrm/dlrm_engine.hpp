@@ -22,6 +22,7 @@ struct DlrmPlacement {
     double a2aRecvB = 0;                ///< pooled all-to-all receive buffer (full)
     double rwPooledB = 0, idsB = 0;      ///< RW partial sums; ids to their row owners
     double replicaSyncB = 0, dpTableGradB = 0;
+    double dpPooledB = 0;               ///< DP tables' pooled outputs for the local batch
     double a2aS = 0, rwS = 0, idsS = 0, twrwNodeS = 0, twrwA2aS = 0;
     double replicaSyncS = 0, dpTableSyncS = 0;
 };
