@@ -189,7 +189,7 @@ TEST_CASE("The seed's shipped files are built in and reproduce the reference out
         return "";
     };
     CHECK(seed::builtinIds("models").size() == 12);
-    CHECK(seed::builtinIds("systems").size() == 9);
+    CHECK(seed::builtinIds("systems").size() == 18); // 9 of reference.json, 9 of the artifact repo
     CHECK(seed::builtinIds("tasks").size() == 10);
     int shipped = 0;
     for (const json& c : cases()) {
@@ -209,4 +209,42 @@ TEST_CASE("The seed's shipped files are built in and reproduce the reference out
         ++shipped;
     }
     CHECK(shipped >= 15);
+}
+
+TEST_CASE("Reference mode reproduces the MAD-Max artifact notebook's cloud runs, not in reference.json") {
+    // samhsia/MADMAX-AE @ e4e8938, artifact_notebooks/[0] Cloud Provider Launcher.ipynb: the
+    // reference code's printed output for DLRM-A (model_cfgs/dlrm/dlrm_a.json) and
+    // task_cfgs/cloud/dlrm_train_cloud.json on the four 128-GPU cloud clusters it runs
+    // (system_cfgs/cloud_*/…_128.json @ 7508eef, built in under presets/seed/systems). Every
+    // number as printed, in ms, to its two decimals.
+    struct Row {
+        const char* system;
+        double gemm, emb, a2a, ag, rs, exposed, overlapped, iteration, mqps;
+    };
+    const Row rows[] = {
+        {"cloud_A_a100.40_128", 8.91, 9.10, 95.39, 59.55, 29.77, 180.40, 4.31, 198.41, 0.33},
+        {"cloud_A_h100.80_128", 3.68, 7.07, 11.92, 29.75, 14.88, 54.64, 1.91, 65.39, 1.00},
+        {"cloud_B_a100.40_128", 8.91, 9.10, 23.85, 48.35, 24.18, 92.35, 4.03, 110.36, 0.59},
+        {"cloud_C_a100.40_128", 8.91, 9.10, 381.55, 63.20, 31.60, 471.95, 4.40, 489.96, 0.13},
+    };
+    for (const Row& w : rows) {
+        INFO(w.system);
+        const auto r = seed::runReference(
+            seed::parseModel(seed::loadFile("models", "dlrm_a"), "dlrm_a"),
+            seed::parseSystem(seed::loadFile("systems", w.system), w.system),
+            seed::parseTask(seed::loadFile("tasks", "dlrm_train_cloud"), "dlrm_train_cloud"),
+            "dlrm_train_cloud");
+        auto ms = [](double s) { return s * 1e3; };
+        CHECK(ms(r.gemmS) == Approx(w.gemm).margin(0.006));
+        CHECK(ms(r.embS) == Approx(w.emb).margin(0.006));
+        CHECK(ms(r.allToAllS) == Approx(w.a2a).margin(0.006));
+        CHECK(ms(r.allReduceS) == Approx(0.0).margin(0.006));
+        CHECK(ms(r.allGatherS) == Approx(w.ag).margin(0.006));
+        CHECK(ms(r.reduceScatterS) == Approx(w.rs).margin(0.006));
+        CHECK(ms(r.exposedCommS) == Approx(w.exposed).margin(0.006));
+        CHECK(ms(r.overlappedCommS) == Approx(w.overlapped).margin(0.006));
+        CHECK(ms(r.iterationS) == Approx(w.iteration).margin(0.006));
+        // "Task Throughput" printed in MQPS to two decimals.
+        CHECK(r.throughputQps / 1e6 == Approx(w.mqps).margin(0.005));
+    }
 }
