@@ -553,7 +553,8 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
                                   ? optRow
                                   : optimizerBytesPerRow(w.embOptimizer, sd));
             sh.memB = rows * sd * e + sh.optB;
-            sh.costS = (sh.lookupB + sh.bwdB) / hbm + 2.0 * sh.sendB * a2aPerByte;
+            // Rows read, the pooled output written, the backward; the output sent and back.
+            sh.costS = (sh.lookupB + sh.sendB + sh.bwdB) / hbm + 2.0 * sh.sendB * a2aPerByte;
             for (int i = 0; i < tab.count * k; ++i)
                 tw.push_back(sh);
             p.a2aRecvB += double(tab.count) * b * dim * e;
@@ -575,7 +576,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
             sh.sendB = Bg * dim * e; // the node's reduce-scatter buffer for this table
             sh.optB = rows * optRow / nl;
             sh.memB = rows * dim * e / nl + sh.optB;
-            sh.costS = (sh.lookupB + sh.bwdB) / hbm;
+            sh.costS = (sh.lookupB + sh.sendB + sh.bwdB) / hbm; // + its partial sums written
             for (int i = 0; i < tab.count; ++i)
                 twrwShards.push_back(sh);
             p.idsB += tab.count * b * tab.pooling * kIdBytes;
