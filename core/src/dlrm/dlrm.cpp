@@ -684,13 +684,12 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     // own precision, all written in the widest); a fused table kernel writes its pooled output
     // there itself. The concatenation's backward hands out views and copies nothing.
     if (s.strategy.dlrm.perTableKernels) {
-        double readB = b * bottomOut(d) * pB, width = bottomOut(d), widest = pB;
+        double readB = b * bottomOut(d) * pB, widest = pB;
         for (const auto& t : d.tables) {
             readB += double(t.count) * b * t.dim * t.bytesPerElement;
-            width += double(t.count) * t.dim;
             widest = std::max(widest, t.bytesPerElement);
         }
-        dc.interFwd += oc.elementwise(readB + b * width * widest);
+        dc.interFwd += oc.elementwise(readB + b * concatWidth(d) * widest);
     }
 
     // Sparse work of the critical rank: its table-wise shards, plus the evenly spread types.
