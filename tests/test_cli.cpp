@@ -36,6 +36,36 @@ TEST_CASE("madmax evaluate --json has the stable machine keys") {
                  j["bubble_s"].get<double>()));
 }
 
+TEST_CASE("madmax evaluate --json carries a DLRM's breakdown") {
+    // The sparse side of a DLRM step, as the text report prints it, for scripts: lookups, the
+    // embedding update, the dense part, the interaction, each sparse collective and the load
+    // balance. The preset shards 26 table groups over 64 H100s (several per GPU, so the
+    // pooled all-to-all carries bytes); fused table kernels, so no per-table copies.
+    std::string out;
+    REQUIRE(runCli("evaluate dlrm-dcnv2-64-h100 --json", &out) == 0);
+    const auto j = nlohmann::json::parse(out);
+    REQUIRE(j.contains("dlrm"));
+    const auto& x = j["dlrm"];
+    for (const char* k : {"lookup_s", "embedding_backward_s", "dense_forward_s",
+                          "dense_backward_s", "interaction_s", "per_table_copies_s",
+                          "pooled_all_to_all_fwd_s", "sparse_exposed_s", "imbalance",
+                          "lookup_bytes_critical", "table_bytes_critical"})
+        CHECK(x.contains(k));
+    CHECK(x["lookup_s"].get<double>() > 0);
+    CHECK(x["pooled_all_to_all_fwd_s"].get<double>() > 0);
+    CHECK(x["all_to_all_bytes_per_gpu"].get<double>() > 0);
+    CHECK(x["per_table_copies_s"].get<double>() == 0.0);
+    CHECK(x["imbalance"].get<double>() >= 1.0);
+    // Eager per-table modules add their copies; one GPU sends nothing to others.
+    REQUIRE(runCli("evaluate dlrm-dcnv2-64-h100 --json --set strategy.emb_kernels=per_table "
+                   "--set gpus=1 --set strategy.dp=1 --set workload.global_batch=4096",
+                   &out) == 0);
+    const auto one = nlohmann::json::parse(out)["dlrm"];
+    CHECK(one["per_table_copies_s"].get<double>() > 0);
+    CHECK(one["all_to_all_bytes_per_gpu"].get<double>() == 0.0);
+    CHECK(one["pooled_all_to_all_fwd_s"].get<double>() == 0.0);
+}
+
 TEST_CASE("madmax exits 2 with a message on bad input") {
     std::string out, err;
     CHECK(runCli("evaluate default --set strategy.tp=16 --set strategy.dp=4", &out, &err) == 2);

@@ -6,6 +6,7 @@
 #include "madmax/dlrm_search.hpp"
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
+#include "madmax/report.hpp"
 #include "madmax/search.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
@@ -122,6 +123,13 @@ TEST_CASE("DLRM hand-derived: eager per-table modules copy what a fused table ke
     CHECK(eager.embBackwardS == Approx(3.538944e-6).epsilon(1e-9));
     CHECK(eager.interactionS - fused.interactionS == Approx(7.20896e-7).epsilon(1e-6));
     CHECK(eager.lookupFwdS == Approx(fused.lookupFwdS));
+    // The report says what the copies cost, inside the interaction and backward lines:
+    // 2,097,152 + 720,896 B → 2.818048e-6 s; a fused kernel has none.
+    CHECK(eager.eagerCopiesS == Approx(2.818048e-6).epsilon(1e-6));
+    CHECK(fused.eagerCopiesS == 0.0);
+    CHECK_THAT(formatReport(toy({{"strategy.emb_kernels", "per_table"}}), r),
+               Contains("incl. per-table copies"));
+    CHECK_THAT(formatReport(toy(), evaluate(toy())), !Contains("per-table copies"));
     // Adam keeps its states' passes unpriced, but the contiguous copy stays: 2048 · 512 B more
     // than Adam's fused backward.
     const DlrmResult adamFused = evaluate(toy({{"workload.emb_optimizer", "adam"}})).dlrmResult;

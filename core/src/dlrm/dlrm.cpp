@@ -192,6 +192,7 @@ struct Shard {
     double sendB;     ///< pooled outputs it produces (full all-to-all send buffer share)
     double memB;      ///< rows + optimizer state
     double optB;      ///< of memB, the optimizer state
+    double eagerB;    ///< of bwdB, eager per-table modules' own gradient passes
 };
 
 using RankLoad = DlrmRankLoad;
@@ -202,6 +203,7 @@ void addShard(RankLoad& l, const Shard& s) {
     l.sendB += s.sendB;
     l.memB += s.memB;
     l.optB += s.optB;
+    l.eagerB += s.eagerB;
 }
 
 thread_local std::vector<Shard> tShards;
@@ -548,6 +550,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
                                  eager(sd)) +
                       Bg * sd * e;
             sh.sendB = Bg * sd * e;
+            sh.eagerB = lookups * eager(sd);
             sh.optB = rows * (type == EmbSharding::ColumnWise && w.embOptimizer ==
                                                                      EmbOptimizer::RowwiseAdagrad
                                   ? optRow
@@ -563,6 +566,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
         case EmbSharding::RowWise: {
             p.uniform.lookupB += tab.count * lookups * rowBytes(dim, e) / G;
             p.uniform.bwdB += tab.count * (lookups * bwdPerLookup + Bg * dim * e) / G;
+            p.uniform.eagerB += tab.count * lookups * eager(dim) / G;
             p.uniform.optB += tab.count * rows * optRow / G;
             p.uniform.memB += tab.count * rows * (dim * e + optRow) / G;
             p.rwPooledB += tab.count * Bg * dim * e; // reduce-scatter buffer (partial sums)
@@ -573,6 +577,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
             Shard sh; // one table on one node, its rows split over the node's ranks
             sh.lookupB = lookups * rowBytes(dim, e) / nl;
             sh.bwdB = (lookups * bwdPerLookup + Bg * dim * e) / nl;
+            sh.eagerB = lookups * eager(dim) / nl;
             sh.sendB = Bg * dim * e; // the node's reduce-scatter buffer for this table
             sh.optB = rows * optRow / nl;
             sh.memB = rows * dim * e / nl + sh.optB;
@@ -585,6 +590,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
         case EmbSharding::DataParallel: {
             p.uniform.lookupB += tab.count * b * tab.pooling * rowBytes(dim, e);
             p.uniform.bwdB += tab.count * (b * tab.pooling * bwdPerLookup + b * dim * e);
+            p.uniform.eagerB += tab.count * b * tab.pooling * eager(dim);
             p.uniform.optB += tab.count * rows * optRow;
             p.uniform.memB += tab.count * rows * (dim * e + optRow);
             p.dpTableGradB += tab.count * rows * dim * 4.0; // dense fp32 gradients
@@ -683,13 +689,15 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     // separate tensors, which torch.cat copies into the interaction's input (each read in its
     // own precision, all written in the widest); a fused table kernel writes its pooled output
     // there itself. The concatenation's backward hands out views and copies nothing.
+    double eagerCatS = 0;
     if (s.strategy.dlrm.perTableKernels) {
         double readB = b * bottomOut(d) * pB, widest = pB;
         for (const auto& t : d.tables) {
             readB += double(t.count) * b * t.dim * t.bytesPerElement;
             widest = std::max(widest, t.bytesPerElement);
         }
-        dc.interFwd += oc.elementwise(readB + b * concatWidth(d) * widest);
+        eagerCatS = oc.elementwise(readB + b * concatWidth(d) * widest);
+        dc.interFwd += eagerCatS;
     }
 
     // Sparse work of the critical rank: its table-wise shards, plus the evenly spread types.
@@ -821,6 +829,11 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     x.lookupBytesMean = p.meanLookupB + p.uniform.lookupB + p.twrwNode.lookupB;
     x.lookupFwdS = lookupFwd;
     x.embBackwardS = embBwd;
+    // What eager per-table modules add, inside the two lines above: the concatenation and the
+    // gradient passes of the critical rank's tables.
+    x.eagerCopiesS = eagerCatS + (tablesTrain ? oc.memoryTime(p.critical.eagerB + p.uniform.eagerB +
+                                                              p.twrwNode.eagerB)
+                                              : 0.0);
     x.a2aFwdS = p.a2aS + p.twrwA2aS;
     x.a2aBwdS = tablesTrain ? p.a2aS + p.twrwA2aS : 0.0;
     x.rowwiseCommS = directions * (p.rwS + p.twrwNodeS);
@@ -840,7 +853,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     x.tableWeightsBytes =
         r.memory.weightsBytes - d.denseParams() * bytesPerElement(w.precision);
     x.imbalance = x.lookupBytesMean > 0 ? x.lookupBytesCritical / x.lookupBytesMean : 1.0;
-    x.a2aBytesPerGpu = p.critical.sendB;
+    x.a2aBytesPerGpu = p.group > 1 ? p.critical.sendB : 0.0; // one GPU sends nothing
 
     if (options.timeline) {
         const double allReduceEnd = commEnd; // the schedule's: the all-reduce finishes then

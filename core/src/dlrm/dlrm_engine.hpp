@@ -9,6 +9,7 @@ namespace madmax::detail {
 /// What one GPU carries of the embedding work for a step (bytes).
 struct DlrmRankLoad {
     double costS = 0, lookupB = 0, bwdB = 0, sendB = 0, memB = 0, optB = 0;
+    double eagerB = 0; ///< of bwdB, eager per-table modules' own gradient passes
 };
 
 /// A plan laid out on the GPUs: the table-wise shards placed largest-first on the least loaded

@@ -188,6 +188,9 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
     line("embedding backward+update", x.embBackwardS);
     line("bottom + top MLPs", x.denseForwardS + x.denseBackwardS);
     line("interaction", x.interactionS);
+    if (x.eagerCopiesS > 0)
+        o += "  " + pad("  incl. per-table copies", 26) + pad(formatSeconds(x.eagerCopiesS), 12) +
+             "(eager modules: torch.cat in the interaction, gradient passes in the backward)\n";
     line("dense optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     if (r.compute.hostStallS > 0) line("host launch stalls", r.compute.hostStallS);

@@ -110,6 +110,32 @@ json toJson(const Result& r) {
                       {"token_drop_rate", e.tokenDropRate},
                       {"expert_weights_bytes", e.expertWeightsBytes}};
     }
+    if (r.dlrmResult.active) {
+        const DlrmResult& x = r.dlrmResult;
+        out["dlrm"] = {{"group_size", x.groupSize},
+                       {"replicas", x.replicas},
+                       {"lookup_bytes_critical", x.lookupBytesCritical},
+                       {"lookup_bytes_mean", x.lookupBytesMean},
+                       {"lookup_s", x.lookupFwdS},
+                       {"embedding_backward_s", x.embBackwardS},
+                       {"dense_forward_s", x.denseForwardS},
+                       {"dense_backward_s", x.denseBackwardS},
+                       {"interaction_s", x.interactionS},
+                       {"per_table_copies_s", x.eagerCopiesS},
+                       {"pooled_all_to_all_fwd_s", x.a2aFwdS},
+                       {"pooled_all_to_all_bwd_s", x.a2aBwdS},
+                       {"row_wise_comm_s", x.rowwiseCommS},
+                       {"ids_all_to_all_s", x.idsA2aS},
+                       {"replica_sync_s", x.replicaSyncS},
+                       {"dp_tables_sync_s", x.dpTableSyncS},
+                       {"sparse_exposed_s", x.sparseExposedS},
+                       {"dense_all_reduce_s", x.denseAllReduceS},
+                       {"dense_all_reduce_exposed_s", x.denseAllReduceExposedS},
+                       {"table_bytes_critical", x.tableBytesCritical},
+                       {"table_bytes_mean", x.tableBytesMean},
+                       {"imbalance", x.imbalance},
+                       {"all_to_all_bytes_per_gpu", x.a2aBytesPerGpu}};
+    }
     if (!r.timeline.empty()) {
         json tl = json::array();
         for (const auto& e : r.timeline) {
