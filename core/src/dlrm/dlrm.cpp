@@ -186,13 +186,13 @@ int columnShards(int dim, int group) {
 
 /// One table-wise placed shard (a TW table or a CW column shard).
 struct Shard {
-    double costS;     ///< lookups forward + backward + its all-to-all, for placement
-    double lookupB;   ///< forward lookup bytes
-    double bwdB;      ///< backward + optimizer bytes
-    double sendB;     ///< pooled outputs it produces (full all-to-all send buffer share)
-    double memB;      ///< rows + optimizer state
-    double optB;      ///< of memB, the optimizer state
-    double eagerB;    ///< of bwdB, eager per-table modules' own gradient passes
+    double costS = 0;   ///< lookups forward + backward + its all-to-all, for placement
+    double lookupB = 0; ///< forward lookup bytes
+    double bwdB = 0;    ///< backward + optimizer bytes
+    double sendB = 0;   ///< pooled outputs it produces (full all-to-all send buffer share)
+    double memB = 0;    ///< rows + optimizer state
+    double optB = 0;    ///< of memB, the optimizer state
+    double eagerB = 0;  ///< of bwdB, eager per-table modules' own gradient passes
 };
 
 using RankLoad = DlrmRankLoad;
@@ -532,9 +532,10 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
             return plan.perTableKernels ? eagerGradientBytesPerLookup(w.embOptimizer, sd, e)
                                         : 0.0;
         };
+        const double eagerPerLookup = eager(dim);
         const double bwdPerLookup = 2.0 * rowBytes(dim, e) +
                                     optimizerBytesPerLookup(w.embOptimizer, dim) + kSortBytes +
-                                    eager(dim);
+                                    eagerPerLookup;
         const EmbSharding type = G == 1 && plan.sharding[t] != EmbSharding::DataParallel
                                      ? EmbSharding::TableWise
                                      : plan.sharding[t];
@@ -545,12 +546,11 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
             const double sd = dim / k;
             Shard sh;
             sh.lookupB = lookups * rowBytes(sd, e);
-            sh.bwdB = lookups * (2.0 * rowBytes(sd, e) +
-                                 optimizerBytesPerLookup(w.embOptimizer, sd) + kSortBytes +
-                                 eager(sd)) +
-                      Bg * sd * e;
-            sh.sendB = Bg * sd * e;
             sh.eagerB = lookups * eager(sd);
+            sh.bwdB = lookups * (2.0 * rowBytes(sd, e) +
+                                 optimizerBytesPerLookup(w.embOptimizer, sd) + kSortBytes) +
+                      Bg * sd * e + sh.eagerB;
+            sh.sendB = Bg * sd * e;
             sh.optB = rows * (type == EmbSharding::ColumnWise && w.embOptimizer ==
                                                                      EmbOptimizer::RowwiseAdagrad
                                   ? optRow
@@ -566,7 +566,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
         case EmbSharding::RowWise: {
             p.uniform.lookupB += tab.count * lookups * rowBytes(dim, e) / G;
             p.uniform.bwdB += tab.count * (lookups * bwdPerLookup + Bg * dim * e) / G;
-            p.uniform.eagerB += tab.count * lookups * eager(dim) / G;
+            p.uniform.eagerB += tab.count * lookups * eagerPerLookup / G;
             p.uniform.optB += tab.count * rows * optRow / G;
             p.uniform.memB += tab.count * rows * (dim * e + optRow) / G;
             p.rwPooledB += tab.count * Bg * dim * e; // reduce-scatter buffer (partial sums)
@@ -577,7 +577,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
             Shard sh; // one table on one node, its rows split over the node's ranks
             sh.lookupB = lookups * rowBytes(dim, e) / nl;
             sh.bwdB = (lookups * bwdPerLookup + Bg * dim * e) / nl;
-            sh.eagerB = lookups * eager(dim) / nl;
+            sh.eagerB = lookups * eagerPerLookup / nl;
             sh.sendB = Bg * dim * e; // the node's reduce-scatter buffer for this table
             sh.optB = rows * optRow / nl;
             sh.memB = rows * dim * e / nl + sh.optB;
@@ -590,7 +590,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
         case EmbSharding::DataParallel: {
             p.uniform.lookupB += tab.count * b * tab.pooling * rowBytes(dim, e);
             p.uniform.bwdB += tab.count * (b * tab.pooling * bwdPerLookup + b * dim * e);
-            p.uniform.eagerB += tab.count * b * tab.pooling * eager(dim);
+            p.uniform.eagerB += tab.count * b * tab.pooling * eagerPerLookup;
             p.uniform.optB += tab.count * rows * optRow;
             p.uniform.memB += tab.count * rows * (dim * e + optRow);
             p.dpTableGradB += tab.count * rows * dim * 4.0; // dense fp32 gradients
