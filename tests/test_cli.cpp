@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using madmax::test::runCli;
 
 TEST_CASE("madmax evaluate prints a report for the built-in default scenario") {
@@ -75,6 +76,27 @@ TEST_CASE("madmax exits 2 with a message on bad input") {
     CHECK(runCli("frobnicate", &out, &err) == 2);
     CHECK(runCli("presets show nonesuch", &out, &err) == 2);
     CHECK_THAT(err, Contains("no preset by that id"));
+}
+
+TEST_CASE("A bad value from --set is blamed on the --set, not on the scenario file") {
+    std::string out, err;
+    // The field the override wrote: the error names that --set (the last one, as applied).
+    CHECK(runCli("evaluate default --set strategy.tp=2 --set strategy.tp=0", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --set strategy.tp=0: strategy.tp: value 0 is out of range") &&
+                        Contains("applied to presets/scenarios/default.json"));
+    // An object the override replaced: a field inside it is still that --set's doing; an
+    // element's path as --set writes it (tiers.0) matches the one the parser reports (tiers[0]).
+    CHECK(runCli("evaluate default --set 'strategy={\"tp\":0}'", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --set strategy={\"tp\":0}: strategy.tp:"));
+    CHECK(runCli("evaluate default --set system.tiers.0.gbps=-1", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --set system.tiers.0.gbps=-1: system.tiers[0].gbps:"));
+    // A check across fields: the file is named with the overrides that were applied to it.
+    CHECK(runCli("evaluate default --set model.hidden=3", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: presets/scenarios/default.json with --set model.hidden=3: "
+                               "model.head_dim:"));
+    // No override: the file alone, as before.
+    CHECK(runCli("evaluate /no/such/file.json", &out, &err) == 2);
+    CHECK_THAT(err, !Contains("--set"));
 }
 
 TEST_CASE("madmax presets list and show") {

@@ -173,6 +173,32 @@ json loadScenarioJson(const std::string& pathOrId, const PresetLibrary& lib,
                      "no such file, and no scenario preset by that name; presets: " + joinIds(ids));
 }
 
+namespace {
+
+/// "system.tiers[0].gbps" -> "system.tiers.0.gbps", the form --set paths compare in.
+std::string dotted(const std::string& path) {
+    std::string out;
+    for (char c : path)
+        if (c == '[')
+            out += '.';
+        else if (c != ']')
+            out += c;
+    return out;
+}
+
+/// The last --set that wrote `field` or an object holding it (a later one wins, as applied).
+const Override* overrideBehind(const std::string& field, const std::vector<Override>& extra) {
+    const std::string f = dotted(field);
+    const Override* found = nullptr;
+    for (const auto& o : extra) {
+        const std::string p = dotted(o.path);
+        if (!p.empty() && (f == p || f.rfind(p + ".", 0) == 0)) found = &o;
+    }
+    return found;
+}
+
+} // namespace
+
 Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib,
                       const std::vector<Override>& extra) {
     namespace fs = std::filesystem;
@@ -181,7 +207,20 @@ Scenario loadScenario(const std::string& pathOrId, const PresetLibrary& lib,
                               : lib.find(PresetKind::Scenario, pathOrId)
                                   ? lib.find(PresetKind::Scenario, pathOrId)->origin
                                   : pathOrId;
-    return parseScenario(loadScenarioJson(pathOrId, lib, extra), label);
+    const json doc = loadScenarioJson(pathOrId, lib, extra);
+    try {
+        return parseScenario(doc, label);
+    } catch (const InputError& e) {
+        if (extra.empty() || e.file() != label) throw;
+        // The scenario file did not say this: name what did, so the user fixes the command
+        // line rather than searching the file for a value it never held.
+        if (const Override* o = overrideBehind(e.path(), extra))
+            throw InputError("--set " + o->path + "=" + o->value, e.path(),
+                             e.message() + " (applied to " + label + ")");
+        std::string sets;
+        for (const auto& o : extra) sets += (sets.empty() ? "" : ", ") + o.path + "=" + o.value;
+        throw InputError(label + " with --set " + sets, e.path(), e.message());
+    }
 }
 
 } // namespace madmax
