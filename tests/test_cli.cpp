@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -47,10 +49,10 @@ TEST_CASE("madmax evaluate --json carries a DLRM's breakdown") {
     const auto j = nlohmann::json::parse(out);
     REQUIRE(j.contains("dlrm"));
     const auto& x = j["dlrm"];
-    for (const char* k : {"lookup_s", "embedding_backward_s", "dense_forward_s",
-                          "dense_backward_s", "interaction_s", "per_table_copies_s",
-                          "pooled_all_to_all_fwd_s", "sparse_exposed_s", "imbalance",
-                          "lookup_bytes_critical", "table_bytes_critical"})
+    for (const char* k :
+         {"lookup_s", "embedding_backward_s", "dense_forward_s", "dense_backward_s",
+          "interaction_s", "per_table_copies_s", "pooled_all_to_all_fwd_s", "sparse_exposed_s",
+          "imbalance", "lookup_bytes_critical", "table_bytes_critical"})
         CHECK(x.contains(k));
     CHECK(x["lookup_s"].get<double>() > 0);
     CHECK(x["pooled_all_to_all_fwd_s"].get<double>() > 0);
@@ -82,8 +84,9 @@ TEST_CASE("A bad value from --set is blamed on the --set, not on the scenario fi
     std::string out, err;
     // The field the override wrote: the error names that --set (the last one, as applied).
     CHECK(runCli("evaluate default --set strategy.tp=2 --set strategy.tp=0", &out, &err) == 2);
-    CHECK_THAT(err, StartsWith("error: --set strategy.tp=0: strategy.tp: value 0 is out of range") &&
-                        Contains("applied to presets/scenarios/default.json"));
+    CHECK_THAT(err,
+               StartsWith("error: --set strategy.tp=0: strategy.tp: value 0 is out of range") &&
+                   Contains("applied to presets/scenarios/default.json"));
     // An object the override replaced: a field inside it is still that --set's doing; an
     // element's path as --set writes it (tiers.0) matches the one the parser reports (tiers[0]).
     CHECK(runCli("evaluate default --set 'strategy={\"tp\":0}'", &out, &err) == 2);
@@ -97,6 +100,38 @@ TEST_CASE("A bad value from --set is blamed on the --set, not on the scenario fi
     // No override: the file alone, as before.
     CHECK(runCli("evaluate /no/such/file.json", &out, &err) == 2);
     CHECK_THAT(err, !Contains("--set"));
+}
+
+TEST_CASE("A file the CLI cannot write is a user's error (exit 2) naming it, never replaced") {
+    namespace fs = std::filesystem;
+    const fs::path dir =
+        fs::temp_directory_path() / ("madmax-cli-write-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir / "folder.json");
+    std::ofstream(dir / "folder.json" / "keep.txt") << "mine";
+    // The seed's files converted and written out (--write-scenario) onto a folder.
+    const nlohmann::json seed =
+        nlohmann::json::parse(std::ifstream(MADMAX_TEST_DATA "/../fuzz/seeds/seed-llm-fsdp.json"));
+    for (const char* k : {"model", "system", "task"})
+        std::ofstream(dir / (std::string(k) + ".json")) << seed.at(k).dump();
+    const std::string d = dir.string();
+    std::string out, err;
+    CHECK(runCli("evaluate --model-cfg " + d + "/model.json --system-cfg " + d +
+                     "/system.json --task-cfg " + d + "/task.json --write-scenario " + d +
+                     "/folder.json",
+                 &out, &err) == 2); // was "internal error" (exit 1)
+    CHECK_THAT(err, StartsWith("error: " + d + "/folder.json: will not replace it"));
+    // validate --write-scenarios: a case whose file cannot be written stops the run with its
+    // name (it had been swallowed with the cases that cannot be expressed).
+    fs::create_directories(dir / "cases" / "mbridge2511-gpt-oss-120b-dgx-h100-64-bf16.json");
+    CHECK(runCli(std::string("validate ") + MADMAX_PUBLIC_DATASET + " --write-scenarios " + d +
+                     "/cases",
+                 &out, &err) == 2);
+    CHECK_THAT(err,
+               Contains("mbridge2511-gpt-oss-120b-dgx-h100-64-bf16.json: will not replace it"));
+    CHECK(fs::is_directory(dir / "folder.json"));
+    CHECK(fs::exists(dir / "folder.json" / "keep.txt"));
+    fs::remove_all(dir);
 }
 
 TEST_CASE("madmax presets list and show") {
@@ -227,10 +262,11 @@ TEST_CASE("madmax refuses nan, out-of-range restrictions and impossible merge in
     doc["heatmap"] = {{{"tp", "eight"}}};
     std::ofstream(dir + "/type.json") << doc.dump();
     CHECK(runCli("merge " + dir + "/type.json", &out, &err) == 2); // was "internal error" (1)
-    const nlohmann::json sweep = {{"schema", "madmax-sweep/1"},
-                                  {"axes", {{{"knob", "hbm_bw"}, {"factors", nlohmann::json::array()}}}},
-                                  {"unscaled", nlohmann::json::parse(std::ifstream(dir + "/s.json"))["top"][0]},
-                                  {"points", nlohmann::json::array()}};
+    const nlohmann::json sweep = {
+        {"schema", "madmax-sweep/1"},
+        {"axes", {{{"knob", "hbm_bw"}, {"factors", nlohmann::json::array()}}}},
+        {"unscaled", nlohmann::json::parse(std::ifstream(dir + "/s.json"))["top"][0]},
+        {"points", nlohmann::json::array()}};
     std::ofstream(dir + "/sweep.json") << sweep.dump();
     CHECK(runCli("merge " + dir + "/sweep.json", &out, &err) == 2); // was a division by zero
     CHECK_THAT(err, Contains("has no factors"));

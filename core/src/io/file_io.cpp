@@ -184,24 +184,28 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
     const fs::file_status existing = fs::symlink_status(target, ec);
     if (!ec && fs::exists(existing) && !fs::is_regular_file(existing)) {
         if (fs::is_symlink(existing))
-            throw std::runtime_error("will not replace " + path +
-                                     ": it is a symbolic link; write to its target instead");
-        throw std::runtime_error("will not replace " + path +
-                                 ": it is not a regular file (a device, folder or pipe)");
+            throw InputError(path, "",
+                             "will not replace it: it is a symbolic link; write to its target "
+                             "instead");
+        throw InputError(path, "",
+                         "will not replace it: it is not a regular file (a device, folder or "
+                         "pipe); name a file to write");
     }
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::random_device rd;
     const fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()));
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
-        throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno) +
-                                 "; " + path + " was left unchanged");
+        throw InputError(path, "",
+                         "cannot write " + tmp.string() + ": " + std::strerror(errno) +
+                             " (is the folder there and writable?); the file was left unchanged");
     auto fail = [&](const std::string& what) {
         const std::string reason = std::strerror(errno);
         ::close(fd);
         fs::remove(tmp, ec);
-        throw std::runtime_error(what + " " + tmp.string() + " failed (" + reason + "); " + path +
-                                 " was left unchanged");
+        throw InputError(path, "",
+                         what + " " + tmp.string() + " failed (" + reason +
+                             "; is the disk full?); the file was left unchanged");
     };
     // Every write checked, then fsync: a full disk is reported here, not discovered later.
     std::size_t done = 0;
@@ -217,15 +221,16 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
     if (::close(fd) != 0) {
         const std::string reason = std::strerror(errno);
         fs::remove(tmp, ec);
-        throw std::runtime_error("closing " + tmp.string() + " failed (" + reason + "); " + path +
-                                 " was left unchanged");
+        throw InputError(path, "",
+                         "closing " + tmp.string() + " failed (" + reason +
+                             "); the file was left unchanged");
     }
     fs::rename(tmp, target, ec);
     if (ec) {
         const std::string reason = ec.message();
         fs::remove(tmp, ec);
-        throw std::runtime_error("cannot replace " + path + ": " + reason +
-                                 "; the old file was left unchanged");
+        throw InputError(path, "",
+                         "cannot replace it: " + reason + "; the old file was left unchanged");
     }
 }
 

@@ -10,6 +10,7 @@
 #include "madmax/scenario_io.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -926,18 +927,21 @@ int writeCaseScenarios(const json& dataset, const PresetLibrary& lib, const std:
         if (!plain)
             throw InputError(file, "cases[id=" + id + "].id",
                              "not a plain file name: letters, digits, '.', '-' and '_' only");
+        std::optional<Scenario> s;
         try {
             const bool dlrm = c.contains("model") && c["model"].is_object() &&
                               c["model"].value("arch", "") == "dlrm";
-            const Scenario s = kind != "training" ? inferenceScenarioForCase(c, lib, file)
-                               : dlrm             ? dlrmScenarioForCase(c, lib, file)
-                                                  : scenarioForCase(c, lib, file);
-            writeFileAtomically(dir + "/" + id + ".json", toJson(s).dump(2) + "\n");
-            ++written;
+            s = kind != "training" ? inferenceScenarioForCase(c, lib, file)
+                : dlrm             ? dlrmScenarioForCase(c, lib, file)
+                                   : scenarioForCase(c, lib, file);
         } catch (const InputError&) {
             // Cases that cannot be expressed are reported by runValidation; nothing to write.
         } catch (const json::exception&) {
         }
+        if (!s) continue;
+        // Outside the try: a file that cannot be written is the user's to know about.
+        writeFileAtomically(dir + "/" + id + ".json", toJson(*s).dump(2) + "\n");
+        ++written;
     }
     return written;
 }
