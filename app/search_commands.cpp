@@ -127,7 +127,9 @@ void printSearch(const SearchResult& r, const Scenario& s) {
     int rank = 1;
     for (const auto& c : r.top)
         std::cout << row(c, rank++) << "\n";
-    if (r.top.empty()) std::cout << "  (no configuration fits in memory)\n";
+    if (r.top.empty())
+        std::cout << (r.stats.feasible > 0 ? "  (none listed: --top 0)\n"
+                                           : "  (no configuration fits in memory)\n");
     const auto& st = r.stats;
     std::printf("\n%zu configurations: %zu fit, %zu do not fit in memory, %zu skipped by the "
                 "bound; %.3f s, %.0f configurations enumerated/s (%.0f timed in full/s)%s\n",

@@ -127,6 +127,14 @@ TEST_CASE("Pruning never drops a configuration that ranks, sits on a front or le
         const SearchResult best = search(s, {}, o);
         REQUIRE(!best.top.empty());
         CHECK(best.top.front().tokensPerS == Approx(full.top.front().tokensPerS));
+        // Top 0 (`--top 0`: the fronts and the heatmap only): no list, the same fronts. It
+        // had read the last entry of the empty list as the bar to beat (a crash).
+        o.topN = 0;
+        const SearchResult none = search(s, {}, o);
+        CHECK(none.top.empty());
+        CHECK(none.stats.feasible > 0);
+        CHECK(sameCandidates(none.paretoMemory, full.paretoMemory));
+        CHECK(toJson(none)["heatmap"] == toJson(full)["heatmap"]);
     }
 }
 

@@ -166,7 +166,11 @@ struct TopN {
     std::size_t n;
     std::vector<Candidate> items;
     bool full() const { return items.size() >= n; }
-    double threshold() const { return full() ? items.back().score : -1.0; }
+    /// The score a candidate must beat to enter; a list of none (n = 0) admits nothing.
+    double threshold() const {
+        if (!full()) return -1.0;
+        return items.empty() ? std::numeric_limits<double>::infinity() : items.back().score;
+    }
     void offer(const Candidate& c) {
         if (n == 0) return;
         if (full() && !candidateBefore(c, items.back())) return;
