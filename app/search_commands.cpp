@@ -128,8 +128,11 @@ void printSearch(const SearchResult& r, const Scenario& s) {
     for (const auto& c : r.top)
         std::cout << row(c, rank++) << "\n";
     if (r.top.empty())
-        std::cout << (r.stats.feasible > 0 ? "  (none listed: --top 0)\n"
-                                           : "  (no configuration fits in memory)\n");
+        std::cout << (r.stats.feasible > 0    ? "  (none listed: --top 0)\n"
+                      : r.stats.enumerated > 0 ? "  (no configuration fits in memory)\n"
+                                              : "  (no valid configuration: in this space no "
+                                                "split divides the GPUs, layers and global "
+                                                "batch; widen --restrict or the scenario)\n");
     const auto& st = r.stats;
     std::printf("\n%zu configurations: %zu fit, %zu do not fit in memory, %zu skipped by the "
                 "bound; %.3f s, %.0f configurations enumerated/s (%.0f timed in full/s)%s\n",

@@ -138,6 +138,18 @@ TEST_CASE("Pruning never drops a configuration that ranks, sits on a front or le
     }
 }
 
+TEST_CASE("A GPU count beyond the system is refused with the reason, not skipped") {
+    const Scenario s = test::preset("default"); // DGX H100 SuperPOD: 32,768 GPUs at most
+    SearchSpace space;
+    parseRestriction("gpus=256,65536", space);
+    const auto why = explainSearchSpace(s, space);
+    REQUIRE(why);
+    CHECK_THAT(*why, Catch::Contains("65536 GPUs exceeds the 32768"));
+    CHECK_THROWS_WITH(search(s, space, SearchOptions{}), Catch::Contains("search space: gpus"));
+    parseRestriction("gpus=32768", space = SearchSpace{});
+    CHECK_FALSE(explainSearchSpace(s, space));
+}
+
 TEST_CASE("Sharded and merged equals unsharded") {
     const Scenario s = test::preset("default");
     SearchOptions o;

@@ -133,6 +133,10 @@ void DesignSpacePanel::runSearch() {
             return;
         }
     }
+    if (auto why = explainSearchSpace(base, space)) {
+        status_->setText(QString::fromStdString("GPU counts: " + *why));
+        return;
+    }
     opt.baseline = base.strategy; // the scenario's own strategy is "what I run today"
     run_->setEnabled(false);
     stop_->setEnabled(true);

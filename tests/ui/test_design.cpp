@@ -107,6 +107,11 @@ TEST_CASE("Sweeping GPU counts in the design space reports the throughput-vs-GPU
     panel->runSearch();
     CHECK_FALSE(panel->running());
     CHECK(panel->status().contains("not a non-negative integer"));
+    // More GPUs than the system holds: said, not skipped into an empty result.
+    panel->setGpuCounts("256, 65536");
+    panel->runSearch();
+    CHECK_FALSE(panel->running());
+    CHECK(panel->status().contains("65536 GPUs exceeds the 32768"));
 }
 
 TEST_CASE("Serving scenarios: the design space finds the serving configurations and co-design "

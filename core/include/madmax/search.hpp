@@ -107,6 +107,9 @@ Candidate evaluateCandidate(const Scenario& s, Objective o, double tokenBudget);
 Strategy parseStrategySpec(const std::string& spec, const Scenario& s);
 /// Parse "tp=1,2,4,8" into the space. Throws InputError.
 void parseRestriction(const std::string& spec, SearchSpace& space);
+/// Why `space` asks for what `base`'s system cannot hold (a GPU count beyond its outermost
+/// tier), or nothing. search() refuses such a space with this reason rather than skip it.
+std::optional<std::string> explainSearchSpace(const Scenario& base, const SearchSpace& space);
 std::string strategySpec(const Strategy& st);
 
 } // namespace madmax

@@ -435,7 +435,18 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
 
 } // namespace
 
+std::optional<std::string> explainSearchSpace(const Scenario& base, const SearchSpace& space) {
+    const double most = base.system.maxGpus();
+    for (int g : space.gpus)
+        if (g > most)
+            return std::to_string(g) + " GPUs exceeds the " + std::to_string((long long)most) +
+                   " of the system's outermost tier (" + base.system.name +
+                   "); raise system.tiers[last].gpus or search fewer GPUs";
+    return std::nullopt;
+}
+
 SearchResult search(const Scenario& base, const SearchSpace& space, const SearchOptions& opt) {
+    if (auto why = explainSearchSpace(base, space)) throw InputError("search space", "gpus", *why);
     if (base.model.isDlrm())
         throw InputError("search", "model",
                          "a DLRM's strategy is its embedding sharding plan: use the plan search "
