@@ -349,8 +349,7 @@ void addParetoCommand(CLI::App& app) {
                 std::snprintf(perM, sizeof perM, "%.3f", pt.dollarsPerMillion());
             if (!pt.feasible) {
                 std::printf("%-28s %6d %10s %14s %12s %10s  %-6s %s\n", pt.systemId.c_str(),
-                            pt.gpus, price, "-", "-", "-", "",
-                            "nothing fits in memory");
+                            pt.gpus, price, "-", "-", "-", "", pt.whyNone.c_str());
                 continue;
             }
             const std::string spec = dlrm ? describePlan(p.scenario, pt.best.strategy.dlrm)

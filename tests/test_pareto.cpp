@@ -136,3 +136,21 @@ TEST_CASE("Pareto: bad systems and GPU counts are named") {
     CHECK(test::runCli("pareto --system no-such-system", &out, &err) == 2);
     CHECK_THAT(err, Catch::Contains("no-such-system"));
 }
+
+TEST_CASE("Pareto: a point with no strategy says why - memory, or no valid split") {
+    // Llama 2 7B with Adam holds 16 B per parameter (6.7 B params: 108 GB): on one 40 GB A100 nothing fits.
+    // 65,537 GPUs (a prime): TP·PP·CP·DP = 65,537 needs one degree of 65,537, and none may be
+    // (TP ≤ 8 in the node, PP ≤ 32 layers, DP divides the 64 sequences, CP the 2048 tokens).
+    const ResourcePareto r = resourcePareto(small(), {}, {1, 65537}, {}, SearchOptions{});
+    REQUIRE(r.points.size() == 2);
+    CHECK_FALSE(r.points[0].feasible);
+    CHECK(r.points[0].whyNone == "no strategy fits in memory");
+    CHECK_FALSE(r.points[1].feasible);
+    CHECK_THAT(r.points[1].whyNone, Catch::StartsWith("no valid strategy"));
+    CHECK(toJson(r)["points"][1]["why_none"] == r.points[1].whyNone);
+    // A DLRM's one strategy (data parallel over every GPU): its own rule, verbatim.
+    const ResourcePareto d =
+        resourcePareto(test::preset("dlrm-dcnv2-64-h100"), {}, {3}, {}, SearchOptions{});
+    REQUIRE(d.points.size() == 1);
+    CHECK_THAT(d.points[0].whyNone, Catch::Contains("must be a multiple of the 3 GPUs"));
+}

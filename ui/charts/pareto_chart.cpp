@@ -155,7 +155,7 @@ void ParetoChart::setInput(const ChartInput& in) {
              r.dollarsPerMillion() > 0 ? formatNumber(r.dollarsPerMillion(), 6) : QString(),
              onFront ? "1" : "0",
              r.feasible ? QString::fromStdString(strategySpec(r.best.strategy))
-                        : "(nothing fits)"});
+                        : "(" + QString::fromStdString(r.whyNone) + ")"});
         if (!r.feasible) continue;
         const QPointF pt(resource(r), r.best.tokensPerS);
         series->append(pt);

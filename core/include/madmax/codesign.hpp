@@ -72,6 +72,8 @@ struct ResourcePoint {
     int gpus = 0;
     double pricePerGpuHour = 0; ///< 0: the system preset states no price
     bool feasible = false;      ///< some strategy fits in memory
+    /// When not feasible, why: none fits in memory, or no valid strategy at this count.
+    std::string whyNone;
     Candidate best;             ///< tokensPerS is samples/s for a DLRM
     bool frontGpus = false, frontDollars = false;
     double dollarsPerHour() const { return gpus * pricePerGpuHour; }

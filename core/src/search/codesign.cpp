@@ -377,10 +377,21 @@ ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSy
             const Scenario s = withGpus(on, g);
             SearchSpace sp = space;
             sp.gpus = {g};
+            SearchStats st;
             try {
-                p.best = bestOf(s, sp, options, nullptr, &p.feasible);
-            } catch (const InputError&) {
+                p.best = bestOf(s, sp, options, &st, &p.feasible);
+                if (!p.feasible) {
+                    // A DLRM's one strategy is data parallelism over every GPU: its own rule
+                    // says exactly what fails; a transformer's search tried every split.
+                    const auto rule = s.model.isDlrm() ? explainInvalid(s) : std::nullopt;
+                    p.whyNone = st.enumerated > 0 ? "no strategy fits in memory"
+                                : rule            ? "no valid strategy: " + *rule
+                                                  : "no valid strategy: no split divides the "
+                                                    "GPUs, layers and batch at this count";
+                }
+            } catch (const InputError& e) {
                 p.feasible = false; // no valid strategy at this count (e.g. a DLRM's rules)
+                p.whyNone = "no valid strategy: " + e.message();
             }
             out.points.push_back(p);
             if (options.progress) options.progress(out.points.size(), total);

@@ -297,6 +297,8 @@ json toJson(const ResourcePareto& r) {
             pt["throughput"] = p.best.tokensPerS;
             pt["dollars_per_million"] = p.dollarsPerMillion();
             pt["best"] = toJson(p.best);
+        } else {
+            pt["why_none"] = p.whyNone;
         }
         points.push_back(pt);
     }
