@@ -138,7 +138,8 @@ TEST_CASE("Pareto: bad systems and GPU counts are named") {
 }
 
 TEST_CASE("Pareto: a point with no strategy says why - memory, or no valid split") {
-    // Llama 2 7B with Adam holds 16 B per parameter (6.7 B params: 108 GB): on one 40 GB A100 nothing fits.
+    // Llama 2 7B with Adam holds 16 B per parameter (6.7 B of them: 108 GB): on one 40 GB A100
+    // nothing fits.
     // 65,537 GPUs (a prime): TP·PP·CP·DP = 65,537 needs one degree of 65,537, and none may be
     // (TP ≤ 8 in the node, PP ≤ 32 layers, DP divides the 64 sequences, CP the 2048 tokens).
     const ResourcePareto r = resourcePareto(small(), {}, {1, 65537}, {}, SearchOptions{});

@@ -98,7 +98,8 @@ void SweepChart::setInput(const ChartInput& in) {
             table_.rows.append({line->name(), formatNumber(p.factors[0], 6),
                                 formatNumber(pt.y(), 6),
                                 p.feasible ? QString::fromStdString(strategySpec(p.best.strategy))
-                                           : "(nothing fits)",
+                                : p.stats.enumerated > 0 ? "(nothing fits in memory)"
+                                                         : "(no valid strategy)",
                                 isChange ? "1" : "0"});
         }
         line->replace(pts);
