@@ -184,6 +184,24 @@ TEST_CASE("madmax figure renders headless, and --list names the charts") {
     REQUIRE(p.waitForFinished(60000));
     CHECK(p.exitCode() == 2);
     CHECK(p.readAllStandardError().contains("no chart named"));
+
+    // Without --format the file name says it (it had written SVG into fig.png); a name that
+    // says nothing, or contradicts --format, is refused before anything is written.
+    const QString png = dir.filePath("fig.PNG");
+    p.start(MADMAX_CLI, {"figure", "--chart", "memory", "-o", png});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 0);
+    CHECK(readAll(png).startsWith("\x89PNG"));
+    for (const QStringList& args :
+         {QStringList{"-o", dir.filePath("fig.xyz")},
+          QStringList{"-o", dir.filePath("fig.svg"), "--format", "png"}}) {
+        p.start(MADMAX_CLI, QStringList{"figure", "--chart", "memory"} + args);
+        REQUIRE(p.waitForFinished(60000));
+        CHECK(p.exitCode() == 2);
+        const QByteArray err = p.readAllStandardError();
+        CHECK((err.contains("cannot tell the format") || err.contains("make them agree")));
+    }
+    CHECK_FALSE(QFile::exists(dir.filePath("fig.xyz")));
 }
 
 TEST_CASE("madmax figure draws the throughput-vs-GPUs curve (MAD-Max Figure 1) for a DLRM") {

@@ -112,8 +112,16 @@ void ParetoChart::setInput(const ChartInput& in) {
     else if (dollars_ && !p->priced)
         empty = "A compared system states no price_per_gpu_hour: no dollar axis";
     else if (std::none_of(p->points.begin(), p->points.end(),
-                          [](const ResourcePoint& r) { return r.feasible; }))
-        empty = "Nothing fits in memory at any of the GPU counts";
+                          [](const ResourcePoint& r) { return r.feasible; })) {
+        // Say why: memory, or (at some count) no valid strategy at all.
+        const auto other = std::find_if(p->points.begin(), p->points.end(), [](const auto& r) {
+            return r.whyNone != "no strategy fits in memory";
+        });
+        empty = other == p->points.end()
+                    ? QString("Nothing fits in memory at any of the GPU counts")
+                    : "No strategy at any of the GPU counts; at " + QString::number(other->gpus) +
+                          ": " + QString::fromStdString(other->whyNone);
+    }
     setEmptyMessage(empty);
     for (auto* a : chart()->axes())
         a->setVisible(empty.isEmpty());
