@@ -60,6 +60,8 @@ std::string pad(std::string s, std::size_t w) {
 } // namespace
 
 std::string formatSeconds(double s) {
+    // Beyond ~11 days a fixed point says nothing more and breaks the report's columns.
+    if (s >= 1e6) return fmt("%.3g s", s);
     if (s >= 1.0) return fmt("%.3f s", s);
     if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
     return fmt("%.1f us", s * 1e6);
@@ -67,6 +69,8 @@ std::string formatSeconds(double s) {
 
 std::string formatBytes(double b) {
     const double a = std::fabs(b);
+    if (a >= 1e15) return fmt("%.3g TB", b / 1e12);
+    if (a >= 1e12) return fmt("%.2f TB", b / 1e12);
     if (a >= 1e9) return fmt("%.2f GB", b / 1e9);
     if (a >= 1e6) return fmt("%.1f MB", b / 1e6);
     return fmt("%.0f kB", b / 1e3);
