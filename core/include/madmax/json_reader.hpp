@@ -85,6 +85,9 @@ class ObjectReader {
 
 std::string describeType(const nlohmann::json& v);
 
+/// "system.tiers[0].gbps" -> "system.tiers.0.gbps": the form overrides and --set use.
+std::string dottedPath(const std::string& path);
+
 /// The document's "schema" string; empty when it is not an object or the field is missing or
 /// not a string (never throws: a file of the wrong kind must get a message, not an exception).
 std::string schemaOf(const nlohmann::json& doc);

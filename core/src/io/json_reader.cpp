@@ -32,19 +32,6 @@ std::string formatNumber(double v) {
 
 thread_local FieldCatalog* activeCatalog = nullptr;
 
-/// "system.tiers[0].gbps" -> "system.tiers.0.gbps": the form overrides and --set use.
-std::string dottedPath(const std::string& path) {
-    std::string out;
-    out.reserve(path.size());
-    for (char c : path) {
-        if (c == '[')
-            out += '.';
-        else if (c != ']')
-            out += c;
-    }
-    return out;
-}
-
 std::string rangeText(const std::string& min, const std::string& max, bool minExclusive) {
     return (minExclusive ? "> " : "") + (minExclusive ? min : min + " to ") +
            (minExclusive ? ", ≤ " + max : max);
@@ -107,6 +94,18 @@ std::string schemaOf(const nlohmann::json& doc) {
     if (!doc.is_object()) return {};
     const auto it = doc.find("schema");
     return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string dottedPath(const std::string& path) {
+    std::string out;
+    out.reserve(path.size());
+    for (char c : path) {
+        if (c == '[')
+            out += '.';
+        else if (c != ']')
+            out += c;
+    }
+    return out;
 }
 
 std::string describeType(const nlohmann::json& v) {

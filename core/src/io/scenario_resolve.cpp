@@ -175,23 +175,12 @@ json loadScenarioJson(const std::string& pathOrId, const PresetLibrary& lib,
 
 namespace {
 
-/// "system.tiers[0].gbps" -> "system.tiers.0.gbps", the form --set paths compare in.
-std::string dotted(const std::string& path) {
-    std::string out;
-    for (char c : path)
-        if (c == '[')
-            out += '.';
-        else if (c != ']')
-            out += c;
-    return out;
-}
-
 /// The last --set that wrote `field` or an object holding it (a later one wins, as applied).
 const Override* overrideBehind(const std::string& field, const std::vector<Override>& extra) {
-    const std::string f = dotted(field);
+    const std::string f = dottedPath(field);
     const Override* found = nullptr;
     for (const auto& o : extra) {
-        const std::string p = dotted(o.path);
+        const std::string p = dottedPath(o.path);
         if (!p.empty() && (f == p || f.rfind(p + ".", 0) == 0)) found = &o;
     }
     return found;
