@@ -7,6 +7,7 @@
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
 #include "madmax/report.hpp"
+#include "madmax/scenario_io.hpp"
 #include "madmax/search.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
@@ -431,5 +432,26 @@ TEST_CASE("DLRM: the timeline is the schedule the step time comes from") {
         for (const auto& e : r.timeline)
             if (e.lane == Lane::Compute) end = std::max(end, e.endS);
         CHECK(end == Approx(r.stepTimeS).epsilon(1e-9));
+        // A wait is the compute stream idle for communication, not compute (the chart drew it
+        // as a forward box); the lookups and their update are the embedding's own kind.
+        int waits = 0, embedding = 0;
+        for (const auto& e : r.timeline) {
+            if (e.label.rfind("wait for", 0) == 0 || e.label == "embedding gradient sync") {
+                CHECK(e.kind == TimelineKind::Wait);
+                ++waits;
+            }
+            if (e.label.rfind("embedding lookups", 0) == 0 ||
+                e.label == "embedding backward + update") {
+                CHECK(e.kind == TimelineKind::Embedding);
+                ++embedding;
+            }
+        }
+        CHECK(waits >= 1);
+        CHECK(embedding == 2);
+        const nlohmann::json j = toJson(r);
+        bool jsonWait = false;
+        for (const auto& e : j.at("timeline"))
+            jsonWait = jsonWait || e.at("kind") == "wait";
+        CHECK(jsonWait);
     }
 }

@@ -51,6 +51,8 @@ Component componentOf(const TimelineEvent& e) {
         return Component::Bubble;
     case TimelineKind::HostIdle:
         return Component::HostIdle;
+    case TimelineKind::Embedding:
+        return Component::Embedding;
     default:
         return Component::Forward;
     }
@@ -74,6 +76,8 @@ void TimelineBoxes::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*
     p->setClipRect(area);
     p->setPen(Qt::NoPen); // boxes are often narrower than an outline would be
     for (const auto& e : owner_->events_) {
+        // Exposed communication is the compute lane's gap (description()), not a box.
+        if (e.kind == TimelineKind::Wait) continue;
         const int lane = laneIndex(e.lane);
         const QPointF a = c->mapToPosition(QPointF(e.startS * 1e3, lane + 0.85));
         const QPointF b = c->mapToPosition(QPointF(e.endS * 1e3, lane + 0.15));
@@ -148,7 +152,7 @@ void TimelineChart::setInput(const ChartInput& in) {
         if (inMicroBatch(e)) {
             events_.push_back(e);
             end = std::max(end, e.endS);
-            present[std::size_t(componentOf(e))] = true;
+            if (e.kind != TimelineKind::Wait) present[std::size_t(componentOf(e))] = true;
         }
     for (std::size_t c = 0; c < present.size(); ++c)
         if (present[c]) legendEntry(Component(c));

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace madmax {
@@ -54,8 +55,13 @@ enum class TimelineKind : std::uint8_t {
     Bubble,
     Comm,
     Steady,
-    HostIdle ///< the compute stream waiting for the host to issue kernels
+    HostIdle, ///< the compute stream waiting for the host to issue kernels
+    Wait,     ///< the compute stream waiting for communication (exposed; drawn as a gap)
+    Embedding ///< DLRM: embedding lookups, and their fused backward + update
 };
+
+/// "forward", "wait", "host_idle", …: the timeline JSON's "kind".
+std::string_view toString(TimelineKind k);
 
 /// One op on one stream of the critical pipeline stage, for a timeline chart.
 struct TimelineEvent {

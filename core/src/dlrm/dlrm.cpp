@@ -871,7 +871,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         };
         // The schedule evaluate() computed, op by op (one step).
         const bool pipelined = s.strategy.dlrm.pipelineSparse;
-        op("embedding lookups", lookupFwd, TimelineKind::Forward);
+        op("embedding lookups", lookupFwd, TimelineKind::Embedding);
         if (pipelined)
             comm("sparse all-to-alls (next batch's embeddings, this batch's gradients)", 0.0,
                  sparseFwdComm + sparseBwdComm, ParallelDim::EP, Collective::AllToAll);
@@ -880,7 +880,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
                  Collective::AllToAll);
         const double commEnd = t + sparseFwdComm;
         op("bottom MLP", dc.bottomFwd, TimelineKind::Forward);
-        if (!pipelined && commEnd > t) op("wait for embeddings", commEnd - t, TimelineKind::Comm);
+        if (!pipelined && commEnd > t) op("wait for embeddings", commEnd - t, TimelineKind::Wait);
         op("interaction", dc.interFwd, TimelineKind::Forward);
         op("top MLP", dc.topFwd, TimelineKind::Forward);
         op("top MLP (bwd)", dc.topBwd, TimelineKind::Backward);
@@ -891,19 +891,19 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         const double bwdCommEnd = t + sparseBwdComm;
         op("bottom MLP (bwd)", dc.bottomBwd, TimelineKind::Backward);
         if (!pipelined && bwdCommEnd > t)
-            op("wait for embedding gradients", bwdCommEnd - t, TimelineKind::Comm);
-        op("embedding backward + update", embBwd, TimelineKind::Backward);
+            op("wait for embedding gradients", bwdCommEnd - t, TimelineKind::Wait);
+        op("embedding backward + update", embBwd, TimelineKind::Embedding);
         if (r.compute.hostStallS > 0)
             op("host launch stalls (GPU idle)", r.compute.hostStallS, TimelineKind::HostIdle);
         if (pipelined && sparseExposed > 0)
-            op("wait for the sparse all-to-alls", sparseExposed, TimelineKind::Comm);
+            op("wait for the sparse all-to-alls", sparseExposed, TimelineKind::Wait);
         if (denseAr > 0)
             r.timeline.push_back({"dense gradient all-reduce (shares the network)",
                                   Lane::DataParallelComm, TimelineKind::Comm, arStart,
                                   allReduceEnd, true, ParallelDim::DP, Collective::AllReduce});
         if (denseArExposed > 0)
-            op("wait for dense gradients", denseArExposed, TimelineKind::Comm);
-        if (syncExposed > 0) op("embedding gradient sync", syncExposed, TimelineKind::Comm);
+            op("wait for dense gradients", denseArExposed, TimelineKind::Wait);
+        if (syncExposed > 0) op("embedding gradient sync", syncExposed, TimelineKind::Wait);
         op("dense optimizer", denseOpt, TimelineKind::Optimizer);
         if (w.stepOverheadS > 0) op("framework overhead", w.stepOverheadS, TimelineKind::Bubble);
     }

@@ -143,6 +143,7 @@ json toJson(const Result& r) {
                        {"lane", e.lane == Lane::Compute ? "compute"
                                 : e.lane == Lane::Comm  ? "comm"
                                                         : "dp_comm"},
+                       {"kind", std::string(toString(e.kind))},
                        {"start_s", e.startS},
                        {"end_s", e.endS}};
             if (e.isComm) {
