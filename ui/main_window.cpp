@@ -118,7 +118,7 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     if (!options.scenario.isEmpty()) {
         QString err;
         loaded = openFile(options.scenario, &err);
-        if (!loaded) statusBar()->showMessage(err);
+        if (!loaded) startupNotice_ = err + " — showing the built-in default scenario instead";
     } else if (restoreSession_) {
         restoreGeometry(settings.value("window/geometry").toByteArray());
         restoreState(settings.value("window/state").toByteArray());
@@ -128,8 +128,10 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
                 doc_->reset(nlohmann::json::parse(last.toStdString()),
                             settings.value("session/lastPath").toString());
                 loaded = true;
-            } catch (const std::exception&) {
-                loaded = false; // an unreadable session falls back to the default scenario
+            } catch (const std::exception& e) {
+                loaded = false; // said, then the built-in default
+                startupNotice_ = QString("The last session's scenario could not be restored (") +
+                                 e.what() + ") — showing the built-in default scenario instead";
             }
         }
     }
@@ -287,6 +289,11 @@ void MainWindow::finishShowing(const Evaluation& e) {
             QString("Evaluated in the background; %1 micro-batches per step, critical stage %2")
                 .arg(e.result.microBatches)
                 .arg(e.result.criticalStage));
+    if (!startupNotice_.isEmpty()) {
+        // The first result would hide why the window shows something else: say it with it.
+        statusBar()->showMessage(startupNotice_);
+        startupNotice_.clear();
+    }
     emit resultShown(e.generation);
 }
 

@@ -101,6 +101,8 @@ class MainWindow : public QMainWindow {
     QMenu* recentMenu_ = nullptr;
     bool presentation_ = false;
     bool restoreSession_ = true;
+    /// Why the window did not open what it was asked to (shown with the first result).
+    QString startupNotice_;
 };
 
 } // namespace madmax::ui

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <QStatusBar>
 #include <QTabWidget>
 
 #include <QFile>
@@ -60,6 +61,21 @@ TEST_CASE("The explorer opens on the default scenario with every chart filled") 
     CHECK(w.chart("comparison")->table().rows.isEmpty());
     CHECK(w.chart("comparison")->emptyMessage().contains("Pin as Baseline"));
     CHECK(w.headline()->valueText(3).endsWith("%"));
+}
+
+TEST_CASE("A scenario that cannot be opened at start is said, with what is shown instead") {
+    // It had flashed in the status bar and been replaced by the first result's line, leaving
+    // the default scenario on screen with no word of why.
+    test::Explorer e("/no/such/scenario.json");
+    auto& w = *e.window;
+    REQUIRE(w.shown().generation > 0);
+    const QString status = w.statusBar()->currentMessage();
+    CHECK(status.contains("/no/such/scenario.json"));
+    CHECK(status.contains("built-in default"));
+    CHECK(w.shown().scenario.name == PresetLibrary::builtin()
+                                         .find(PresetKind::Scenario, "default")
+                                         ->json.at("name")
+                                         .get<std::string>());
 }
 
 TEST_CASE("Moving a slider updates the charts to what evaluate gives for the new scenario") {
