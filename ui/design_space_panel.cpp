@@ -158,8 +158,11 @@ void DesignSpacePanel::runSearch() {
             };
             try {
                 parts.push_back(search(base, space, o));
-            } catch (const std::exception&) {
-                break; // an invalid baseline: keep what we have
+            } catch (const std::exception& e) {
+                // Keep what the finished shards found, and say why the rest did not run.
+                const QString why = QString::fromStdString(e.what());
+                job.post([this, why] { status_->setText("The search stopped: " + why); });
+                break;
             }
             SearchResult merged = mergeResults(parts, opt.topN);
             merged.objective = opt.objective;

@@ -135,6 +135,15 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
             }
         }
     }
+    if (const QStringList& bad = store_->skipped(); !bad.isEmpty()) {
+        const QString presets =
+            QString("%1 user preset file%2 not loaded: %3%4")
+                .arg(bad.size())
+                .arg(bad.size() == 1 ? " was" : "s were")
+                .arg(bad.front())
+                .arg(bad.size() > 1 ? QString(" (and %1 more)").arg(bad.size() - 1) : QString());
+        startupNotice_ = startupNotice_.isEmpty() ? presets : startupNotice_ + "; " + presets;
+    }
     if (!loaded) worker_.request(doc_->scenario()); // the built-in default
     if (!restoreSession_ || settings.value("window/geometry").isNull()) resize(1500, 920);
     applyStyle();

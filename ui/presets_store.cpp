@@ -35,13 +35,21 @@ void PresetStore::load() {
         QDir dir(folder_ + "/" + kindFolder(kind));
         for (const QString& name : dir.entryList({"*.json"}, QDir::Files)) {
             const std::string id = name.chopped(5).toStdString();
-            if (isBuiltin(kind, id)) continue; // never shadow an installed preset
-            QFile f(dir.filePath(name));
-            if (!f.open(QIODevice::ReadOnly)) continue;
+            const QString path = dir.filePath(name);
+            if (isBuiltin(kind, id)) { // never shadow an installed preset
+                skipped_ << path + ": named like an installed preset; rename it";
+                continue;
+            }
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly)) {
+                skipped_ << path + ": " + f.errorString();
+                continue;
+            }
             try {
-                library_.add(kind, id, dir.filePath(name).toStdString(), f.readAll().toStdString());
-            } catch (const std::exception&) {
-                // A broken user preset is skipped; the rest of the library still loads.
+                library_.add(kind, id, path.toStdString(), f.readAll().toStdString());
+            } catch (const std::exception& e) {
+                // A broken user preset is skipped and said; the rest of the library loads.
+                skipped_ << QString::fromStdString(e.what());
             }
         }
     }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QString>
+#include <QStringList>
 
 namespace madmax::ui {
 
@@ -25,11 +26,15 @@ class PresetStore {
     QString save(PresetKind kind, const std::string& id, nlohmann::json json);
     /// The preset's JSON as installed or saved (for "reset to original").
     const nlohmann::json* original(PresetKind kind, const std::string& id) const;
+    /// User preset files that were not loaded, each with why (unreadable, broken, or named
+    /// like an installed preset); empty when every file loaded.
+    const QStringList& skipped() const { return skipped_; }
 
   private:
     void load();
     QString folder_;
     PresetLibrary library_;
+    QStringList skipped_;
 };
 
 QString kindFolder(PresetKind kind);

@@ -356,6 +356,31 @@ TEST_CASE("User presets are saved beside, never over, the installed ones") {
     ui::PresetStore reloaded(dir.path());
     CHECK(reloaded.library().find(PresetKind::Model, "llama3-8b-deep")->json["layers"] == 40);
     CHECK(reloaded.library().find(PresetKind::Model, "llama3-8b")->json["layers"] == 32);
+    CHECK(reloaded.skipped().isEmpty());
+    // A broken file and one named like an installed preset are skipped and said (they were
+    // skipped without a word), and the explorer says so when it opens.
+    QFile broken(dir.path() + "/" + ui::kindFolder(PresetKind::Model) + "/half.json");
+    REQUIRE(broken.open(QIODevice::WriteOnly));
+    broken.write("{\"id\": \"half\", \"layers\": ");
+    broken.close();
+    QFile shadow(dir.path() + "/" + ui::kindFolder(PresetKind::Model) + "/llama3-70b.json");
+    REQUIRE(shadow.open(QIODevice::WriteOnly));
+    shadow.write(m.dump().c_str());
+    shadow.close();
+    ui::PresetStore third(dir.path());
+    REQUIRE(third.skipped().size() == 2);
+    CHECK(third.skipped().join("\n").contains("half.json"));
+    CHECK(third.skipped().join("\n").contains("named like an installed preset"));
+    CHECK(third.isUserPreset(PresetKind::Model, "llama3-8b-deep")); // the rest still loads
+    ui::WindowOptions o;
+    o.restoreSession = false;
+    o.scenario = "default";
+    o.presetFolder = dir.path();
+    ui::MainWindow w(o);
+    w.show();
+    for (int i = 0; i < 10000 && w.shown().generation == 0; ++i)
+        QTest::qWait(2);
+    CHECK(w.statusBar()->currentMessage().contains("2 user preset files were not loaded"));
 }
 
 TEST_CASE("The explorer switches to serving and back without restarting") {
