@@ -247,6 +247,20 @@ TEST_CASE("Validation never guesses silently: family match, unknown HBM, padded 
     for (const auto& n : rp.cases.at(0).notes)
         padded = padded || n.find("padded to") != std::string::npos;
     CHECK(padded);
+    // Unpublished micro-batch, ZeRO stage and virtual stages: the value taken is said.
+    row["model"]["vocab"] = 51200;
+    row["parallel"]["microbatch"] = nullptr;
+    row["parallel"]["zero_stage"] = nullptr;
+    row["parallel"]["pp_schedule"] = "interleaved";
+    row["parallel"]["vp"] = nullptr;
+    const ValidationReport ru = runValidation(
+        json{{"schema", "madmax-validation/1"}, {"cases", {row}}}, PresetLibrary::builtin(), "v.json");
+    std::string all;
+    for (const auto& n : ru.cases.at(0).notes)
+        all += n + "\n";
+    CHECK_THAT(all, Catch::Contains("micro-batch not published: 1 assumed") &&
+                        Catch::Contains("ZeRO stage not published: 1") &&
+                        Catch::Contains("virtual stages not published: 2 assumed"));
 }
 
 TEST_CASE("DLRM rows without table sizes: the preset of the published size, else the largest that fits") {

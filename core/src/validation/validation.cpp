@@ -229,6 +229,10 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                                                : par.at("sequence_parallel")}};
     // Published knobs are read: gradient reduction overlapped with the backward or not.
     if (!isNull(par, "dp_overlap")) strategy["dp_overlap"] = par.at("dp_overlap");
+    // Unpublished ones are said, with what was taken in their place.
+    if (isNull(par, "microbatch")) note("micro-batch not published: 1 assumed");
+    if (isNull(par, "zero_stage"))
+        note("ZeRO stage not published: 1 (the distributed optimizer) assumed");
     if (model.value("arch", "dense") == "moe") {
         strategy["ep"] = intField(par, "ep", 1, "parallel");
         strategy["etp"] = intField(par, "etp", 1, "parallel");
@@ -242,6 +246,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     }
     const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
     int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
+    if (interleaved && isNull(par, "vp")) note("virtual stages not published: 2 assumed");
     if (pp > 1) {
         strategy["schedule"] = vp > 1 ? "interleaved" : "1f1b";
         if (layers % pp != 0) {
