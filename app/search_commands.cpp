@@ -288,7 +288,8 @@ void addSearchCommand(CLI::App& app) {
         Progress progress;
         p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
         if (!o->baseline.empty()) p.options.baseline = parseStrategySpec(o->baseline, p.scenario);
-        const SearchResult r = madmax::search(p.scenario, p.space, p.options);
+        SearchResult r = madmax::search(p.scenario, p.space, p.options);
+        r.fingerprint = searchFingerprint(p.scenario, p.space, p.options);
         if (o->common.json)
             std::cout << toJson(r, o->scatter).dump(2) << "\n";
         else if (o->common.csv)
@@ -507,6 +508,7 @@ void addMergeCommand(CLI::App& app) {
             else
                 std::cout << toJson(r).dump(2) << "\n";
         } else {
+            checkSearchShards(searches, o->files);
             const SearchResult r = mergeResults(searches, o->top);
             if (o->csv)
                 std::cout << searchCsv(r);

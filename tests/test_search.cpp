@@ -170,6 +170,32 @@ TEST_CASE("Sharded and merged equals unsharded") {
     CHECK(toJson(merged)["heatmap"] == toJson(whole)["heatmap"]);
     CHECK(merged.stats.enumerated == whole.stats.enumerated);
     CHECK(merged.stats.feasible + merged.stats.pruned == whole.stats.feasible + whole.stats.pruned);
+
+    // `madmax merge` takes only the parts of one run: all three pass; a part twice, a part
+    // missing, another scenario or another objective is refused naming the file (each was
+    // merged into a wrong result without a word).
+    const std::vector<std::string> files = {"s0.json", "s1.json", "s2.json"};
+    for (auto& sh : shards)
+        sh.fingerprint = searchFingerprint(s, {}, o);
+    CHECK_NOTHROW(checkSearchShards(shards, files));
+    CHECK(shards[1].shardIndex == 1);
+    CHECK(shards[1].shardCount == 3);
+    CHECK_THROWS_WITH(checkSearchShards({shards[0], shards[0], shards[2]}, files),
+                      Catch::Contains("s1.json: shard: is shard 0/3, as s0.json is"));
+    CHECK_THROWS_WITH(checkSearchShards({shards[0], shards[2]}, {"s0.json", "s2.json"}),
+                      Catch::Contains("shard 1 of 3 is missing"));
+    std::vector<SearchResult> other = shards;
+    other[2].fingerprint = searchFingerprint(test::preset("llama2-7b-8-a100-40gb"), {}, o);
+    CHECK_THROWS_WITH(checkSearchShards(other, files),
+                      Catch::Contains("s2.json: fingerprint: searched another scenario"));
+    other = shards;
+    other[1].objective = Objective::Cost;
+    CHECK_THROWS_WITH(checkSearchShards(other, files), Catch::Contains("s1.json: objective"));
+    // The fingerprint covers the restrictions: the same scenario restricted is another search.
+    SearchSpace tp8;
+    parseRestriction("tp=8", tp8);
+    CHECK(searchFingerprint(s, tp8, o) != searchFingerprint(s, {}, o));
+    CHECK(searchFingerprint(s, {}, o) == searchFingerprint(test::preset("default"), {}, o));
 }
 
 TEST_CASE("Cancel stops a search promptly") {
@@ -278,6 +304,9 @@ TEST_CASE("A two-knob grid, sharded sweeps merge, and sensitivity ranks knobs") 
         return j["points"].dump();
     };
     CHECK(withoutTimes(toJson(mergeSweeps(parts))) == withoutTimes(toJson(whole)));
+    // A shard twice, or one left out, is not the sweep.
+    CHECK_THROWS_WITH(mergeSweeps({parts[0], parts[0]}), Catch::Contains("in two files"));
+    CHECK_THROWS_WITH(mergeSweeps({parts[1]}), Catch::Contains("2 of the sweep's 4 grid points"));
     const auto sens = sensitivity(s, {}, SearchOptions{}, {"flops", "scale_up_latency"});
     REQUIRE(sens.size() == 2);
     CHECK(sens.front().knob == "flops"); // compute matters more than NVLink latency here

@@ -85,6 +85,10 @@ struct SearchResult {
         speedupOverBaseline; ///< best / baseline score ratio (time, cost inverted)
     SearchStats stats;
     bool cancelled = false;
+    /// Which part of a sharded run this is (index of count; 0 of 1 when whole or merged).
+    int shardIndex = 0, shardCount = 1;
+    /// What was searched (searchFingerprint): shards of one run share it; empty = not recorded.
+    std::string fingerprint;
 };
 
 /// Score of a result under an objective (higher is better).

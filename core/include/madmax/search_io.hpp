@@ -25,6 +25,16 @@ nlohmann::json toJson(const ResourcePareto& r);
 std::string paretoCsv(const ResourcePareto& r);
 
 std::string searchCsv(const SearchResult& r);
+
+/// A stable 64-bit hash (hex) of what a search covers: the scenario, the restrictions, the
+/// objective and the token budget. Shards of one run share it; `madmax merge` compares them.
+std::string searchFingerprint(const Scenario& base, const SearchSpace& space,
+                              const SearchOptions& options);
+/// Refuses shard outputs that are not the parts of one run: a different objective, budget,
+/// scenario or space (fingerprint), shard count, a part given twice or a part missing. Each
+/// error names the file and what to do.
+void checkSearchShards(const std::vector<SearchResult>& shards,
+                       const std::vector<std::string>& files);
 std::string sweepCsv(const SweepResult& r);
 
 } // namespace madmax

@@ -290,6 +290,27 @@ SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
         r.points.insert(r.points.end(), s.points.begin(), s.points.end());
     std::sort(r.points.begin(), r.points.end(),
               [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
+    // The grid's points, each once: a shard given twice, or one left out, is not the sweep.
+    std::size_t grid = 1;
+    for (const auto& a : r.axes)
+        grid *= a.factors.size();
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+        if (i > 0 && r.points[i].index == r.points[i - 1].index)
+            throw InputError("merge", "points",
+                             "grid point " + std::to_string(r.points[i].index) +
+                                 " is in two files: the same shard given twice");
+        if (r.points[i].index >= grid)
+            throw InputError("merge", "points",
+                             "grid point " + std::to_string(r.points[i].index) +
+                                 " lies beyond the " + std::to_string(grid) +
+                                 " points of the knobs' factors");
+    }
+    if (r.points.size() < grid)
+        throw InputError("merge", "points",
+                         std::to_string(grid - r.points.size()) + " of the sweep's " +
+                             std::to_string(grid) + " grid points " +
+                             (grid - r.points.size() == 1 ? "is" : "are") +
+                             " in none of the files; merge every shard");
     return r;
 }
 

@@ -525,6 +525,8 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     SearchResult r = mergeResults(parts, opt.topN);
     r.objective = opt.objective;
     r.tokenBudget = opt.tokenBudget;
+    r.shardIndex = opt.shardCount > 1 ? opt.shardIndex : 0;
+    r.shardCount = std::max(1, opt.shardCount);
     r.cancelled = opt.cancel && opt.cancel->load();
     r.stats.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -559,6 +561,7 @@ SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN) {
         if (!r.baseline && p.baseline) r.baseline = p.baseline;
         r.objective = p.objective;
         r.tokenBudget = p.tokenBudget;
+        if (r.fingerprint.empty()) r.fingerprint = p.fingerprint;
     }
     std::sort(r.top.begin(), r.top.end(), candidateBefore);
     if (int(r.top.size()) > topN) r.top.resize(std::size_t(std::max(0, topN)));

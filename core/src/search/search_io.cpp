@@ -5,6 +5,8 @@
 #include "madmax/scenario_io.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <sstream>
 
 namespace madmax {
@@ -134,7 +136,9 @@ json toJson(const SearchResult& r, bool withScatter) {
                 {"pareto_gpus", candidates(r.paretoGpus)},
                 {"heatmap", heat},
                 {"stats", statsJson(r.stats)},
-                {"cancelled", r.cancelled}};
+                {"cancelled", r.cancelled},
+                {"shard", {{"index", r.shardIndex}, {"count", r.shardCount}}}};
+    if (!r.fingerprint.empty()) out["fingerprint"] = r.fingerprint;
     // The scatter sample (up to 20,000 configurations, ~5 MB) only when asked for.
     if (withScatter) out["scatter"] = candidates(r.scatter);
     if (r.baseline) out["baseline"] = toJson(*r.baseline);
@@ -167,6 +171,12 @@ SearchResult searchFromJson(const json& j, const std::string& file) {
     if (j.contains("baseline")) r.baseline = candidateFromJson(j["baseline"], file);
     r.stats = statsFrom(j.value("stats", json::object()));
     r.cancelled = j.value("cancelled", false);
+    if (j.contains("shard")) {
+        const json& sh = j.at("shard");
+        r.shardCount = int(wholeNumber(sh.at("count"), file, "shard.count", 1, 1 << 20));
+        r.shardIndex = int(wholeNumber(sh.at("index"), file, "shard.index", 0, r.shardCount - 1));
+    }
+    if (j.contains("fingerprint")) r.fingerprint = j.at("fingerprint").get<std::string>();
     return r;
     } catch (const json::exception& e) {
         throw InputError(file, "", std::string("malformed search output: ") + e.what());
@@ -248,6 +258,86 @@ json toJson(const std::vector<Sensitivity>& s) {
                      {"speedup_at_half", x.speedupHalf},
                      {"speedup_at_double", x.speedupDouble}});
     return a;
+}
+
+std::string searchFingerprint(const Scenario& base, const SearchSpace& space,
+                              const SearchOptions& options) {
+    std::vector<int> recompute;
+    for (Recompute r : space.recompute)
+        recompute.push_back(int(r));
+    const json what = {{"scenario", toJson(base)},
+                       {"tp", space.tp},
+                       {"pp", space.pp},
+                       {"vp", space.vp},
+                       {"cp", space.cp},
+                       {"mb", space.microBatch},
+                       {"zero", space.zeroStage},
+                       {"ep", space.ep},
+                       {"etp", space.etp},
+                       {"recompute", recompute},
+                       {"sp", space.sequenceParallel},
+                       {"overlap", space.tpCommOverlap},
+                       {"gpus", space.gpus},
+                       {"tp_across_scale_up", space.allowTpAcrossScaleUp},
+                       {"objective", std::string(toString(options.objective))},
+                       {"token_budget", options.tokenBudget}};
+    // FNV-1a over the canonical dump (sorted keys): stable across runs and machines.
+    std::uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : what.dump()) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return hex;
+}
+
+void checkSearchShards(const std::vector<SearchResult>& shards,
+                       const std::vector<std::string>& files) {
+    if (shards.empty()) return;
+    const SearchResult& first = shards.front();
+    auto name = [&](std::size_t i) { return i < files.size() ? files[i] : std::string("merge"); };
+    std::vector<int> seen(std::size_t(first.shardCount), -1);
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        const SearchResult& r = shards[i];
+        if (r.objective != first.objective || r.tokenBudget != first.tokenBudget)
+            throw InputError(name(i), "objective",
+                             std::string("searched for ") + toString(r.objective).data() +
+                                 " but " + name(0) + " for " + toString(first.objective).data() +
+                                 " (or another token budget); merge shards of one search");
+        if (!r.fingerprint.empty() && !first.fingerprint.empty() &&
+            r.fingerprint != first.fingerprint)
+            throw InputError(name(i), "fingerprint",
+                             "searched another scenario or space than " + name(0) +
+                                 "; merge the shards of one search (same scenario, --set and "
+                                 "--restrict)");
+        if (r.shardCount != first.shardCount)
+            throw InputError(name(i), "shard",
+                             "is part of a run in " + std::to_string(r.shardCount) + " shards, " +
+                                 name(0) + " of one in " + std::to_string(first.shardCount) +
+                                 "; merge the shards of one search");
+        int& at = seen[std::size_t(r.shardIndex)];
+        if (at >= 0)
+            throw InputError(name(i), "shard",
+                             "is shard " + std::to_string(r.shardIndex) + "/" +
+                                 std::to_string(r.shardCount) + ", as " + name(std::size_t(at)) +
+                                 " is: the same part given twice");
+        at = int(i);
+    }
+    std::string missing;
+    int absent = 0;
+    for (std::size_t k = 0; k < seen.size(); ++k)
+        if (seen[k] < 0) {
+            missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+            ++absent;
+        }
+    if (absent > 0)
+        throw InputError("merge", "shard",
+                         std::string(absent == 1 ? "shard " : "shards ") + missing + " of " +
+                             std::to_string(first.shardCount) +
+                             (absent == 1 ? " is" : " are") +
+                             " missing; merge every part of the search (the result of a subset "
+                             "is not the search's)");
 }
 
 std::string searchCsv(const SearchResult& r) {
