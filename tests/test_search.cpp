@@ -307,6 +307,15 @@ TEST_CASE("A two-knob grid, sharded sweeps merge, and sensitivity ranks knobs") 
     // A shard twice, or one left out, is not the sweep.
     CHECK_THROWS_WITH(mergeSweeps({parts[0], parts[0]}), Catch::Contains("in two files"));
     CHECK_THROWS_WITH(mergeSweeps({parts[1]}), Catch::Contains("2 of the sweep's 4 grid points"));
+    // A shard of the same knobs on another scenario: its unscaled best differs.
+    SearchOptions second;
+    second.shardIndex = 1;
+    second.shardCount = 2;
+    Scenario wider = s;
+    wider.workload.globalBatch *= 2;
+    CHECK_THROWS_WITH(mergeSweeps({parts[0], sweepFromJson(toJson(sweep(wider, axes, {}, second)),
+                                                           "other")}),
+                      Catch::Contains("different unscaled results"));
     const auto sens = sensitivity(s, {}, SearchOptions{}, {"flops", "scale_up_latency"});
     REQUIRE(sens.size() == 2);
     CHECK(sens.front().knob == "flops"); // compute matters more than NVLink latency here

@@ -285,6 +285,14 @@ SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
             throw InputError("merge", "axes",
                              "the sweep files were run with different knobs or factors; merge "
                              "shards of one sweep");
+        // Every shard searches the unscaled system itself: another best there is another
+        // scenario (or --set, or --restrict).
+        const Candidate& u = shards[i].unscaled;
+        if (u.gpus != r.unscaled.gpus || u.tokensPerS != r.unscaled.tokensPerS ||
+            strategySpec(u.strategy) != strategySpec(r.unscaled.strategy))
+            throw InputError("merge", "unscaled",
+                             "the sweep files start from different unscaled results (another "
+                             "scenario, --set or --restrict); merge shards of one sweep");
     }
     for (const auto& s : shards)
         r.points.insert(r.points.end(), s.points.begin(), s.points.end());
