@@ -53,8 +53,10 @@ std::string fmt(const char* f, double v) {
 std::string pct(double part, double whole) {
     return whole > 0 ? fmt("%5.1f%%", 100.0 * part / whole) : "   - ";
 }
+/// `s` left-aligned in a column of `w`, always followed by a space (a longer label pushes its
+/// value right rather than running into it).
 std::string pad(std::string s, std::size_t w) {
-    if (s.size() < w) s.append(w - s.size(), ' ');
+    s.append(s.size() < w ? w - s.size() : 1, ' ');
     return s;
 }
 } // namespace
