@@ -117,21 +117,7 @@ void addEvaluateCommand(CLI::App& app) {
                     std::cout << "  assumed: " << a << "\n";
                 std::cout << "\n" << formatReport(*sc, *r);
             }
-            if (ref && r) {
-                std::printf("\nSide by side            reference      native\n");
-                std::printf("  step time        %12.3f s %10.3f s\n", ref->iterationS, r->stepTimeS);
-                std::printf("  throughput       %12.1f/s %9.1f/s\n", ref->throughputQps,
-                            r->samplesPerS);
-                std::printf("  exposed comm     %12.3f s %10.3f s\n", ref->exposedCommS,
-                            r->exposedCommS);
-                std::cout << "Why they differ: the reference code has no latency term and no "
-                             "(n-1)/n ring factor, one flat compute efficiency (flops_util) for "
-                             "every GEMM, no attention-score FLOPs, no pipeline bubble or "
-                             "optimizer step, and no memory check; its FSDP all-gathers are "
-                             "exposed by their issue order. The native engine uses size-"
-                             "dependent efficiencies fitted to published runs, hierarchical "
-                             "alpha-beta collectives and a two-stream schedule per layer.\n";
-            }
+            if (ref && r) std::cout << seed::formatComparison(sys, t, *ref, *r);
             return;
         }
         std::vector<Override> overrides;

@@ -155,6 +155,23 @@ TEST_CASE("The seed's LLM files convert to a native scenario, with every assumpt
     CHECK(s.system.tiers.at(1).bytesPerS == Approx(12.5e9));
     CHECK(assumed.size() >= 3);
     CHECK(evaluate(s).stepTimeS > 0);
+    // Side by side, with what differs and why, in numbers. DC_A's reference bandwidths
+    // (SEED-FORMAT.md §1.2): intra = 12 × 50/2 GB/s × 0.6667 = 200.0 GB/s, inter = 8 ports ×
+    // 25/2 GB/s × 0.56 / 8 GPUs = 7.0 GB/s, across nodes 0.2746·200.0 + 0.7254·7.0 = 60.0 GB/s.
+    {
+        const seed::Model m = seed::parseModel(llama.at("model"), "m.json");
+        const seed::System sys = seed::parseSystem(llama.at("system"), "s.json");
+        const seed::Task t = seed::parseTask(llama.at("task"), "t.json");
+        std::string text =
+            seed::formatComparison(sys, t, seed::runReference(m, sys, t), evaluate(s));
+        for (auto at = text.find("\n    "); at != std::string::npos; at = text.find("\n    "))
+            text.replace(at, 5, " "); // unwrap the bullets
+        CHECK_THAT(text, Catch::Contains("Side by side") &&
+                             Catch::Contains("= 60 GB/s per GPU, where the network alone gives "
+                                             "7 GB/s") &&
+                             Catch::Contains("flops_util (71%)") &&
+                             Catch::Contains("it does not fit"));
+    }
     // MoE: the seed's tp means expert parallelism.
     const json& gpt4 = cases()[19];
     assumed.clear();

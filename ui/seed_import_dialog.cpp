@@ -100,18 +100,7 @@ QString SeedImportDialog::run() {
             text += "\nNative engine on the converted scenario\n";
             for (const auto& a : assumed)
                 text += "  assumed: " + QString::fromStdString(a) + "\n";
-            text += QString("\nSide by side            reference      native\n"
-                            "  step time        %1 s %2 s\n"
-                            "  throughput       %3/s %4/s\n"
-                            "  exposed comm     %5 s %6 s\n")
-                        .arg(ref.iterationS, 12, 'f', 3)
-                        .arg(r.stepTimeS, 10, 'f', 3)
-                        .arg(ref.throughputQps, 12, 'f', 1)
-                        .arg(r.samplesPerS, 9, 'f', 1)
-                        .arg(ref.exposedCommS, 12, 'f', 3)
-                        .arg(r.exposedCommS, 10, 'f', 3);
-            text += r.memory.fits() ? "" : "  the native engine finds it does not fit in memory "
-                                           "(the reference code has no memory check)\n";
+            text += QString::fromStdString(seed::formatComparison(s, t, ref, r));
             text += "\n" + QString::fromStdString(formatReport(sc, r));
             scenario_ = doc;
             open_->setEnabled(true);

@@ -57,9 +57,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case 4:
             runValidation(parseJsonText(text, "v.json"), PresetLibrary::builtin(), "v.json");
             break;
-        case 5:
-            mergeResults({searchFromJson(parseJsonText(text, "r.json"), "r.json")}, 10);
+        case 5: {
+            const std::vector<SearchResult> parts = {
+                searchFromJson(parseJsonText(text, "r.json"), "r.json")};
+            checkSearchShards(parts, {"r.json"}); // `madmax merge` checks, then merges
+            mergeResults(parts, 10);
             break;
+        }
         case 6:
             mergeSweeps({sweepFromJson(parseJsonText(text, "w.json"), "w.json")});
             break;

@@ -11,6 +11,7 @@
 
 namespace madmax {
 class PresetLibrary;
+struct Result;
 }
 
 namespace madmax::seed {
@@ -109,5 +110,12 @@ nlohmann::json toScenarioJson(const Model& m, const System& s, const Task& t,
 nlohmann::json toJson(const ReferenceResult& r, bool traces = false);
 /// A plain-text report of one reference evaluation.
 std::string formatReport(const Model& m, const System& s, const Task& t, const ReferenceResult& r);
+
+/// The reference and the native engine side by side (step, compute, communication, exposed,
+/// throughput, memory), then what differs and why: each difference with its ratio and the
+/// convention behind it (SEED-FORMAT.md: flat utilisations, no latency term, FSDP on the first
+/// level, issue-order overlap, no memory check). `native`: the converted scenario evaluated.
+std::string formatComparison(const System& s, const Task& t, const ReferenceResult& ref,
+                             const Result& native);
 
 } // namespace madmax::seed
