@@ -117,7 +117,7 @@ void addEvaluateCommand(CLI::App& app) {
                     std::cout << "  assumed: " << a << "\n";
                 std::cout << "\n" << formatReport(*sc, *r);
             }
-            if (ref && r) std::cout << seed::formatComparison(sys, t, *ref, *r);
+            if (ref && r) std::cout << seed::formatComparison(m, sys, t, *ref, *r);
             return;
         }
         std::vector<Override> overrides;

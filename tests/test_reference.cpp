@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -163,7 +165,7 @@ TEST_CASE("The seed's LLM files convert to a native scenario, with every assumpt
         const seed::System sys = seed::parseSystem(llama.at("system"), "s.json");
         const seed::Task t = seed::parseTask(llama.at("task"), "t.json");
         std::string text =
-            seed::formatComparison(sys, t, seed::runReference(m, sys, t), evaluate(s));
+            seed::formatComparison(m, sys, t, seed::runReference(m, sys, t), evaluate(s));
         for (auto at = text.find("\n    "); at != std::string::npos; at = text.find("\n    "))
             text.replace(at, 5, " "); // unwrap the bullets
         CHECK_THAT(text, Catch::Contains("Side by side") &&
@@ -184,6 +186,23 @@ TEST_CASE("The seed's LLM files convert to a native scenario, with every assumpt
     CHECK(moe.model.isMoe());
     CHECK(moe.strategy.ep == 8);
     CHECK(moe.strategy.tp == 1);
+    {
+        // The all-to-all line: the reference's b·s·h·bytes/E against k routed copies.
+        const seed::Model gm = seed::parseModel(gpt4.at("model"), "m.json");
+        const seed::System gs = seed::parseSystem(gpt4.at("system"), "s.json");
+        const seed::Task gt = seed::parseTask(gpt4.at("task"), "t.json");
+        const seed::ReferenceResult gr = seed::runReference(gm, gs, gt);
+        REQUIRE(gr.allToAllS > 0);
+        const Result nr = evaluate(moe);
+        std::string text = seed::formatComparison(gm, gs, gt, gr, nr);
+        for (auto at = text.find("\n    "); at != std::string::npos; at = text.find("\n    "))
+            text.replace(at, 5, " ");
+        char ratio[64];
+        std::snprintf(ratio, sizeof ratio, "all-to-all: native %.2fx the reference",
+                      nr.collectiveTotal(Collective::AllToAll).serializedS / gr.allToAllS);
+        CHECK_THAT(text, Catch::Contains(ratio) && Catch::Contains("1/16 of one copy") &&
+                             Catch::Contains("each token's 2 routed copies"));
+    }
     // DLRM and finetune tasks are refused with the reason, not approximated.
     std::string msg;
     try {

@@ -100,7 +100,7 @@ QString SeedImportDialog::run() {
             text += "\nNative engine on the converted scenario\n";
             for (const auto& a : assumed)
                 text += "  assumed: " + QString::fromStdString(a) + "\n";
-            text += QString::fromStdString(seed::formatComparison(s, t, ref, r));
+            text += QString::fromStdString(seed::formatComparison(m, s, t, ref, r));
             text += "\n" + QString::fromStdString(formatReport(sc, r));
             scenario_ = doc;
             open_->setEnabled(true);

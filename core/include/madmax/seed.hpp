@@ -115,7 +115,7 @@ std::string formatReport(const Model& m, const System& s, const Task& t, const R
 /// throughput, memory), then what differs and why: each difference with its ratio and the
 /// convention behind it (SEED-FORMAT.md: flat utilisations, no latency term, FSDP on the first
 /// level, issue-order overlap, no memory check). `native`: the converted scenario evaluated.
-std::string formatComparison(const System& s, const Task& t, const ReferenceResult& ref,
-                             const Result& native);
+std::string formatComparison(const Model& m, const System& s, const Task& t,
+                             const ReferenceResult& ref, const Result& native);
 
 } // namespace madmax::seed

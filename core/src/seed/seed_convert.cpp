@@ -267,8 +267,8 @@ bool uses(const Parallel& p, const char* kind) {
 }
 } // namespace
 
-std::string formatComparison(const System& s, const Task& t, const ReferenceResult& ref,
-                             const Result& r) {
+std::string formatComparison(const Model& m, const System& s, const Task& t,
+                             const ReferenceResult& ref, const Result& r) {
     const double refCompute = ref.gemmS + ref.embS;
     const double refComm = ref.allToAllS + ref.allReduceS + ref.allGatherS + ref.reduceScatterS;
     const double natCompute = r.compute.totalS();
@@ -321,6 +321,15 @@ std::string formatComparison(const System& s, const Task& t, const ReferenceResu
         comm += "; its FSDP collectives take the first level (NVLink) whatever the group spans";
     o += bullet(comm + ". Natively each collective crosses the tiers its group spans, the "
                        "slowest bounding it, each at its latency and calibrated bandwidth.");
+    const double natA2a = r.collectiveTotal(Collective::AllToAll).serializedS;
+    if (m.type == ModelType::LlmMoe && (ref.allToAllS > 0 || natA2a > 0))
+        o += bullet("all-to-all: " + ratio(natA2a, ref.allToAllS) +
+                    ". The reference moves b·s·h·bytes/E per dispatch or combine (1/" +
+                    std::to_string(m.experts) +
+                    " of one copy of the batch, SEED-FORMAT.md §1.5); natively each token's " +
+                    std::to_string(m.activeExperts) +
+                    " routed copies travel to the GPUs holding their experts, the share of "
+                    "destinations off the GPU over NVLink or the network.");
     o += bullet("exposed: " + ratio(r.exposedCommS, ref.exposedCommS) +
                 ". The reference's overlap follows its files' issue order (a FIFO of "
                 "collectives, each waiting on named compute); natively a collective hides "
