@@ -256,9 +256,11 @@ std::string bullet(const std::string& text) {
     flush();
     return out + "\n";
 }
+/// Two times compared: "native 2.30x the reference", or both stated when one is zero.
 std::string ratio(double native, double ref) {
+    if (!(ref > 0) || !(native > 0))
+        return "reference " + formatSeconds(ref) + ", native " + formatSeconds(native);
     char buf[48];
-    if (!(ref > 0) || !(native > 0)) return "";
     std::snprintf(buf, sizeof buf, "native %.2fx the reference", native / ref);
     return buf;
 }
