@@ -249,6 +249,24 @@ void addSearchCommand(CLI::App& app) {
             so.tpotObjectiveS = o->tpot;
             so.perDollar = o->perDollar;
             so.topN = o->top;
+            // The serving search ranks TP, PP, replicas, EP and precision: those restrictions
+            // apply; any other is refused rather than ignored.
+            const SearchSpace& sp = p.space;
+            const std::pair<const char*, bool> other[] = {
+                {"vp", !sp.vp.empty()},        {"cp", !sp.cp.empty()},
+                {"mb", !sp.microBatch.empty()}, {"zero", !sp.zeroStage.empty()},
+                {"etp", !sp.etp.empty()},      {"recompute", !sp.recompute.empty()},
+                {"sp", !sp.sequenceParallel.empty()}, {"overlap", !sp.tpCommOverlap.empty()},
+                {"gpus", !sp.gpus.empty()}};
+            for (const auto& [dim, set] : other)
+                if (set)
+                    throw InputError("--restrict", dim,
+                                     "does not apply to a serving search, which ranks TP, PP, "
+                                     "replicas, EP and precision at the scenario's GPU count "
+                                     "(restrict tp, pp or ep; change the GPUs with --set gpus=N)");
+            so.tp = sp.tp;
+            so.pp = sp.pp;
+            so.ep = sp.ep;
             const ServingSearchResult r = searchServing(p.scenario, so);
             if (o->common.json) {
                 nlohmann::json a = nlohmann::json::array();
@@ -279,6 +297,15 @@ void addSearchCommand(CLI::App& app) {
                                 std::string(toString(c.scenario.workload.precision)).c_str(),
                                 c.batch, c.outputTokensPerSPerGpu,
                                 formatSeconds(c.ttftS).c_str(), formatSeconds(c.tpotS).c_str());
+                if (r.top.empty())
+                    std::printf("%s\n",
+                                r.evaluated == 0
+                                    ? "  (no valid configuration: TP must divide the attention "
+                                      "heads within the NVLink domain, PP the layers, EP the "
+                                      "experts; widen --restrict)"
+                                : r.feasible == 0 ? "  (none fits in memory and meets the "
+                                                    "objectives)"
+                                                  : "  (none listed: --top 0)");
                 std::printf("\n%zu configurations, %zu fit and meet the objectives\n",
                             r.evaluated, r.feasible);
             }

@@ -2,6 +2,7 @@
 // the latency-throughput curve and the serving search.
 #include "madmax/serving.hpp"
 #include "madmax/strategy_space.hpp"
+#include "madmax/search.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -154,6 +155,39 @@ TEST_CASE("The serving search maximises tokens/s per GPU under the objectives") 
     mlperf.workload.inference.tpotObjectiveS = 0.1;
     CHECK(r.top.front().outputTokensPerSPerGpu >=
           evaluate(mlperf).inference.outputTokensPerSPerGpu * (1 - 1e-9));
+}
+
+TEST_CASE("The serving search honours --restrict tp, pp and ep, and refuses what does not apply") {
+    // `--restrict` had been ignored by the serving search: tp=3 still listed TP 1 layouts.
+    const Scenario base = test::preset("serve-llama2-70b-8xh100-offline");
+    ServingSearchOptions o;
+    o.tp = {2};
+    o.pp = {1, 2};
+    const ServingSearchResult r = searchServing(base, o);
+    REQUIRE_FALSE(r.top.empty());
+    for (const auto& c : r.top) {
+        CHECK(c.scenario.strategy.tp == 2);
+        CHECK((c.scenario.strategy.pp == 1 || c.scenario.strategy.pp == 2));
+    }
+    o.tp = {3}; // divides none of Llama 2 70B's 64 heads
+    CHECK(searchServing(base, o).evaluated == 0);
+    // MoE: EP as restricted (DeepSeek-V3 on 16 H200).
+    ServingSearchOptions e;
+    e.ep = {8};
+    for (const auto& c : searchServing(test::preset("serve-deepseek-v3-16xh200"), e).top)
+        CHECK(c.scenario.strategy.ep == 8);
+    // The training-shaped search of a serving scenario (design space, sweeps) passes them on.
+    SearchSpace space;
+    parseRestriction("tp=2", space);
+    for (const auto& c : search(base, space, SearchOptions{}).top)
+        CHECK(c.strategy.tp == 2);
+    // Other GPU counts are not a serving search's to try: said, not ignored.
+    parseRestriction("gpus=16", space);
+    REQUIRE(explainSearchSpace(base, space));
+    CHECK_THAT(*explainSearchSpace(base, space), Catch::Contains("runs at the scenario's 8 GPUs"));
+    std::string out, err;
+    CHECK(test::runCli("search serve-llama2-70b-8xh100-offline --restrict mb=2", &out, &err) == 2);
+    CHECK_THAT(err, Catch::Contains("--restrict: mb: does not apply to a serving search"));
 }
 
 TEST_CASE("The serving operating point lies on its own latency-throughput curve") {

@@ -33,6 +33,9 @@ struct ServingSearchOptions {
     bool perDollar = false;    ///< rank by output tokens per dollar instead of per GPU-second
     int topN = 10;
     std::vector<Precision> precisions; ///< empty: bf16, fp8 and fp4 where the GPU has a peak
+    /// Restrictions (`madmax search --restrict`): the TP, PP and EP degrees to try (empty:
+    /// every valid one).
+    std::vector<int> tp, pp, ep;
     const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -391,6 +391,9 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
         so.tpotObjectiveS = base.workload.inference.tpotObjectiveS;
         so.topN = std::numeric_limits<int>::max();
         so.cancel = opt.cancel;
+        so.tp = space.tp;
+        so.pp = space.pp;
+        so.ep = space.ep;
         const ServingSearchResult sr = searchServing(base, so);
         std::map<std::pair<int, int>, HeatCell> cells;
         std::vector<Candidate> all;
@@ -437,6 +440,12 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
 
 std::optional<std::string> explainSearchSpace(const Scenario& base, const SearchSpace& space) {
     const double most = base.system.maxGpus();
+    if (base.workload.kind == WorkloadKind::Inference)
+        for (int g : space.gpus)
+            if (g != base.gpus)
+                return "a serving search runs at the scenario's " + std::to_string(base.gpus) +
+                       " GPUs (its replicas fill them); change the scenario's GPU count to "
+                       "search another";
     for (int g : space.gpus)
         if (g > most)
             return std::to_string(g) + " GPUs exceeds the " + std::to_string((long long)most) +

@@ -56,9 +56,14 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     inf.mode =
         (o.ttftObjectiveS > 0 || o.tpotObjectiveS > 0) ? ServingMode::Server : ServingMode::Offline;
     inf.batch = 0;
+    auto allowed = [](const std::vector<int>& only, int v) {
+        return only.empty() || std::find(only.begin(), only.end(), v) != only.end();
+    };
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
+        if (!allowed(o.tp, tp)) continue;
         for (int pp : divisorsOf(m.layers, base.gpus)) {
+            if (!allowed(o.pp, pp)) continue;
             const int replicas = dataParallelDegree(base.gpus, tp, pp, 1);
             if (replicas == 0) continue;
             // MoE: experts over EP ranks of the stage's tp × replicas GPUs (attention-DP +
@@ -69,6 +74,9 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
                 for (int ep : divisorsOf(m.moe.experts, m.moe.experts))
                     if ((1LL * tp * replicas) % ep == 0) eps.push_back(ep);
             }
+            eps.erase(std::remove_if(eps.begin(), eps.end(),
+                                     [&](int ep) { return !allowed(o.ep, ep); }),
+                      eps.end());
             for (int ep : eps)
             for (Precision p : precisions) {
                 if (o.cancel && o.cancel->load()) return res;
