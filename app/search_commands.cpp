@@ -237,8 +237,31 @@ void addSearchCommand(CLI::App& app) {
         "What you run today, e.g. \"tp=8,pp=16,vp=2,mb=1\"; the best is compared with it");
     search->add_flag("--scatter", o->scatter,
                      "With --json: include the scatter sample (up to 20,000 configurations)");
-    search->callback([o] {
+    search->callback([o, search] {
         Prepared p = prepare(o->common);
+        // An option this workload's search has no use for is refused, never ignored.
+        const auto refuse = [search](std::initializer_list<const char*> names,
+                                     const std::string& why) {
+            for (const char* n : names)
+                if (search->get_option(n)->count() > 0)
+                    throw InputError(n, "", "does not apply to " + why);
+        };
+        if (p.scenario.model.isDlrm())
+            refuse({"--restrict", "--objective", "--token-budget", "--no-prune",
+                    "--allow-tp-across-scale-up", "--shard", "--baseline", "--scatter", "--ttft",
+                    "--tpot", "--per-dollar", "--csv"},
+                   "a DLRM's plan search, which ranks embedding sharding plans by samples/s "
+                   "(it takes --top and --json)");
+        else if (p.scenario.workload.kind == WorkloadKind::Inference)
+            refuse({"--objective", "--token-budget", "--no-prune", "--allow-tp-across-scale-up",
+                    "--shard", "--baseline", "--scatter", "--csv"},
+                   "a serving search, which ranks output tokens/s per GPU (per dollar with "
+                   "--per-dollar) under --ttft / --tpot, and takes --restrict tp, pp, ep, --top "
+                   "and --json");
+        else
+            refuse({"--ttft", "--tpot", "--per-dollar"},
+                   "a training search (it is a serving search's option, for an inference "
+                   "scenario)");
         if (p.scenario.model.isDlrm()) {
             runDlrmSearch(p.scenario, o->top, o->common.json);
             return;

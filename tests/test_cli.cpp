@@ -134,6 +134,26 @@ TEST_CASE("A file the CLI cannot write is a user's error (exit 2) naming it, nev
     fs::remove_all(dir);
 }
 
+TEST_CASE("A search option the workload's search has no use for is refused, not ignored") {
+    std::string out, err;
+    // Serving options on a training search, and training ones on a serving or DLRM search.
+    CHECK(runCli("search default --ttft 0.1", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --ttft: does not apply to a training search"));
+    CHECK(runCli("search serve-llama2-70b-8xh100-offline --objective cost", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --objective: does not apply to a serving search"));
+    CHECK(runCli("search dlrm-dcnv2-64-h100 --restrict tp=2", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --restrict: does not apply to a DLRM's plan search"));
+    // Sweeps and the Pareto run the same searches: the objective is checked there too (the
+    // Pareto had reported it as every point's "no valid strategy").
+    CHECK(runCli("sweep serve-llama2-70b-8xh100-offline --knob hbm_bw=1,2 --objective cost", &out,
+                 &err) == 2);
+    CHECK_THAT(err, Contains("a serving search ranks output tokens/s per GPU"));
+    CHECK(runCli("pareto dlrm-dcnv2-64-h100 --objective cost --gpus 64", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --objective: cost: a DLRM's plan search ranks samples/s"));
+    // What applies still runs.
+    CHECK(runCli("search serve-llama2-70b-8xh100-offline --tpot 0.1 --top 2", &out, &err) == 0);
+}
+
 TEST_CASE("madmax presets list and show") {
     std::string out;
     REQUIRE(runCli("presets list", &out) == 0);

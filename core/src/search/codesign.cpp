@@ -218,7 +218,13 @@ Candidate bestDlrmPlan(const Scenario& s, SearchStats* stats, bool* feasible) {
 
 Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOptions& options,
                  SearchStats* stats, bool* feasible) {
-    if (s.model.isDlrm()) return bestDlrmPlan(s, stats, feasible);
+    if (s.model.isDlrm()) {
+        if (options.objective != Objective::Throughput)
+            throw InputError("--objective", std::string(toString(options.objective)),
+                             "a DLRM's plan search ranks samples/s; time and cost to train a "
+                             "token budget are a transformer's objectives");
+        return bestDlrmPlan(s, stats, feasible);
+    }
     SearchOptions o = options;
     o.topN = 1;
     o.scatterLimit = 0;
@@ -379,6 +385,15 @@ ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSy
                               const SearchOptions& options) {
     ResourcePareto out;
     out.unit = base.model.isDlrm() ? "samples/s" : "tokens/s";
+    // An objective the workload's search cannot rank by is the run's error, not every point's.
+    if (options.objective != Objective::Throughput &&
+        (base.model.isDlrm() || base.workload.kind == WorkloadKind::Inference))
+        throw InputError("--objective", std::string(toString(options.objective)),
+                         std::string(base.model.isDlrm() ? "a DLRM's plan search ranks samples/s"
+                                                         : "a serving search ranks output "
+                                                           "tokens/s per GPU") +
+                             "; time and cost to train a token budget are a transformer "
+                             "training search's objectives");
     std::vector<ResourceSystem> sys = systems;
     if (sys.empty()) sys.push_back({"scenario", base.system});
     std::vector<int> counts = gpuCounts;

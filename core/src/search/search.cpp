@@ -460,7 +460,13 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
         throw InputError("search", "model",
                          "a DLRM's strategy is its embedding sharding plan: use the plan search "
                          "(madmax search on a DLRM scenario, or the explorer's DLRM panel)");
-    if (base.workload.kind == WorkloadKind::Inference) return searchInference(base, space, opt);
+    if (base.workload.kind == WorkloadKind::Inference) {
+        if (opt.objective != Objective::Throughput)
+            throw InputError("--objective", std::string(toString(opt.objective)),
+                             "a serving search ranks output tokens/s per GPU; time and cost "
+                             "to train a token budget are training objectives");
+        return searchInference(base, space, opt);
+    }
     const auto start = std::chrono::steady_clock::now();
     std::vector<Task> all = buildTasks(base, space);
     std::vector<Task> tasks;
