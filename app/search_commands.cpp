@@ -371,8 +371,16 @@ void addParetoCommand(CLI::App& app) {
         ->delimiter(',')
         ->check(CLI::Range(1, 1 << 30))
         ->type_name("N,N,…");
-    cmd->callback([o] {
+    cmd->callback([o, cmd] {
         Prepared p = prepare(o->common);
+        // The comparison is one run over systems × --gpus: no shards, and its own GPU counts.
+        if (cmd->get_option("--shard")->count() > 0)
+            throw InputError("--shard", o->common.shard,
+                             "does not apply to the Pareto comparison (it is not sharded); "
+                             "split it by --system or --gpus instead");
+        if (!p.space.gpus.empty())
+            throw InputError("--restrict", "gpus",
+                             "the Pareto comparison takes its GPU counts from --gpus");
         Progress progress;
         p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
         std::vector<ResourceSystem> systems;

@@ -150,6 +150,11 @@ TEST_CASE("A search option the workload's search has no use for is refused, not 
     CHECK_THAT(err, Contains("a serving search ranks output tokens/s per GPU"));
     CHECK(runCli("pareto dlrm-dcnv2-64-h100 --objective cost --gpus 64", &out, &err) == 2);
     CHECK_THAT(err, StartsWith("error: --objective: cost: a DLRM's plan search ranks samples/s"));
+    // The Pareto comparison is one run with its own GPU counts.
+    CHECK(runCli("pareto --shard 1/2 --gpus 64", &out, &err) == 2);
+    CHECK_THAT(err, StartsWith("error: --shard: 1/2: does not apply to the Pareto comparison"));
+    CHECK(runCli("pareto --restrict gpus=64", &out, &err) == 2);
+    CHECK_THAT(err, Contains("takes its GPU counts from --gpus"));
     // What applies still runs.
     CHECK(runCli("search serve-llama2-70b-8xh100-offline --tpot 0.1 --top 2", &out, &err) == 0);
 }
