@@ -447,9 +447,20 @@ void addSweepCommand(CLI::App& app) {
         Progress progress;
         p.options.progress = [&progress](std::size_t d, std::size_t t) { progress(d, t); };
         if (o->sensitivity) {
+            if (!o->knobs.empty())
+                throw InputError("--knob", o->knobs.front(),
+                                 "--sensitivity ranks every knob at x0.5 and x2 by itself; give "
+                                 "--knob for a sweep or --sensitivity, not both");
+            if (!o->common.shard.empty())
+                throw InputError("--shard", o->common.shard,
+                                 "--sensitivity is not sharded (each knob is two searches)");
             const auto s = sensitivity(p.scenario, p.space, p.options);
             if (o->common.json) {
                 std::cout << toJson(s).dump(2) << "\n";
+            } else if (o->common.csv) {
+                std::cout << "knob,speedup_half,speedup_double\n";
+                for (const auto& x : s)
+                    std::cout << x.knob << ',' << x.speedupHalf << ',' << x.speedupDouble << '\n';
             } else {
                 std::cout << "knob                    x0.5      x2\n";
                 for (const auto& x : s)

@@ -155,6 +155,12 @@ TEST_CASE("A search option the workload's search has no use for is refused, not 
     CHECK_THAT(err, StartsWith("error: --shard: 1/2: does not apply to the Pareto comparison"));
     CHECK(runCli("pareto --restrict gpus=64", &out, &err) == 2);
     CHECK_THAT(err, Contains("takes its GPU counts from --gpus"));
+    // --sensitivity ranks every knob itself and is not sharded; its CSV is its own table.
+    CHECK(runCli("sweep --sensitivity --knob hbm_bw=1,2", &out, &err) == 2);
+    CHECK_THAT(err, Contains("give --knob for a sweep or --sensitivity, not both"));
+    CHECK(runCli("sweep --sensitivity --shard 0/2", &out, &err) == 2);
+    CHECK(runCli("sweep llama2-7b-8-a100-40gb --sensitivity --csv", &out, &err) == 0);
+    CHECK_THAT(out, StartsWith("knob,speedup_half,speedup_double\n"));
     // What applies still runs.
     CHECK(runCli("search serve-llama2-70b-8xh100-offline --tpot 0.1 --top 2", &out, &err) == 0);
 }
