@@ -122,6 +122,12 @@ void DesignSpacePanel::runSearch() {
     }
     SearchOptions opt;
     opt.objective = *parseObjective(objective_->currentData().toString().toStdString());
+    if (base.workload.kind == WorkloadKind::Inference && opt.objective != Objective::Throughput) {
+        status_->setText("A serving search ranks output tokens/s per GPU; time and cost to train "
+                         "a token budget are training objectives: choose Throughput.");
+        emit searchFinished(false);
+        return;
+    }
     opt.topN = topN_->value();
     SearchSpace space;
     space.allowTpAcrossScaleUp = tpAcross_->isChecked();

@@ -34,6 +34,7 @@ class DesignSpacePanel : public QWidget {
     /// "64,128,256": sweep these GPU counts too (empty: the scenario's). Returns an error or empty.
     QString setGpuCounts(const QString& text);
     QString status() const { return status_->text(); }
+    QComboBox* objectiveBox() const { return objective_; }
     void setChartStyle(const ChartStyle& s);
 
   signals:

@@ -130,6 +130,12 @@ TEST_CASE("Serving scenarios: the design space finds the serving configurations 
     CHECK(panel->table()->rowCount() == int(std::min<std::size_t>(100, direct.stats.feasible)));
     CHECK(panel->table()->horizontalHeaderItem(4)->text() == "replicas");
     CHECK(panel->status().contains("output tokens/s per GPU"));
+    // A training objective is said not to apply, and nothing runs (it had been ignored).
+    panel->objectiveBox()->setCurrentIndex(panel->objectiveBox()->findData("cost"));
+    panel->runSearch();
+    CHECK_FALSE(panel->running());
+    CHECK(panel->status().contains("choose Throughput"));
+    panel->objectiveBox()->setCurrentIndex(panel->objectiveBox()->findData("throughput"));
 
     auto* co = w.coDesign();
     QSignalSpy coDone(co, &ui::CoDesignPanel::runFinished);
