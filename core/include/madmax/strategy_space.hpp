@@ -4,6 +4,7 @@
 
 #include "madmax/scenario.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace madmax {
@@ -22,5 +23,10 @@ std::vector<int> cpChoices(int seqLen, int cap = 64);
 std::vector<int> powersOfTwo(long long cap);
 /// Micro-batch sizes dividing the per-replica batch.
 std::vector<int> microBatchChoices(int globalBatch, int dp);
+
+/// A restriction admits `v`: it is empty (no restriction) or lists `v` (`--restrict`).
+template <class T> bool allowed(const std::vector<T>& restrict, T v) {
+    return restrict.empty() || std::find(restrict.begin(), restrict.end(), v) != restrict.end();
+}
 
 } // namespace madmax

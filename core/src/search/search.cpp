@@ -131,10 +131,6 @@ std::vector<PipelineLayout> pipelineLayouts(const Model& m, const std::vector<in
     return out;
 }
 
-template <class T> bool allowed(const std::vector<T>& restrict, T v) {
-    return restrict.empty() || std::find(restrict.begin(), restrict.end(), v) != restrict.end();
-}
-
 struct Task {
     int gpus, tp, cp, dp;
     PipelineLayout layout;

@@ -56,9 +56,6 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     inf.mode =
         (o.ttftObjectiveS > 0 || o.tpotObjectiveS > 0) ? ServingMode::Server : ServingMode::Offline;
     inf.batch = 0;
-    auto allowed = [](const std::vector<int>& only, int v) {
-        return only.empty() || std::find(only.begin(), only.end(), v) != only.end();
-    };
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
         if (!allowed(o.tp, tp)) continue;
