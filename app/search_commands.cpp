@@ -243,17 +243,19 @@ void addSearchCommand(CLI::App& app) {
         const auto refuse = [search](std::initializer_list<const char*> names,
                                      const std::string& why) {
             for (const char* n : names)
-                if (search->get_option(n)->count() > 0)
+                if (*n && search->get_option(n)->count() > 0)
                     throw InputError(n, "", "does not apply to " + why);
         };
+        // Throughput is what the serving and plan searches rank: saying so is not an error.
+        const char* objective = p.options.objective != Objective::Throughput ? "--objective" : "";
         if (p.scenario.model.isDlrm())
-            refuse({"--restrict", "--objective", "--token-budget", "--no-prune",
+            refuse({"--restrict", objective, "--token-budget", "--no-prune",
                     "--allow-tp-across-scale-up", "--shard", "--baseline", "--scatter", "--ttft",
                     "--tpot", "--per-dollar", "--csv"},
                    "a DLRM's plan search, which ranks embedding sharding plans by samples/s "
                    "(it takes --top and --json)");
         else if (p.scenario.workload.kind == WorkloadKind::Inference)
-            refuse({"--objective", "--token-budget", "--no-prune", "--allow-tp-across-scale-up",
+            refuse({objective, "--token-budget", "--no-prune", "--allow-tp-across-scale-up",
                     "--shard", "--baseline", "--scatter", "--csv"},
                    "a serving search, which ranks output tokens/s per GPU (per dollar with "
                    "--per-dollar) under --ttft / --tpot, and takes --restrict tp, pp, ep, --top "

@@ -141,6 +141,9 @@ TEST_CASE("A search option the workload's search has no use for is refused, not 
     CHECK_THAT(err, StartsWith("error: --ttft: does not apply to a training search"));
     CHECK(runCli("search serve-llama2-70b-8xh100-offline --objective cost", &out, &err) == 2);
     CHECK_THAT(err, StartsWith("error: --objective: does not apply to a serving search"));
+    // Throughput is what it ranks: saying so is fine.
+    CHECK(runCli("search serve-llama2-70b-8xh100-offline --objective throughput --top 1", &out,
+                 &err) == 0);
     CHECK(runCli("search dlrm-dcnv2-64-h100 --restrict tp=2", &out, &err) == 2);
     CHECK_THAT(err, StartsWith("error: --restrict: does not apply to a DLRM's plan search"));
     // Sweeps and the Pareto run the same searches: the objective is checked there too (the
