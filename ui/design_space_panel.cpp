@@ -122,9 +122,8 @@ void DesignSpacePanel::runSearch() {
     }
     SearchOptions opt;
     opt.objective = *parseObjective(objective_->currentData().toString().toStdString());
-    if (base.workload.kind == WorkloadKind::Inference && opt.objective != Objective::Throughput) {
-        status_->setText("A serving search ranks output tokens/s per GPU; time and cost to train "
-                         "a token budget are training objectives: choose Throughput.");
+    if (auto why = explainObjective(base, opt.objective)) {
+        status_->setText(QString::fromStdString(*why) + ": choose Throughput.");
         emit searchFinished(false);
         return;
     }

@@ -114,6 +114,10 @@ void parseRestriction(const std::string& spec, SearchSpace& space);
 /// Why `space` asks for what `base`'s system cannot hold (a GPU count beyond its outermost
 /// tier), or nothing. search() refuses such a space with this reason rather than skip it.
 std::optional<std::string> explainSearchSpace(const Scenario& base, const SearchSpace& space);
+/// Why `o` is not an objective `base`'s search can rank by (time and cost to train a token
+/// budget are a transformer training search's; serving and DLRM plan searches rank
+/// throughput), or nothing. search(), sweeps and the Pareto refuse it with this reason.
+std::optional<std::string> explainObjective(const Scenario& base, Objective o);
 std::string strategySpec(const Strategy& st);
 
 } // namespace madmax

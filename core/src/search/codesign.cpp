@@ -219,10 +219,8 @@ Candidate bestDlrmPlan(const Scenario& s, SearchStats* stats, bool* feasible) {
 Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOptions& options,
                  SearchStats* stats, bool* feasible) {
     if (s.model.isDlrm()) {
-        if (options.objective != Objective::Throughput)
-            throw InputError("--objective", std::string(toString(options.objective)),
-                             "a DLRM's plan search ranks samples/s; time and cost to train a "
-                             "token budget are a transformer's objectives");
+        if (auto why = explainObjective(s, options.objective))
+            throw InputError("--objective", std::string(toString(options.objective)), *why);
         return bestDlrmPlan(s, stats, feasible);
     }
     SearchOptions o = options;
@@ -386,14 +384,8 @@ ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSy
     ResourcePareto out;
     out.unit = base.model.isDlrm() ? "samples/s" : "tokens/s";
     // An objective the workload's search cannot rank by is the run's error, not every point's.
-    if (options.objective != Objective::Throughput &&
-        (base.model.isDlrm() || base.workload.kind == WorkloadKind::Inference))
-        throw InputError("--objective", std::string(toString(options.objective)),
-                         std::string(base.model.isDlrm() ? "a DLRM's plan search ranks samples/s"
-                                                         : "a serving search ranks output "
-                                                           "tokens/s per GPU") +
-                             "; time and cost to train a token budget are a transformer "
-                             "training search's objectives");
+    if (auto why = explainObjective(base, options.objective))
+        throw InputError("--objective", std::string(toString(options.objective)), *why);
     std::vector<ResourceSystem> sys = systems;
     if (sys.empty()) sys.push_back({"scenario", base.system});
     std::vector<int> counts = gpuCounts;

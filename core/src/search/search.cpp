@@ -450,6 +450,15 @@ std::optional<std::string> explainSearchSpace(const Scenario& base, const Search
     return std::nullopt;
 }
 
+std::optional<std::string> explainObjective(const Scenario& base, Objective o) {
+    if (o == Objective::Throughput) return std::nullopt;
+    if (!base.model.isDlrm() && base.workload.kind != WorkloadKind::Inference) return std::nullopt;
+    return std::string(base.model.isDlrm() ? "a DLRM's plan search ranks samples/s"
+                                           : "a serving search ranks output tokens/s per GPU") +
+           "; time and cost to train a token budget are a transformer training search's "
+           "objectives";
+}
+
 SearchResult search(const Scenario& base, const SearchSpace& space, const SearchOptions& opt) {
     if (auto why = explainSearchSpace(base, space)) throw InputError("search space", "gpus", *why);
     if (base.model.isDlrm())
@@ -457,10 +466,8 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
                          "a DLRM's strategy is its embedding sharding plan: use the plan search "
                          "(madmax search on a DLRM scenario, or the explorer's DLRM panel)");
     if (base.workload.kind == WorkloadKind::Inference) {
-        if (opt.objective != Objective::Throughput)
-            throw InputError("--objective", std::string(toString(opt.objective)),
-                             "a serving search ranks output tokens/s per GPU; time and cost "
-                             "to train a token budget are training objectives");
+        if (auto why = explainObjective(base, opt.objective))
+            throw InputError("--objective", std::string(toString(opt.objective)), *why);
         return searchInference(base, space, opt);
     }
     const auto start = std::chrono::steady_clock::now();
