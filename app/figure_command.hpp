@@ -12,7 +12,7 @@ struct FigureRequest {
     std::string scenario;
     std::vector<Override> overrides;
     std::string chart;
-    std::string format = "svg";
+    std::string format; ///< --format; empty: the output file name's extension says it
     double widthIn = 3.5;
     double heightIn = 2.6;
     int scale = 2;

@@ -19,8 +19,6 @@
 #include "figure_command.hpp"
 #endif
 
-#include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -354,7 +352,7 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
         ->type_name("N,N,…");
     figure->add_option("-o,--output", fig.output, "Output file");
     figure->add_flag("--list", o->list, "Print the chart names and exit");
-    figure->callback([o, argv0, figure] {
+    figure->callback([o, argv0] {
         if (o->list) {
             for (const auto& n : cli::figureChartNames())
                 std::cout << n << "\n";
@@ -364,24 +362,6 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
             throw InputError("--chart", "",
                              "required: one of the names `madmax figure --list` prints");
         if (o->fig.output.empty()) throw InputError("-o", "", "required: the file to write");
-        // The format is the file name's unless --format says it; never a silent default.
-        std::string ext = std::filesystem::path(o->fig.output).extension().string();
-        if (!ext.empty()) ext.erase(0, 1);
-        std::transform(ext.begin(), ext.end(), ext.begin(),
-                       [](unsigned char c) { return char(std::tolower(c)); });
-        const bool known = ext == "svg" || ext == "pdf" || ext == "png" || ext == "csv" ||
-                           ext == "json";
-        if (figure->get_option("--format")->count() == 0) {
-            if (!known)
-                throw InputError("-o", o->fig.output,
-                                 "cannot tell the format from the file name: end it in .svg, "
-                                 ".pdf, .png, .csv or .json, or give --format");
-            o->fig.format = ext;
-        } else if (known && ext != o->fig.format) {
-            throw InputError("-o", o->fig.output,
-                             "the file name says ." + ext + " but --format is " + o->fig.format +
-                                 "; make them agree");
-        }
         for (const auto& s : o->sets)
             o->fig.overrides.push_back(parseOverride(s));
         if (const int code = cli::runFigure(o->fig, argv0); code != 0)
