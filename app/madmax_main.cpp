@@ -134,7 +134,8 @@ void addEvaluateCommand(CLI::App& app) {
                                 {"p90_abs_error_pct", band.p90AbsPct},
                                 {"max_abs_error_pct", band.maxAbsPct},
                                 {"runs", band.runs},
-                                {"basis", band.basis}};
+                                {"basis", band.basis},
+                                {"stands_in_for", band.standIn}};
             std::cout << j.dump(2) << "\n";
         } else {
             std::string text = formatReport(sc, r);

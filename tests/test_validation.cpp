@@ -364,8 +364,27 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     REQUIRE(any.known);
     CHECK(any.runs == 36);
     CHECK(any.basis == "dense training (any GPU)");
-    // Serving has its own rows (5 H100 serving runs).
-    CHECK(uncertaintyFor(test::preset("serve-llama2-70b-8xh100-offline")).runs == 5);
+    // Serving has its own rows (5 H100 serving runs), all of dense models.
+    const UncertaintyBand dense = uncertaintyFor(test::preset("serve-llama2-70b-8xh100-offline"));
+    CHECK(dense.runs == 5);
+    CHECK(dense.basis == "H100 dense serving");
+    CHECK(dense.standIn.empty());
+    // No MoE serving run is published: the dense serving runs stand in, and the band says so
+    // rather than passing them off as MoE serving runs (the H200 DeepSeek-V3 preset: no H200
+    // serving row either, so any GPU).
+    const UncertaintyBand moe = uncertaintyFor(test::preset("serve-deepseek-v3-16xh200"));
+    REQUIRE(moe.known);
+    CHECK(moe.runs == 5);
+    CHECK(moe.basis == "dense serving (any GPU)");
+    CHECK(moe.standIn == "MoE serving");
+    CHECK(moe.text().find("as no MoE serving run is published") != std::string::npos);
+    // A ViT trains as a dense transformer: no ViT run is published, so the H100 dense rows.
+    const UncertaintyBand vit = uncertaintyFor(test::preset("vit-22b-256-h100"));
+    CHECK(vit.runs == 10);
+    CHECK(vit.basis == "H100 dense training");
+    CHECK(vit.standIn == "ViT training");
+    // MoE training has its own rows: no stand-in.
+    CHECK(uncertaintyFor(test::preset("deepseek-v3-256-gb200")).standIn.empty());
     CHECK(uncertaintyFor(test::preset("dlrm-dcnv2-64-h100")).basis == "DLRM training (any GPU)");
 }
 

@@ -64,7 +64,8 @@ HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
     band_ = new QLabel;
     band_->setStyleSheet("color: gray;");
     band_->setToolTip("The |error| of the published runs most like this scenario (same GPU "
-                      "family and workload kind, else the same kind on any GPU), from "
+                      "family and workload kind, else the same kind on any GPU; a kind "
+                      "with no published run borrows the nearest kind's, and says so), from "
                       "`madmax validate` on the built-in dataset. Rows the calibration was "
                       "fitted on are included; see the README's validation section.");
     grid->addWidget(band_, 3, 0, 1, kTiles);
@@ -89,11 +90,15 @@ void HeadlineStrip::setUncertainty(const UncertaintyBand& band) {
         band_->setText("Accuracy: no published run like this one to compare with");
         return;
     }
-    band_->setText(QString("Accuracy: ±%1% typical, %2% at worst, over %3 published %4 runs")
+    QString text = QString("Accuracy: ±%1% typical, %2% at worst, over %3 published %4 %5")
                        .arg(band.medianAbsPct, 0, 'f', 1)
                        .arg(band.maxAbsPct, 0, 'f', 1)
                        .arg(band.runs)
-                       .arg(QString::fromStdString(band.basis)));
+                       .arg(QString::fromStdString(band.basis))
+                       .arg(band.runs == 1 ? "run" : "runs");
+    if (!band.standIn.empty())
+        text += QString(", as no %1 run is published").arg(QString::fromStdString(band.standIn));
+    band_->setText(text);
 }
 
 void HeadlineStrip::setResults(const Result& r, const Result* b) {

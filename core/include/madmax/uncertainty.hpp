@@ -11,13 +11,16 @@
 namespace madmax {
 
 /// The |error| of the published runs most like a scenario: same GPU family and workload kind
-/// (dense training, MoE training, DLRM training, serving), else the same kind on any GPU.
+/// (dense, MoE, DLRM or ViT training; dense or MoE serving), else the same kind on any GPU.
+/// A kind with no published run at all borrows the nearest kind's (ViT training: dense
+/// training; MoE serving: dense serving), and its basis says so.
 struct UncertaintyBand {
     bool known = false;
     double medianAbsPct = 0; ///< the band shown: ±this (half the runs were closer)
     double p90AbsPct = 0, maxAbsPct = 0;
     int runs = 0;
-    std::string basis; ///< "H100 dense training", or "dense training on any GPU"
+    std::string basis;   ///< "H100 dense training", or "dense training (any GPU)"
+    std::string standIn; ///< the kind the basis stands in for ("MoE serving"), or ""
     std::string text() const; ///< "±4.4% (12 published H100 dense training runs)"
 };
 
@@ -29,7 +32,8 @@ const ValidationReport& builtinValidationReport();
 
 /// Chip family of a GPU preset id or name: "h100-sxm5-80gb" → "H100", "GB200-NVL72" → "GB200".
 std::string gpuFamilyOf(const std::string& idOrName);
-/// "dense training", "MoE training", "DLRM training" or "serving".
+/// "dense training", "MoE training", "DLRM training", "ViT training", "dense serving" or
+/// "MoE serving".
 std::string workloadKindOf(const Scenario& s);
 
 UncertaintyBand uncertaintyFor(const Scenario& s);

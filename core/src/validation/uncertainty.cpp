@@ -34,10 +34,20 @@ std::string caseFamily(const CaseOutcome& o) {
 
 std::string caseKind(const json& c) {
     const std::string kind = c.value("kind", "");
-    if (kind == "inference") return "serving";
-    if (kind != "training" || !c.contains("model") || !c["model"].is_object()) return "";
+    if ((kind != "training" && kind != "inference") || !c.contains("model") ||
+        !c["model"].is_object())
+        return "";
     const std::string arch = c["model"].value("arch", "dense");
+    if (kind == "inference") return arch == "moe" ? "MoE serving" : "dense serving";
     return arch == "moe" ? "MoE training" : arch == "dlrm" ? "DLRM training" : "dense training";
+}
+
+/// The kind whose runs stand in for one no published run has (a ViT trains as a dense
+/// transformer; MoE serving is decoding as dense serving is, plus the all-to-all), or "".
+std::string proxyKind(const std::string& kind) {
+    if (kind == "ViT training") return "dense training";
+    if (kind == "MoE serving") return "dense serving";
+    return "";
 }
 
 } // namespace
@@ -46,6 +56,7 @@ std::string UncertaintyBand::text() const {
     if (!known) return "no published run to compare with";
     return "±" + pct(medianAbsPct) + " typical, " + pct(maxAbsPct) + " at worst, over " +
            std::to_string(runs) + " published " + basis + (runs == 1 ? " run" : " runs") +
+           (standIn.empty() ? "" : ", as no " + standIn + " run is published") +
            " (validate lists them; fitted rows included)";
 }
 
@@ -60,7 +71,9 @@ std::string gpuFamilyOf(const std::string& idOrName) {
 
 std::string workloadKindOf(const Scenario& s) {
     if (s.model.isDlrm()) return "DLRM training";
-    if (s.workload.kind == WorkloadKind::Inference) return "serving";
+    if (s.workload.kind == WorkloadKind::Inference)
+        return s.model.isMoe() ? "MoE serving" : "dense serving";
+    if (s.model.vit) return "ViT training";
     return s.model.isMoe() ? "MoE training" : "dense training";
 }
 
@@ -92,18 +105,29 @@ UncertaintyBand uncertaintyFor(const Scenario& s, const ValidationReport& report
                                const json& dataset) {
     const std::string family = gpuFamilyOf(s.system.gpu.id.empty() ? s.system.gpu.name
                                                                     : s.system.gpu.id);
-    const std::string kind = workloadKindOf(s);
-    std::vector<double> same, anyGpu;
+    const std::string own = workloadKindOf(s);
     const json& cases = dataset.value("cases", json::array());
-    for (const CaseOutcome& o : report.cases) {
-        if (!o.predicted) continue;
-        const auto it = std::find_if(cases.begin(), cases.end(), [&](const json& c) {
-            return c.is_object() && c.value("id", "") == o.id;
-        });
-        if (it == cases.end() || caseKind(*it) != kind) continue;
-        const double e = std::fabs(o.errorPct());
-        anyGpu.push_back(e);
-        if (!family.empty() && caseFamily(o) == family) same.push_back(e);
+    // The |errors| of the predicted runs of one kind: all of them, and those on this family.
+    auto collect = [&](const std::string& kind, std::vector<double>& same,
+                       std::vector<double>& anyGpu) {
+        for (const CaseOutcome& o : report.cases) {
+            if (!o.predicted) continue;
+            const auto it = std::find_if(cases.begin(), cases.end(), [&](const json& c) {
+                return c.is_object() && c.value("id", "") == o.id;
+            });
+            if (it == cases.end() || caseKind(*it) != kind) continue;
+            const double e = std::fabs(o.errorPct());
+            anyGpu.push_back(e);
+            if (!family.empty() && caseFamily(o) == family) same.push_back(e);
+        }
+    };
+    std::vector<double> same, anyGpu;
+    collect(own, same, anyGpu);
+    // No run of this kind at all: another kind's runs stand in, and the basis says so.
+    std::string kind = own;
+    if (anyGpu.empty() && !proxyKind(own).empty()) {
+        kind = proxyKind(own);
+        collect(kind, same, anyGpu);
     }
     UncertaintyBand b;
     const bool useSame = !same.empty();
@@ -116,6 +140,7 @@ UncertaintyBand uncertaintyFor(const Scenario& s, const ValidationReport& report
     b.maxAbsPct = st.maxAbsPct;
     b.runs = st.count;
     b.basis = useSame ? family + " " + kind : kind + " (any GPU)";
+    if (kind != own) b.standIn = own;
     return b;
 }
 
