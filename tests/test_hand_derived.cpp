@@ -5,6 +5,7 @@
 // change one constant of the physics and one of these goes red (tools/mutation-check.sh).
 #include "test_support.hpp"
 
+#include "engine/op_cost.hpp"
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
@@ -92,9 +93,11 @@ TEST_CASE("Hand-derived: op durations of one layer on the roofline") {
     withTimeline.timeline = true;
     const Result r = evaluate(toy(), withTimeline);
     // Causal flash attention (Dao 2022): 4·T·s·a·d / 2 = 4·1024·1024·1024 / 2 = 2.147484e9 FLOPs
-    // at 100 TFLOP/s · 0.5 = 4.294967e-5 s; backward 2.5× (FlashAttention-2 §3.1) 1.073742e-4 s.
+    // at 100 TFLOP/s · 0.5 = 4.294967e-5 s; backward 2.5× (FlashAttention-2 §3.1) at 0.69 of the
+    // forward's efficiency (FlashAttention-3: 561 against 648 TFLOP/s) 1.073742e-4 / 0.69 =
+    // 1.556148e-4 s. The toy GPU has no exponential rate, so no softmax time is added.
     CHECK(opSeconds(r, "attention core") == Approx(4.294967e-5).epsilon(1e-6));
-    CHECK(opSeconds(r, "attention core (bwd)") == Approx(1.073742e-4).epsilon(1e-6));
+    CHECK(opSeconds(r, "attention core (bwd)") == Approx(1.556148e-4).epsilon(1e-6));
     // MLP up GEMM 2·T·f·h = 2·1024·4096·1024 = 8.589935e9 FLOPs → 1.717987e-4 s (compute-bound:
     // its 14.7 MB take 1.5e-5 s at 1 TB/s); backward of the down GEMM is 2× its forward.
     CHECK(opSeconds(r, "MLP up GEMM") == Approx(1.717987e-4).epsilon(1e-6));
@@ -107,31 +110,52 @@ TEST_CASE("Hand-derived: op durations of one layer on the roofline") {
         CHECK(e.label.find("(bwd) (bwd)") == std::string::npos);
 }
 
-TEST_CASE("Hand-derived: softmax exponentials bound fused attention where the SFUs are slower") {
+TEST_CASE("Hand-derived: softmax exponentials add to fused attention's tensor-core time") {
     EvaluateOptions withTimeline;
     withTimeline.timeline = true;
     // The toy layer's attention: T·keys·a = 1024 · 512 · 8 = 4,194,304 scores, one exponential
-    // each forward and again backward (P recomputed). At 0.1·10¹² exponentials/s and the
-    // attention efficiency 0.5 they take 4.194304e-5 / 0.5 = 8.388608e-5 s — longer than the
-    // forward's 2.147484e9 tensor FLOPs (4.294967e-5 s), shorter than the backward's 2.5× those
-    // (1.073742e-4 s), which therefore stays as it was.
+    // each forward and again backward (P recomputed), which the tensor cores wait for (README
+    // "What the engine computes"). At 0.1·10¹² exponentials/s they take 4.194304e-5 s; the
+    // forward's 2.147484e9 tensor FLOPs at 100 TFLOP/s 2.147484e-5 s: (2.147484e-5 +
+    // 4.194304e-5) / 0.5 = 1.268358e-4 s. Backward: (2.5 · 2.147484e-5 + 4.194304e-5) /
+    // (0.5 · 0.69) = 2.771888e-4 s.
     const Result slow = evaluate(toy({{"system.gpu.peak_exp_tera_per_s", 0.1}}), withTimeline);
-    CHECK(opSeconds(slow, "attention core") == Approx(8.388608e-5).epsilon(1e-6));
-    CHECK(opSeconds(slow, "attention core (bwd)") == Approx(1.073742e-4).epsilon(1e-6));
-    // Ten times the rate: 8.388608e-6 s, under the tensor cores' time, which binds again.
+    CHECK(opSeconds(slow, "attention core") == Approx(1.268358e-4).epsilon(1e-6));
+    CHECK(opSeconds(slow, "attention core (bwd)") == Approx(2.771888e-4).epsilon(1e-6));
+    // Ten times the rate: (2.147484e-5 + 4.194304e-6) / 0.5 = 5.133829e-5 s — still more than
+    // the tensor cores alone (4.294967e-5 s): a faster SFU always helps, by less and less.
     const Result fast = evaluate(toy({{"system.gpu.peak_exp_tera_per_s", 1.0}}), withTimeline);
-    CHECK(opSeconds(fast, "attention core") == Approx(4.294967e-5).epsilon(1e-6));
-    // Head dim 64 halves the FLOPs per score but not the exponentials: at 0.4·10¹²/s the
-    // forward's 1.073742e9 FLOPs (2.147484e-5 s) lose to 4,194,304 / 0.4e12 / 0.5 = 2.097152e-5 s
-    // only narrowly — the tensor cores still bind; at 0.2·10¹²/s the exponentials do (4.194304e-5).
+    CHECK(opSeconds(fast, "attention core") == Approx(5.133829e-5).epsilon(1e-6));
+    // Head dim 64 halves the FLOPs per score (1.073742e-5 s) but not the exponentials: at
+    // 0.4·10¹²/s (1.048576e-5 s) the forward takes 4.244636e-5 s, at 0.2·10¹²/s 6.341788e-5 s.
     const auto d64 = [&](double rate) {
         return opSeconds(evaluate(toy({{"model.head_dim", 64},
                                       {"system.gpu.peak_exp_tera_per_s", rate}}),
                                   withTimeline),
                          "attention core");
     };
-    CHECK(d64(0.4) == Approx(2.147484e-5).epsilon(1e-6));
-    CHECK(d64(0.2) == Approx(4.194304e-5).epsilon(1e-6));
+    CHECK(d64(0.4) == Approx(4.244636e-5).epsilon(1e-6));
+    CHECK(d64(0.2) == Approx(6.341788e-5).epsilon(1e-6));
+}
+
+TEST_CASE("FlashAttention-3's head-dim scaling on H100 follows the serial tensor + softmax bound") {
+    // FlashAttention-3 (Shah et al. 2024, Figs. 5-6; H100 SXM5, BF16, 16k tokens, non-causal):
+    // forward 497 / 648 / 756 TFLOP/s at head dims 64 / 128 / 256, backward 474 / 561 at 64 /
+    // 128. The engine's attention time on the H100 preset, as FLOP/s relative to head dim 128,
+    // must match those ratios within 5% (a max of tensor and softmax time would give 1.00
+    // throughout: 0.77 and 1.17 forward, 0.85 backward, all fail it).
+    const Gpu h100 = test::preset("default").system.gpu;
+    REQUIRE(h100.expPerS > 0);
+    const double p16 = h100.peak16();
+    const auto rate = [&](int d, bool bwd) {
+        const double flops = (bwd ? 2.5 : 1.0) * 4.0 * d; // per score: QKᵀ and PV, 2·d each
+        return flops / madmax::detail::attentionComputeS(h100, p16, flops, 1.0, bwd);
+    };
+    CHECK(rate(64, false) / rate(128, false) == Approx(497.0 / 648.0).epsilon(0.05));
+    CHECK(rate(256, false) / rate(128, false) == Approx(756.0 / 648.0).epsilon(0.05));
+    CHECK(rate(64, true) / rate(128, true) == Approx(474.0 / 561.0).epsilon(0.05));
+    // And backward over forward at head dim 128: 561 / 648.
+    CHECK(rate(128, true) / rate(128, false) == Approx(561.0 / 648.0).epsilon(0.05));
 }
 
 TEST_CASE("Hand-derived: TP all-reduces block the compute stream") {

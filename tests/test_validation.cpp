@@ -81,10 +81,10 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 11.7% and max ≈ 50% (README "Validation": GPT-OSS-120B on 64 GB200 is
-    // over-predicted by 50%, 59% before attention's softmax bound; every other row is within
-    // 28%). The median is held to the target; the max is held where it stands until GPT-OSS
-    // is explained. The DeepEP rows meet the target.
+    // median ≈ 11.1% and max ≈ 47.6% (README "Validation": GPT-OSS-120B on 64 GB200 is
+    // over-predicted by 48%; every other row is within 28%). The median is held to the target;
+    // the max is held just above where it stands (50%) until GPT-OSS is explained. The DeepEP
+    // rows meet the target.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     const auto& r = report();
     std::vector<double> errs, deepep;
@@ -103,7 +103,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     const ErrorStats s = errorStats(errs), d = errorStats(deepep);
     CHECK(s.count == 12);
     CHECK(s.medianAbsPct <= 15.0);
-    CHECK(s.maxAbsPct <= 55.0);
+    CHECK(s.maxAbsPct <= 50.0);
     // Without GPT-OSS-120B on GB200 the other 11 are within issue #10's 35%.
     std::vector<double> rest = errs;
     rest.erase(std::max_element(rest.begin(), rest.end()));
@@ -557,12 +557,12 @@ TEST_CASE("A framework's fixed cost per step comes from its source's own inferen
 }
 
 TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%, none worse "
-          "than 55%") {
+          "than 50%") {
     // presets/validation/megatron-bridge-2511.json: the same table's DGX-GB300 and DGX-B200
     // rows and its remaining DGX-GB200 / DGX-H100 ones (20; sources in every case). One is
     // fitted on: Qwen3-30B-A3B on 8 B200 at micro-batch 1 sets the host's time per kernel
-    // (host_op_us 40). This build: median 10.8%, p90 29.0%, max 50.3% (GPT-OSS-120B on
-    // 64 B200, +50%); dense rows at most 24.3% (Llama 3 8B on 8 GB300).
+    // (host_op_us 40). This build: median 11.5%, p90 32.7%, max 47.2% (GPT-OSS-120B on
+    // 64 B200); dense rows at most 22.4% (Llama 3.1 405B on 128 B200).
     const ValidationReport r = runValidation(readJsonFile(MADMAX_MBRIDGE2511_DATASET),
                                              PresetLibrary::builtin(), "megatron-bridge-2511.json");
     CHECK(r.overall.count == 20);
@@ -581,7 +581,7 @@ TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%
         return n.find("CUDA graphs not published: eager launches assumed") != std::string::npos;
     }));
     CHECK(r.overall.medianAbsPct <= 12.0);
-    CHECK(r.overall.maxAbsPct <= 55.0);
+    CHECK(r.overall.maxAbsPct <= 50.0);
     for (const auto& c : r.cases) {
         INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
         if (c.id == "mbridge2511-qwen3-30b-a3b-dgx-b200-8-fp8-mx")

@@ -208,7 +208,7 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
         const double scores = sh.T * sh.keys * heads;
         const double fwd = scores * attentionFlopsPerScore(m);
         c.attention = oc.flashAttention(fwd, scores);
-        c.attentionBwd = oc.flashAttention(2.5 * fwd, scores);
+        c.attentionBwd = oc.flashAttention(2.5 * fwd, scores, true);
     } else {
         // Unfused (Megatron 2021-22): batched QKᵀ and AV GEMMs over the full square, and the
         // scaled-masked softmax + dropout reading and writing the score matrix (≈11 B/element).

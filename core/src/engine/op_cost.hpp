@@ -38,14 +38,29 @@ inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, d
             bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
 }
 
+/// A fused attention kernel's backward pass sustains this share of its forward pass's
+/// efficiency: FlashAttention-3 (Shah et al. 2024, Figs. 5–6: H100 SXM5, BF16, 16k tokens) runs
+/// 648 TFLOP/s forward and 561 backward at head dim 128, which attentionComputeS's serial bound
+/// puts at 98.3% and 68.1% of what the H100's tensor cores and exponential units allow
+/// (659 and 824 TFLOP/s): 0.681 / 0.983 = 0.69.
+inline constexpr double kFlashBackwardEfficiency = 0.69;
+
 /// A fused attention kernel's compute time (MODEL.md §2 "Attention"): its two (forward) or five
-/// (backward) GEMMs on the tensor cores and its softmax's exponentials — one per score, forward
-/// and again backward to recompute P — on the special-function units overlap, so the slower of
-/// the two bounds the kernel; the calibrated attention efficiency applies to both.
-inline double attentionComputeS(const Gpu& gpu, double peak16, double flops, double exps) {
+/// (backward) GEMMs on the tensor cores plus its softmax's exponentials — one per score,
+/// forward and again backward to recompute P — on the special-function units. The two add:
+/// each tile's scores feed the softmax and its probabilities the next GEMM, so the units wait
+/// on each other (NVIDIA, "Making Softmax More Efficient with NVIDIA Blackwell Ultra"). The sum
+/// is what FlashAttention-3 measures on H100 (Shah et al. 2024, Figs. 5–6, 16k tokens): forward
+/// at head dims 64 / 128 / 256 runs 497 / 648 / 756 TFLOP/s, 0.77 and 1.17 of head dim 128,
+/// where the sum gives 0.75 and 1.20 (a max of the two would give 1.00 and 1.00); backward at 64
+/// runs 0.85 of 128 (sum 0.86, max 1.00). The calibrated attention efficiency scales both;
+/// `backward` applies kFlashBackwardEfficiency on top.
+inline double attentionComputeS(const Gpu& gpu, double peak16, double flops, double exps,
+                                bool backward = false) {
     const double tensor = flops / peak16;
     const double sfu = gpu.expPerS > 0 ? exps / gpu.expPerS : 0.0;
-    return std::max(tensor, sfu) / gpu.calibration.attentionEfficiency;
+    return (tensor + sfu) /
+           (gpu.calibration.attentionEfficiency * (backward ? kFlashBackwardEfficiency : 1.0));
 }
 
 /// Per score, the exponential units' time over the tensor cores' for `flopsPerScore` (> 1: the
@@ -97,8 +112,9 @@ struct OpCoster {
         return memoryTime(bytes) + gpu.calibration.kernelLaunchS;
     }
     /// A fused attention pass of `flops` tensor-core FLOPs and `exps` softmax exponentials.
-    double flashAttention(double flops, double exps) const {
-        return attentionComputeS(gpu, peak16, flops, exps) + gpu.calibration.kernelLaunchS;
+    double flashAttention(double flops, double exps, bool backward = false) const {
+        return attentionComputeS(gpu, peak16, flops, exps, backward) +
+               gpu.calibration.kernelLaunchS;
     }
 };
 

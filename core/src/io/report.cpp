@@ -273,13 +273,15 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("pipeline bubble", r.bubbleS);
     if (s.workload.attention == AttentionKernel::Flash) {
         // Why attention is slow where it is: its softmax's exponentials outlast the tensor
-        // cores (one per score; the forward's 2·(d_qk + d_v) FLOPs, the backward's 2.5×).
+        // cores (one per score; the forward's 2·(d_qk + d_v) FLOPs, the backward's 2.5×), and
+        // the two add (op_cost.hpp, attentionComputeS).
         const Gpu& g = s.system.gpu;
         const double ratio =
             detail::softmaxOverTensor(g, g.peak16(), attentionFlopsPerScore(s.model));
         if (ratio > 1.0)
-            o += "  attention is bound by its softmax: the exponentials take " +
-                 fmt("%.2f", ratio) + "x the tensor cores' time forward" +
+            o += "  attention waits mostly on its softmax: the exponentials take " +
+                 fmt("%.2f", ratio) + "x the tensor cores' time forward, " +
+                 fmt("%.0f", 100.0 * ratio / (1.0 + ratio)) + "% of the kernel" +
                  (ratio > 2.5 ? fmt(", %.2fx backward", ratio / 2.5) : std::string()) +
                  " (head dims " + std::to_string(s.model.qkHeadDim()) + "/" +
                  std::to_string(s.model.vHeadDim()) + "; co-design knob sfu_exp)\n";
