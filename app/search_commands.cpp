@@ -404,20 +404,24 @@ void addParetoCommand(CLI::App& app) {
         for (const ResourcePoint& pt : r.points) {
             const std::string front = std::string(pt.frontGpus ? "G" : "") +
                                       (pt.frontDollars ? "$" : "");
-            char price[32] = "?", perM[32] = "?";
-            if (pt.pricePerGpuHour > 0) std::snprintf(price, sizeof price, "%.0f", pt.dollarsPerHour());
-            if (pt.dollarsPerMillion() > 0)
-                std::snprintf(perM, sizeof perM, "%.3f", pt.dollarsPerMillion());
+            // Dollars to three significant figures (whole dollars from $100): a DLRM's cost
+            // per million samples is a few hundredths of a cent, not "0.000".
+            const auto money = [](double v) {
+                char b[32];
+                std::snprintf(b, sizeof b, v >= 100 ? "%.0f" : "%.3g", v);
+                return std::string(b);
+            };
+            const std::string price = pt.pricePerGpuHour > 0 ? money(pt.dollarsPerHour()) : "?";
+            const std::string perM =
+                pt.dollarsPerMillion() > 0 ? money(pt.dollarsPerMillion()) : "?";
             if (!pt.feasible) {
                 std::printf("%-28s %6d %10s %14s %12s %10s  %-6s %s\n", pt.systemId.c_str(),
-                            pt.gpus, price, "-", "-", "-", "", pt.whyNone.c_str());
+                            pt.gpus, price.c_str(), "-", "-", "-", "", pt.whyNone.c_str());
                 continue;
             }
-            const std::string spec = dlrm ? describePlan(p.scenario, pt.best.strategy.dlrm)
-                                          : strategySpec(pt.best.strategy);
             std::printf("%-28s %6d %10s %14.4g %12.1f %10s  %-6s %s\n", pt.systemId.c_str(),
-                        pt.gpus, price, pt.best.tokensPerS, pt.best.tokensPerS / pt.gpus, perM,
-                        front.c_str(), spec.c_str());
+                        pt.gpus, price.c_str(), pt.best.tokensPerS, pt.best.tokensPerS / pt.gpus,
+                        perM.c_str(), front.c_str(), pt.spec.c_str());
         }
         std::printf("\nfront: G = no point has more %s with as few GPUs; $ = none with as few "
                     "dollars per hour%s\n",
@@ -484,10 +488,7 @@ void addSweepCommand(CLI::App& app) {
             std::cout << sweepCsv(r);
         } else if (p.scenario.model.isDlrm()) {
             // A DLRM: samples, and the best sharding plan at each point.
-            std::string csv = sweepCsv(r);
-            const auto at = csv.find("best_tokens_per_s");
-            if (at != std::string::npos) csv.replace(at, 17, "best_samples_per_s");
-            std::cout << csv;
+            std::cout << sweepCsv(r);
             std::cout << "\nunscaled best plan: "
                       << describePlan(p.scenario, r.unscaled.strategy.dlrm) << ", "
                       << r.unscaled.tokensPerS / std::max(1, r.unscaled.gpus)

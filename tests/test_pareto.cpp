@@ -1,10 +1,14 @@
 // Resource against performance (MAD-Max Figure 1): systems × GPU counts, each searched, and the
 // fronts in GPUs and in dollars per hour.
 #include "madmax/codesign.hpp"
+#include "madmax/dlrm_search.hpp"
+#include "madmax/scenario.hpp"
 #include "madmax/search_io.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <cstdio>
 
 using namespace madmax;
 using nlohmann::json;
@@ -112,6 +116,23 @@ TEST_CASE("Pareto: a DLRM compares sharding plans in samples/s, and a system wit
     const json j = toJson(r);
     CHECK(j["schema"] == "madmax-pareto/1");
     CHECK(j["points"].size() == 2);
+    // Its best strategy is a sharding plan, and every output says which one: the JSON lists a
+    // type per table (26 tables), the spec and CSV give the plan, not the unused TP/PP/DP
+    // fields (they had read "tp=1,pp=1,...,dp=64" for every DLRM point).
+    for (std::size_t i = 0; i < 2; ++i) {
+        const ResourcePoint& p = r.points[i];
+        CHECK(p.best.embTables == 26);
+        CHECK(p.spec == describePlan(d, p.best.strategy.dlrm));
+        const json& b = j["points"][i]["best"];
+        REQUIRE(b["strategy"]["emb_sharding"].size() == 26);
+        for (int t = 0; t < 26; ++t)
+            CHECK(b["strategy"]["emb_sharding"][t] ==
+                  std::string(toString(p.best.strategy.dlrm.sharding[t])));
+        CHECK_THAT(b["spec"].get<std::string>(), Catch::StartsWith("emb="));
+        CHECK(j["points"][i]["spec"] == p.spec);
+        CHECK_THAT(paretoCsv(r), Catch::Contains("\"" + p.spec + "\""));
+    }
+    CHECK_THAT(paretoCsv(r), !Catch::Contains("tp=1,pp=1"));
 }
 
 TEST_CASE("Pareto: bad systems and GPU counts are named") {
@@ -130,6 +151,17 @@ TEST_CASE("Pareto: bad systems and GPU counts are named") {
     }
     CHECK_THAT(msg, Catch::Contains("at least 1"));
     std::string out, err;
+    // The table prices to three significant figures: a DLRM's dollars per million samples are
+    // hundredths of a cent (DCNv2 on 8 H100 at $2.99/GPU-hour: 8 · 2.99 = $23.9 an hour for
+    // about 1.8·10⁷ samples/s, so 23.92 / (1.8e7 · 3600) · 1e6 ≈ $0.00037), not "0.000".
+    CHECK(test::runCli("pareto dlrm-dcnv2-64-h100 --gpus 8 --json", &out, &err) == 0);
+    const double perM = json::parse(out)["points"][0]["dollars_per_million"].get<double>();
+    CHECK(perM == Approx(23.92 / 3600.0 / 1.8e7 * 1e6).epsilon(0.05));
+    char expect[32];
+    std::snprintf(expect, sizeof expect, " %.3g ", perM);
+    CHECK(test::runCli("pareto dlrm-dcnv2-64-h100 --gpus 8", &out, &err) == 0);
+    CHECK_THAT(out, Catch::Contains("   23.9 ") && Catch::Contains(expect) &&
+                        !Catch::Contains(" 0.000 "));
     CHECK(test::runCli("pareto llama2-7b-8-a100-40gb --gpus 8,16 --json", &out, &err) == 0);
     const json j = json::parse(out);
     CHECK(j["points"].size() == 2);

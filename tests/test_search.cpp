@@ -5,6 +5,8 @@
 #include "madmax/strategy_space.hpp"
 #include "test_support.hpp"
 
+using nlohmann::json;
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -320,6 +322,51 @@ TEST_CASE("A two-knob grid, sharded sweeps merge, and sensitivity ranks knobs") 
     REQUIRE(sens.size() == 2);
     CHECK(sens.front().knob == "flops"); // compute matters more than NVLink latency here
     CHECK(sens.front().speedupDouble > 1.2);
+}
+
+TEST_CASE("DLRM sweeps: the plan is the strategy - changes are marked, and it survives merge") {
+    // DCNv2 on 64 H100 over a quarter, one and four times the network: with 4× the network the
+    // plan search moves tables from table-row-wise (twrw) and data-parallel to row- and
+    // table-wise sharding. The sweep had compared only the TP/PP/DP fields a DLRM does not
+    // use, so it marked no change, and its JSON dropped the plan, so a merged sweep lost it.
+    const Scenario d = test::preset("dlrm-dcnv2-64-h100");
+    const std::vector<KnobAxis> axes = {{"scale_out_bw", {0.25, 1.0, 4.0}}};
+    const SweepResult whole = sweep(d, axes, {}, SearchOptions{});
+    REQUIRE(whole.points.size() == 3);
+    for (const auto& p : whole.points) {
+        REQUIRE(p.feasible);
+        CHECK(p.best.embTables == 26);
+    }
+    CHECK_FALSE(sameStrategy(whole.points[1].best, whole.points[2].best));
+    CHECK(whole.strategyChanges() == std::vector<std::size_t>{2});
+    // Through JSON (what `madmax merge` reads): the same plans, the same changes.
+    std::vector<SweepResult> parts;
+    for (int i = 0; i < 2; ++i) {
+        SearchOptions o;
+        o.shardIndex = i;
+        o.shardCount = 2;
+        parts.push_back(sweepFromJson(toJson(sweep(d, axes, {}, o)), "shard"));
+    }
+    const SweepResult merged = mergeSweeps(parts);
+    REQUIRE(merged.points.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i)
+        CHECK(sameStrategy(merged.points[i].best, whole.points[i].best));
+    CHECK(sameStrategy(merged.unscaled, whole.unscaled));
+    CHECK(merged.strategyChanges() == whole.strategyChanges());
+    CHECK_THAT(sweepCsv(whole), Catch::Contains(candidateSpec(whole.points[2].best)) &&
+                                    Catch::Contains("best_samples_per_s"));
+    // A shard whose unscaled plan differs is another run: refused (it had passed, the
+    // TP/PP/DP fields being equal).
+    json other = toJson(parts[1]);
+    json& types = other["unscaled"]["strategy"]["emb_sharding"];
+    types[0] = types[0] == "dp" ? "tw" : "dp";
+    CHECK_THROWS_WITH(mergeSweeps({parts[0], sweepFromJson(other, "other")}),
+                      Catch::Contains("different unscaled"));
+    // A plan without one type per table group is not a search's output.
+    json bad = toJson(parts[0]);
+    bad["unscaled"]["strategy"]["emb_sharding"].erase(0);
+    CHECK_THROWS_WITH(sweepFromJson(bad, "bad.json"),
+                      Catch::Contains("candidate.strategy.emb_sharding"));
 }
 
 TEST_CASE("Unknown knobs and bad factors are refused with the list of knobs") {

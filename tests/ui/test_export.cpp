@@ -217,7 +217,11 @@ TEST_CASE("madmax figure draws the throughput-vs-GPUs curve (MAD-Max Figure 1) f
     const QStringList lines = QString::fromUtf8(readAll(out)).trimmed().split('\n');
     REQUIRE(lines.size() == 4);
     CHECK(lines[2].startsWith("gpus,1,1,"));
-    CHECK(lines[3].contains("dp=128"));
+    // Each point's best strategy is the plan searched there (it had read "tp=1,...,dp=128",
+    // fields a DLRM does not use).
+    CHECK(lines[3].startsWith("gpus,2,"));
+    CHECK(lines[3].contains("emb="));
+    CHECK_FALSE(lines[3].contains("tp="));
     // A bad knob is refused with the reason.
     p.start(MADMAX_CLI, {"figure", "default", "--chart", "sweep", "--knob", "gpus=x", "-o", out});
     REQUIRE(p.waitForFinished(60000));

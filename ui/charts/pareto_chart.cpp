@@ -162,7 +162,7 @@ void ParetoChart::setInput(const ChartInput& in) {
              QString::fromStdString(p->unit),
              r.dollarsPerMillion() > 0 ? formatNumber(r.dollarsPerMillion(), 6) : QString(),
              onFront ? "1" : "0",
-             r.feasible ? QString::fromStdString(strategySpec(r.best.strategy))
+             r.feasible ? QString::fromStdString(r.spec)
                         : "(" + QString::fromStdString(r.whyNone) + ")"});
         if (!r.feasible) continue;
         const QPointF pt(resource(r), r.best.tokensPerS);

@@ -97,7 +97,7 @@ void SweepChart::setInput(const ChartInput& in) {
             if (isChange) changes << pt;
             table_.rows.append({line->name(), formatNumber(p.factors[0], 6),
                                 formatNumber(pt.y(), 6),
-                                p.feasible ? QString::fromStdString(strategySpec(p.best.strategy))
+                                p.feasible ? QString::fromStdString(candidateSpec(p.best))
                                 : p.stats.enumerated > 0 ? "(nothing fits in memory)"
                                                          : "(no valid strategy)",
                                 isChange ? "1" : "0"});

@@ -75,6 +75,9 @@ struct ResourcePoint {
     /// When not feasible, why: none fits in memory, or no valid strategy at this count.
     std::string whyNone;
     Candidate best;             ///< tokensPerS is samples/s for a DLRM
+    /// The best strategy in words: strategySpec, or a DLRM's sharding plan (describePlan);
+    /// empty when not feasible.
+    std::string spec;
     bool frontGpus = false, frontDollars = false;
     double dollarsPerHour() const { return gpus * pricePerGpuHour; }
     /// Dollars per million tokens (samples for a DLRM); 0 without a price or a feasible point.

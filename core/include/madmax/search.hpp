@@ -53,6 +53,9 @@ struct Candidate {
     double exposedCommS = 0;
     double score = 0; ///< higher is better under the objective
     bool fits = true;
+    /// A DLRM's table groups (0 for a transformer): its strategy is then the sharding plan in
+    /// strategy.dlrm, whose first embTables entries are used, not the TP/PP/DP fields.
+    int embTables = 0;
 };
 
 struct HeatCell {
@@ -119,5 +122,10 @@ std::optional<std::string> explainSearchSpace(const Scenario& base, const Search
 /// throughput), or nothing. search(), sweeps and the Pareto refuse it with this reason.
 std::optional<std::string> explainObjective(const Scenario& base, Objective o);
 std::string strategySpec(const Strategy& st);
+/// A candidate's strategy in one line: strategySpec, or a DLRM's plan
+/// ("emb=tw,cw,…,group=0,pipeline=1,kernels=fused"), so that two plans differ in words.
+std::string candidateSpec(const Candidate& c);
+/// Whether two candidates run the same strategy (for a DLRM: the same plan).
+bool sameStrategy(const Candidate& a, const Candidate& b);
 
 } // namespace madmax

@@ -174,6 +174,11 @@ std::vector<std::size_t> SweepResult::strategyChanges() const {
         }
         if (!a.feasible) continue;
         const Strategy &x = a.best.strategy, &y = b.best.strategy;
+        if (a.best.embTables > 0 || b.best.embTables > 0) {
+            // A DLRM's strategy is its sharding plan.
+            if (!sameStrategy(a.best, b.best)) out.push_back(i);
+            continue;
+        }
         if (x.tp != y.tp || x.pp != y.pp || x.vp != y.vp || x.cp != y.cp || x.dp != y.dp ||
             x.microBatch != y.microBatch || x.zeroStage != y.zeroStage ||
             x.recompute != y.recompute || x.sequenceParallel != y.sequenceParallel ||
@@ -205,6 +210,7 @@ Candidate bestDlrmPlan(const Scenario& s, SearchStats* stats, bool* feasible) {
     c.gpus = s.gpus;
     c.strategy = s.strategy;
     c.strategy.dlrm = b.plan;
+    c.embTables = int(s.model.dlrm.tables.size());
     c.stepTimeS = b.result.stepTimeS;
     c.tokensPerS = b.result.samplesPerS;
     c.mfu = b.result.mfu;
@@ -293,7 +299,7 @@ SweepResult mergeSweeps(const std::vector<SweepResult>& shards) {
         // scenario (or --set, or --restrict).
         const Candidate& u = shards[i].unscaled;
         if (u.gpus != r.unscaled.gpus || u.tokensPerS != r.unscaled.tokensPerS ||
-            strategySpec(u.strategy) != strategySpec(r.unscaled.strategy))
+            !sameStrategy(u, r.unscaled))
             throw InputError("merge", "unscaled",
                              "the sweep files start from different unscaled results (another "
                              "scenario, --set or --restrict); merge shards of one sweep");
@@ -416,6 +422,11 @@ ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSy
             SearchStats st;
             try {
                 p.best = bestOf(s, sp, options, &st, &p.feasible);
+                if (p.feasible) {
+                    // A DLRM's strategy is its sharding plan (its TP/PP/DP fields are fixed).
+                    p.spec = s.model.isDlrm() ? describePlan(s, p.best.strategy.dlrm)
+                                              : strategySpec(p.best.strategy);
+                }
                 if (!p.feasible) {
                     // A DLRM's one strategy is data parallelism over every GPU: its own rule
                     // says exactly what fails; a transformer's search tried every split.

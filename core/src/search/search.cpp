@@ -755,4 +755,20 @@ std::string strategySpec(const Strategy& st) {
     return os.str();
 }
 
+std::string candidateSpec(const Candidate& c) {
+    if (c.embTables <= 0) return strategySpec(c.strategy);
+    const DlrmPlan& p = c.strategy.dlrm;
+    std::ostringstream os;
+    os << "emb=";
+    for (int i = 0; i < c.embTables && i < kMaxTableGroups; ++i)
+        os << (i ? "," : "") << toString(p.sharding[i]);
+    os << ",group=" << p.groupSize << ",pipeline=" << int(p.pipelineSparse)
+       << ",kernels=" << (p.perTableKernels ? "per_table" : "fused");
+    return os.str();
+}
+
+bool sameStrategy(const Candidate& a, const Candidate& b) {
+    return a.gpus == b.gpus && a.embTables == b.embTables && candidateSpec(a) == candidateSpec(b);
+}
+
 } // namespace madmax

@@ -4,6 +4,7 @@
 #include "madmax/json_reader.hpp"
 #include "madmax/scenario_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,18 +15,33 @@ namespace madmax {
 using nlohmann::json;
 
 json toJson(const Candidate& c) {
-    return {{"gpus", c.gpus},
-            {"spec", strategySpec(c.strategy)},
-            {"strategy", toJson(c.strategy)},
-            {"step_time_s", c.stepTimeS},
-            {"tokens_per_s", c.tokensPerS},
-            {"tokens_per_s_per_gpu", c.gpus ? c.tokensPerS / c.gpus : 0.0},
-            {"mfu", c.mfu},
-            {"memory_bytes", c.memoryBytes},
-            {"margin_bytes", c.marginBytes},
-            {"exposed_comm_s", c.exposedCommS},
-            {"score", c.score},
-            {"fits", c.fits}};
+    json st = toJson(c.strategy);
+    if (c.embTables > 0) {
+        // A DLRM's strategy is its sharding plan, per table group, as a scenario writes it
+        // (parseStrategy reads it back); its TP/PP/DP fields alone describe nothing.
+        const DlrmPlan& plan = c.strategy.dlrm;
+        json types = json::array();
+        for (int i = 0; i < c.embTables && i < kMaxTableGroups; ++i)
+            types.push_back(std::string(toString(plan.sharding[i])));
+        st["emb_sharding"] = types;
+        st["emb_group_size"] = plan.groupSize;
+        st["sparse_pipeline"] = plan.pipelineSparse;
+        st["emb_kernels"] = plan.perTableKernels ? "per_table" : "fused";
+    }
+    json out = {{"gpus", c.gpus},
+                {"spec", candidateSpec(c)},
+                {"strategy", st},
+                {"step_time_s", c.stepTimeS},
+                {"tokens_per_s", c.tokensPerS},
+                {"tokens_per_s_per_gpu", c.gpus ? c.tokensPerS / c.gpus : 0.0},
+                {"mfu", c.mfu},
+                {"memory_bytes", c.memoryBytes},
+                {"margin_bytes", c.marginBytes},
+                {"exposed_comm_s", c.exposedCommS},
+                {"score", c.score},
+                {"fits", c.fits}};
+    if (c.embTables > 0) out["emb_tables"] = c.embTables;
+    return out;
 }
 
 Candidate candidateFromJson(const json& j, const std::string& file) {
@@ -44,6 +60,20 @@ Candidate candidateFromJson(const json& j, const std::string& file) {
         c.exposedCommS = j.at("exposed_comm_s").get<double>();
         c.score = j.at("score").get<double>();
         c.fits = j.at("fits").get<bool>();
+        if (j.contains("emb_tables")) {
+            const json& t = j.at("emb_tables");
+            if (!t.is_number_integer() || t.get<long long>() < 1 ||
+                t.get<long long>() > kMaxTableGroups)
+                throw InputError(file, "candidate.emb_tables",
+                                 "must be a whole number of table groups from 1 to " +
+                                     std::to_string(kMaxTableGroups));
+            c.embTables = int(t.get<long long>());
+            const json& e = j.at("strategy").value("emb_sharding", json());
+            if (!e.is_array() || e.size() != std::size_t(c.embTables))
+                throw InputError(file, "candidate.strategy.emb_sharding",
+                                 "must list one sharding type per table group (emb_tables = " +
+                                     std::to_string(c.embTables) + ")");
+        }
         // What no search can have produced: refuse it rather than merge it.
         auto bad = [&](const char* field, const std::string& why) {
             throw InputError(file, std::string("candidate.") + field, why);
@@ -361,13 +391,18 @@ std::string sweepCsv(const SweepResult& r) {
     std::ostringstream os;
     for (const auto& a : r.axes)
         os << a.knob << ',';
-    os << "feasible,speedup,best_tokens_per_s,best_gpus,best_strategy\n";
+    // A DLRM's sweep ranks samples/s (its points' plans are the strategies).
+    const bool dlrm = r.unscaled.embTables > 0 ||
+                      std::any_of(r.points.begin(), r.points.end(),
+                                  [](const SweepPoint& p) { return p.best.embTables > 0; });
+    os << "feasible,speedup," << (dlrm ? "best_samples_per_s" : "best_tokens_per_s")
+       << ",best_gpus,best_strategy\n";
     for (const auto& p : r.points) {
         for (double f : p.factors)
             os << f << ',';
         os << int(p.feasible) << ',' << p.speedup << ',' << (p.feasible ? p.best.tokensPerS : 0.0)
            << ',' << (p.feasible ? p.best.gpus : 0) << ",\""
-           << (p.feasible ? strategySpec(p.best.strategy) : "") << "\"\n";
+           << (p.feasible ? candidateSpec(p.best) : "") << "\"\n";
     }
     return os.str();
 }
@@ -387,6 +422,7 @@ json toJson(const ResourcePareto& r) {
             pt["throughput"] = p.best.tokensPerS;
             pt["dollars_per_million"] = p.dollarsPerMillion();
             pt["best"] = toJson(p.best);
+            pt["spec"] = p.spec; // in words: a DLRM's plan by table name
         } else {
             pt["why_none"] = p.whyNone;
         }
@@ -407,8 +443,8 @@ std::string paretoCsv(const ResourcePareto& r) {
         os << '"' << p.systemId << "\"," << p.gpus << ',' << p.pricePerGpuHour << ','
            << p.dollarsPerHour() << ',' << int(p.feasible) << ','
            << (p.feasible ? p.best.tokensPerS : 0.0) << ',' << p.dollarsPerMillion() << ','
-           << int(p.frontGpus) << ',' << int(p.frontDollars) << ",\""
-           << (p.feasible ? strategySpec(p.best.strategy) : "") << "\"\n";
+           << int(p.frontGpus) << ',' << int(p.frontDollars) << ",\"" << (p.feasible ? p.spec : "")
+           << "\"\n";
     }
     return os.str();
 }
