@@ -114,7 +114,7 @@ Prepared prepare(const Common& c) {
 std::string row(const Candidate& c, int rank) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%4d  %-62s %6d %10.1f %6.1f%% %9s %9s", rank,
-                  strategySpec(c.strategy).c_str(), c.gpus, c.tokensPerS / c.gpus, c.mfu * 100,
+                  candidateSpec(c).c_str(), c.gpus, c.tokensPerS / c.gpus, c.mfu * 100,
                   formatSeconds(c.stepTimeS).c_str(), formatBytes(c.memoryBytes).c_str());
     return buf;
 }
@@ -140,7 +140,7 @@ void printSearch(const SearchResult& r, const Scenario& s) {
                 st.enumeratedPerS, st.timedPerS,
                 r.cancelled ? " (cancelled)" : "");
     if (r.baseline) {
-        std::cout << "\nBaseline " << strategySpec(r.baseline->strategy) << ": "
+        std::cout << "\nBaseline " << candidateSpec(*r.baseline) << ": "
                   << (r.baseline->fits ? "" : "DOES NOT FIT; ")
                   << r.baseline->tokensPerS / r.baseline->gpus << " tok/s/GPU\n";
         if (r.speedupOverBaseline)
@@ -495,7 +495,7 @@ void addSweepCommand(CLI::App& app) {
                       << " samples/s/GPU\n";
         } else {
             std::cout << sweepCsv(r);
-            std::cout << "\nunscaled best: " << strategySpec(r.unscaled.strategy) << ", "
+            std::cout << "\nunscaled best: " << candidateSpec(r.unscaled) << ", "
                       << r.unscaled.tokensPerS / std::max(1, r.unscaled.gpus) << " tok/s/GPU\n";
         }
         return;

@@ -1,5 +1,6 @@
 // The design-space search and co-design sweeps (issue #4).
 #include "madmax/codesign.hpp"
+#include "madmax/dlrm_search.hpp"
 #include "madmax/search.hpp"
 #include "madmax/search_io.hpp"
 #include "madmax/strategy_space.hpp"
@@ -322,6 +323,62 @@ TEST_CASE("A two-knob grid, sharded sweeps merge, and sensitivity ranks knobs") 
     REQUIRE(sens.size() == 2);
     CHECK(sens.front().knob == "flops"); // compute matters more than NVLink latency here
     CHECK(sens.front().speedupDouble > 1.2);
+}
+
+TEST_CASE("Serving sweeps: the configuration is degrees, precision and batch, through merge") {
+    // Llama 2 70B offline on 8 H100 at half, one and twice the HBM bandwidth: the serving search
+    // picks PP 8 × 1 replica at half the bandwidth and PP 4 × 2 replicas from there (FP8 at
+    // each). The sweep had reported serving's best in training terms (vp, mb, zero, recompute
+    // …) without the precision and batch the serving search chose, and dropped them in JSON.
+    const Scenario s = test::preset("serve-llama2-70b-8xh100-offline");
+    const std::vector<KnobAxis> axes = {{"hbm_bw", {0.5, 1.0, 2.0}}};
+    const SweepResult whole = sweep(s, axes, {}, SearchOptions{});
+    REQUIRE(whole.points.size() == 3);
+    for (const auto& p : whole.points) {
+        REQUIRE(p.feasible);
+        CHECK(p.best.servingBatch >= 1);
+        CHECK(p.best.servingPrecision == Precision::FP8);
+        CHECK_THAT(candidateSpec(p.best),
+                   Catch::Contains(",precision=fp8,batch=") && !Catch::Contains("recompute"));
+    }
+    CHECK_THAT(candidateSpec(whole.points[0].best), Catch::StartsWith("tp=1,pp=8,replicas=1,"));
+    CHECK_THAT(candidateSpec(whole.points[1].best), Catch::StartsWith("tp=1,pp=4,replicas=2,"));
+    CHECK(whole.strategyChanges() == std::vector<std::size_t>{1});
+    // Through JSON: the same configurations.
+    const SweepResult back = sweepFromJson(toJson(whole), "sweep");
+    for (std::size_t i = 0; i < 3; ++i)
+        CHECK(candidateSpec(back.points[i].best) == candidateSpec(whole.points[i].best));
+    CHECK(back.strategyChanges() == whole.strategyChanges());
+    json bad = toJson(whole);
+    bad["unscaled"]["serving"]["precision"] = "fp6";
+    CHECK_THROWS_WITH(sweepFromJson(bad, "bad.json"),
+                      Catch::Contains("candidate.serving.precision"));
+    bad["unscaled"]["serving"] = {{"batch", 0}, {"precision", "fp8"}};
+    CHECK_THROWS_WITH(sweepFromJson(bad, "bad.json"), Catch::Contains("candidate.serving.batch"));
+}
+
+TEST_CASE("A scenario's strategy in words names what its workload chooses (pins, reports)") {
+    // The explorer names a pinned baseline after it: a training scenario by its degrees, a
+    // serving one by its degrees, precision and batch, a DLRM by its plan (all pins of a DLRM
+    // had read "tp=1,pp=1,…", whatever the plan).
+    const Scenario train = test::preset("default");
+    CHECK(scenarioSpec(train) == strategySpec(train.strategy));
+    const Scenario serve = test::preset("serve-llama33-70b-2xh100-tp2");
+    CHECK_THAT(scenarioSpec(serve),
+               Catch::StartsWith("tp=2,pp=1,replicas=1,ep=1,etp=1,precision=") &&
+                   Catch::Contains(",batch="));
+    Scenario fixed = serve;
+    fixed.workload.inference.batch = 0;
+    CHECK_THAT(scenarioSpec(fixed), Catch::EndsWith(",batch=auto"));
+    fixed.workload.inference.batch = 64;
+    CHECK_THAT(scenarioSpec(fixed), Catch::EndsWith(",batch=64"));
+    const Scenario d = test::preset("dlrm-dcnv2-64-h100");
+    CHECK(scenarioSpec(d) == describePlan(d, d.strategy.dlrm));
+    Scenario other = d;
+    other.strategy.dlrm.sharding[0] = other.strategy.dlrm.sharding[0] == EmbSharding::DataParallel
+                                          ? EmbSharding::TableWise
+                                          : EmbSharding::DataParallel;
+    CHECK(scenarioSpec(other) != scenarioSpec(d));
 }
 
 TEST_CASE("DLRM sweeps: the plan is the strategy - changes are marked, and it survives merge") {

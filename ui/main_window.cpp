@@ -203,7 +203,7 @@ void MainWindow::buildMenus() {
     view->addAction("&Pin as Baseline", QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] {
         pinBaseline(QString("Pin %1: %2")
                         .arg(pinned_.size() + 1)
-                        .arg(QString::fromStdString(strategySpec(shown_.scenario.strategy))));
+                        .arg(QString::fromStdString(scenarioSpec(shown_.scenario))));
     });
     view->addAction("&Clear Pinned", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_B), this,
                     &MainWindow::clearPins);

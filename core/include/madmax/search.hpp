@@ -56,6 +56,10 @@ struct Candidate {
     /// A DLRM's table groups (0 for a transformer): its strategy is then the sharding plan in
     /// strategy.dlrm, whose first embTables entries are used, not the TP/PP/DP fields.
     int embTables = 0;
+    /// Serving: the batch per replica and the precision the serving search chose (0: a
+    /// training candidate). With the TP/PP/replica (dp)/EP degrees they are the configuration.
+    int servingBatch = 0;
+    Precision servingPrecision = Precision::BF16;
 };
 
 struct HeatCell {
@@ -122,10 +126,16 @@ std::optional<std::string> explainSearchSpace(const Scenario& base, const Search
 /// throughput), or nothing. search(), sweeps and the Pareto refuse it with this reason.
 std::optional<std::string> explainObjective(const Scenario& base, Objective o);
 std::string strategySpec(const Strategy& st);
-/// A candidate's strategy in one line: strategySpec, or a DLRM's plan
-/// ("emb=tw,cw,…,group=0,pipeline=1,kernels=fused"), so that two plans differ in words.
+/// A candidate's strategy in one line: strategySpec; a DLRM's plan
+/// ("emb=tw,cw,…,group=0,pipeline=1,kernels=fused"); or a serving configuration
+/// ("tp=1,pp=4,replicas=2,ep=1,etp=1,precision=fp8,batch=2102").
 std::string candidateSpec(const Candidate& c);
-/// Whether two candidates run the same strategy (for a DLRM: the same plan).
+/// A scenario's own strategy in one line, as candidateSpec writes a search's: strategySpec for
+/// training, the serving configuration ("…,precision=fp8,batch=auto"), or a DLRM's plan by
+/// table name (describePlan).
+std::string scenarioSpec(const Scenario& s);
+/// Whether two candidates run the same strategy: for a DLRM the same plan; for serving the
+/// same degrees and precision (the batch follows from memory and the latency objectives).
 bool sameStrategy(const Candidate& a, const Candidate& b);
 
 } // namespace madmax

@@ -174,8 +174,9 @@ std::vector<std::size_t> SweepResult::strategyChanges() const {
         }
         if (!a.feasible) continue;
         const Strategy &x = a.best.strategy, &y = b.best.strategy;
-        if (a.best.embTables > 0 || b.best.embTables > 0) {
-            // A DLRM's strategy is its sharding plan.
+        if (a.best.embTables > 0 || b.best.embTables > 0 || a.best.servingBatch > 0 ||
+            b.best.servingBatch > 0) {
+            // A DLRM's strategy is its sharding plan; serving's, its degrees and precision.
             if (!sameStrategy(a.best, b.best)) out.push_back(i);
             continue;
         }
@@ -425,7 +426,7 @@ ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSy
                 if (p.feasible) {
                     // A DLRM's strategy is its sharding plan (its TP/PP/DP fields are fixed).
                     p.spec = s.model.isDlrm() ? describePlan(s, p.best.strategy.dlrm)
-                                              : strategySpec(p.best.strategy);
+                                              : candidateSpec(p.best);
                 }
                 if (!p.feasible) {
                     // A DLRM's one strategy is data parallelism over every GPU: its own rule

@@ -1,5 +1,6 @@
 #include "madmax/search.hpp"
 
+#include "madmax/dlrm_search.hpp"
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
 #include "madmax/flops.hpp"
@@ -396,7 +397,9 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
         for (const ServingCandidate& sc : sr.top) {
             const Strategy& st = sc.scenario.strategy;
             if (!allowed(space.tp, st.tp) || !allowed(space.pp, st.pp)) continue;
-            const Candidate c = evaluateCandidate(sc.scenario, Objective::Throughput, opt.tokenBudget);
+            Candidate c = evaluateCandidate(sc.scenario, Objective::Throughput, opt.tokenBudget);
+            c.servingBatch = sc.scenario.workload.inference.batch;
+            c.servingPrecision = sc.scenario.workload.precision;
             all.push_back(c);
             HeatCell& cell = cells[{st.tp, st.pp}];
             cell.tp = st.tp;
@@ -421,6 +424,8 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
         b.strategy = *opt.baseline;
         if (!explainInvalid(b)) {
             r.baseline = evaluateCandidate(b, Objective::Throughput, opt.tokenBudget);
+            r.baseline->servingBatch = std::max(1, b.workload.inference.batch);
+            r.baseline->servingPrecision = b.workload.precision;
             if (!r.top.empty() && r.baseline->score > 0)
                 r.speedupOverBaseline = r.top.front().score / r.baseline->score;
         }
@@ -755,7 +760,19 @@ std::string strategySpec(const Strategy& st) {
     return os.str();
 }
 
+namespace {
+std::string servingSpec(const Candidate& c, bool withBatch) {
+    const Strategy& st = c.strategy;
+    std::ostringstream os;
+    os << "tp=" << st.tp << ",pp=" << st.pp << ",replicas=" << st.dp << ",ep=" << st.ep
+       << ",etp=" << st.etp << ",precision=" << toString(c.servingPrecision);
+    if (withBatch) os << ",batch=" << c.servingBatch;
+    return os.str();
+}
+} // namespace
+
 std::string candidateSpec(const Candidate& c) {
+    if (c.servingBatch > 0) return servingSpec(c, true);
     if (c.embTables <= 0) return strategySpec(c.strategy);
     const DlrmPlan& p = c.strategy.dlrm;
     std::ostringstream os;
@@ -767,7 +784,22 @@ std::string candidateSpec(const Candidate& c) {
     return os.str();
 }
 
+std::string scenarioSpec(const Scenario& s) {
+    if (s.model.isDlrm()) return describePlan(s, s.strategy.dlrm);
+    if (s.workload.kind != WorkloadKind::Inference) return strategySpec(s.strategy);
+    Candidate c;
+    c.strategy = s.strategy;
+    c.servingPrecision = s.workload.precision;
+    c.servingBatch = std::max(1, s.workload.inference.batch);
+    std::string spec = servingSpec(c, s.workload.inference.batch > 0);
+    if (s.workload.inference.batch <= 0) spec += ",batch=auto";
+    return spec;
+}
+
 bool sameStrategy(const Candidate& a, const Candidate& b) {
+    if (a.servingBatch > 0 || b.servingBatch > 0)
+        return a.gpus == b.gpus && (a.servingBatch > 0) == (b.servingBatch > 0) &&
+               servingSpec(a, false) == servingSpec(b, false);
     return a.gpus == b.gpus && a.embTables == b.embTables && candidateSpec(a) == candidateSpec(b);
 }
 

@@ -41,6 +41,9 @@ json toJson(const Candidate& c) {
                 {"score", c.score},
                 {"fits", c.fits}};
     if (c.embTables > 0) out["emb_tables"] = c.embTables;
+    if (c.servingBatch > 0)
+        out["serving"] = {{"batch", c.servingBatch},
+                          {"precision", std::string(toString(c.servingPrecision))}};
     return out;
 }
 
@@ -60,6 +63,21 @@ Candidate candidateFromJson(const json& j, const std::string& file) {
         c.exposedCommS = j.at("exposed_comm_s").get<double>();
         c.score = j.at("score").get<double>();
         c.fits = j.at("fits").get<bool>();
+        if (j.contains("serving")) {
+            const json& sv = j.at("serving");
+            const json& b = sv.at("batch");
+            if (!b.is_number_integer() || b.get<long long>() < 1 ||
+                b.get<long long>() > (1LL << 30))
+                throw InputError(file, "candidate.serving.batch",
+                                 "must be a whole batch per replica from 1 to 2^30");
+            c.servingBatch = int(b.get<long long>());
+            const json& pr = sv.at("precision");
+            const auto prec = pr.is_string() ? parsePrecision(pr.get<std::string>()) : std::nullopt;
+            if (!prec)
+                throw InputError(file, "candidate.serving.precision",
+                                 "expected fp32, tf32, bf16, fp16, fp8 or fp4, got " + pr.dump());
+            c.servingPrecision = *prec;
+        }
         if (j.contains("emb_tables")) {
             const json& t = j.at("emb_tables");
             if (!t.is_number_integer() || t.get<long long>() < 1 ||
