@@ -25,7 +25,7 @@ for f in presets/gpus/*.json; do seed 2 "$f"; done
 for f in presets/systems/*.json; do seed 3 "$f"; done
 seed 4 tests/fuzz/seeds/validation.json
 seed 5 tests/fuzz/seeds/search.json
-seed 6 tests/fuzz/seeds/sweep.json
+for f in tests/fuzz/seeds/sweep*.json; do seed 6 "$f"; done
 for f in tests/fuzz/seeds/seed-*.json; do seed 7 "$f"; done
 seed 8 tests/fuzz/seeds/nccl-all_reduce_perf.txt
 seed 9 tests/fuzz/seeds/kineto-trace.json
