@@ -196,7 +196,9 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
     if (serving) {
         QStringList headers = {"rank", "GPUs", "TP", "PP", "replicas"};
         if (moe) headers << "EP";
-        headers << "output tokens/s/GPU"
+        headers << "precision"
+                << "batch"
+                << "output tokens/s/GPU"
                 << "TPOT (ms)"
                 << "memory (GB)";
         table_->setColumnCount(int(headers.size()));
@@ -210,6 +212,11 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
             for (int v : {c.gpus, c.strategy.tp, c.strategy.pp, c.strategy.dp})
                 table_->setItem(i, col++, numberItem(v, 0));
             if (moe) table_->setItem(i, col++, numberItem(c.strategy.ep, 0));
+            // What the serving search chose besides the degrees (loadRow applies them too).
+            table_->setItem(i, col++,
+                            new QTableWidgetItem(
+                                QString::fromStdString(std::string(toString(c.servingPrecision)))));
+            table_->setItem(i, col++, numberItem(c.servingBatch, 0));
             table_->setItem(i, col++, numberItem(c.tokensPerS / c.gpus, 1));
             table_->setItem(i, col++, numberItem(c.stepTimeS * 1e3, 2));
             table_->setItem(i, col++, numberItem(c.memoryBytes / 1e9, 1));
@@ -303,8 +310,19 @@ void DesignSpacePanel::loadRow(int row) {
     const int idx = it->data(Qt::UserRole).toInt();
     if (idx < 0 || idx >= int(rows_.size())) return;
     const Candidate& c = rows_[std::size_t(idx)];
-    const QString err = doc_->setFields({{"gpus", c.gpus}, {"strategy", toJson(c.strategy)}},
-                                        "load strategy from the ranking");
+    std::vector<std::pair<std::string, nlohmann::json>> edits = {{"gpus", c.gpus},
+                                                                 {"strategy", toJson(c.strategy)}};
+    if (c.servingBatch > 0) {
+        // A serving row is also a precision: weights and activations in it, the KV cache too
+        // (FP8 under FP4), as the serving search ran it. The batch follows from the scenario's
+        // own batch setting, as it did in the search.
+        const std::string p(toString(c.servingPrecision));
+        edits.push_back({"workload.precision", p});
+        edits.push_back({"workload.weight_precision", p});
+        edits.push_back(
+            {"workload.kv_precision", bytesPerElement(c.servingPrecision) < 1 ? "fp8" : p});
+    }
+    const QString err = doc_->setFields(edits, "load strategy from the ranking");
     if (!err.isEmpty()) status_->setText(err);
 }
 

@@ -129,7 +129,28 @@ TEST_CASE("Serving scenarios: the design space finds the serving configurations 
     CHECK(direct.stats.feasible > 10); // the CLI finds these too (`madmax search` on the file)
     CHECK(panel->table()->rowCount() == int(std::min<std::size_t>(100, direct.stats.feasible)));
     CHECK(panel->table()->horizontalHeaderItem(4)->text() == "replicas");
+    CHECK(panel->table()->horizontalHeaderItem(5)->text() == "precision");
+    CHECK(panel->table()->horizontalHeaderItem(6)->text() == "batch");
     CHECK(panel->status().contains("output tokens/s per GPU"));
+    // A row is a precision as well as degrees: loading a BF16 row into this FP8 scenario runs it
+    // in BF16, so the explorer shows the row's own TPOT (it had loaded only the degrees and
+    // shown the FP8 configuration's).
+    REQUIRE(w.document()->scenario().workload.precision == Precision::FP8);
+    int bf16Row = -1;
+    for (int r = 0; r < panel->table()->rowCount() && bf16Row < 0; ++r)
+        if (panel->table()->item(r, 5)->text() == "bf16") bf16Row = r;
+    REQUIRE(bf16Row >= 0);
+    const Candidate& row =
+        panel->result()
+            ->top[std::size_t(panel->table()->item(bf16Row, 0)->data(Qt::UserRole).toInt())];
+    CHECK(panel->table()->item(bf16Row, 6)->text() == QString::number(row.servingBatch));
+    panel->loadRow(bf16Row);
+    const Scenario& loaded = w.document()->scenario();
+    CHECK(loaded.workload.precision == Precision::BF16);
+    CHECK(loaded.workload.inference.weightPrecision == Precision::BF16);
+    CHECK(loaded.workload.inference.kvPrecision == Precision::BF16);
+    CHECK(loaded.strategy.pp == row.strategy.pp);
+    CHECK(evaluate(loaded).stepTimeS == Approx(row.stepTimeS).epsilon(1e-9));
     // A training objective is said not to apply, and nothing runs (it had been ignored).
     panel->objectiveBox()->setCurrentIndex(panel->objectiveBox()->findData("cost"));
     panel->runSearch();
