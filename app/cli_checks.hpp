@@ -24,4 +24,22 @@ inline const CLI::Validator kFinite(
     },
     "FINITE");
 
+/// A finite number at least 0 (`positive`: above 0), refused in words. CLI11's
+/// NonNegativeNumber and PositiveNumber print their bound as the 309-digit largest double.
+inline CLI::Validator atLeastZero(bool positive) {
+    return CLI::Validator(
+        [positive](std::string& text) -> std::string {
+            std::string why = kFinite(text);
+            if (!why.empty()) return why;
+            const double v = std::stod(text);
+            if (positive ? v <= 0 : v < 0)
+                return "\"" + text + "\" is not " +
+                       (positive ? "a positive number" : "a number of 0 or more");
+            return {};
+        },
+        positive ? "POSITIVE" : "NONNEGATIVE");
+}
+inline const CLI::Validator kNonNegative = atLeastZero(false);
+inline const CLI::Validator kPositive = atLeastZero(true);
+
 } // namespace madmax::cli

@@ -44,9 +44,9 @@ void addCommon(CLI::App* c, Common& o) {
         ->check(CLI::IsMember({"throughput", "time", "cost"}));
     c->add_option("--token-budget", o.tokenBudget,
                   "Tokens to train, for time and cost (default 1e12)")
-        ->check(kFinite & CLI::PositiveNumber);
-    c->add_option("--threads", o.threads, "Worker threads (default: every core)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kPositive);
+    c->add_option("--threads", o.threads, "Worker threads, 1 to 4096 (default 0: every core)")
+        ->check(CLI::Range(0, 4096));
     c->add_flag("--json", o.json, "Print JSON (what `madmax merge` reads)");
     c->add_flag("--csv", o.csv, "Print CSV");
     c->add_flag("--no-prune", o.noPrune, "Evaluate every configuration (no bound-based skipping)");
@@ -226,12 +226,12 @@ void addSearchCommand(CLI::App& app) {
         "search", "Rank every valid parallelization strategy (or serving configuration)");
     addCommon(search, o->common);
     search->add_option("--ttft", o->ttft, "Serving: time-to-first-token objective in seconds")
-        ->check(kFinite & CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     search->add_option("--tpot", o->tpot, "Serving: time-per-output-token objective in seconds")
-        ->check(kFinite & CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     search->add_flag("--per-dollar", o->perDollar, "Serving: rank by output tokens per dollar");
-    search->add_option("--top", o->top, "How many to list (default 10)")
-        ->check(CLI::NonNegativeNumber);
+    search->add_option("--top", o->top, "How many to list, 0 to 2^30 (default 10)")
+        ->check(CLI::Range(0, 1 << 30));
     search->add_option(
         "--baseline", o->baseline,
         "What you run today, e.g. \"tp=8,pp=16,vp=2,mb=1\"; the best is compared with it");
@@ -558,7 +558,8 @@ void addMergeCommand(CLI::App& app) {
         ->required();
     merge->add_flag("--json", o->json, "Print JSON (the default)");
     merge->add_flag("--csv", o->csv, "Print CSV");
-    merge->add_option("--top", o->top, "How many to keep from a search (default 10)");
+    merge->add_option("--top", o->top, "How many to keep from a search, 0 to 2^30 (default 10)")
+        ->check(CLI::Range(0, 1 << 30));
     merge->callback([o] {
         std::vector<SearchResult> searches;
         std::vector<SweepResult> sweeps;

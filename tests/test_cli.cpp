@@ -153,6 +153,20 @@ TEST_CASE("A search option the workload's search has no use for is refused, not 
     CHECK_THAT(err, Contains("a serving search ranks output tokens/s per GPU"));
     CHECK(runCli("pareto dlrm-dcnv2-64-h100 --objective cost --gpus 64", &out, &err) == 2);
     CHECK_THAT(err, StartsWith("error: --objective: cost: a DLRM's plan search ranks samples/s"));
+    // Counts are ranges, said as such: a negative --top was refused with a 300-digit bound
+    // (search) or taken as 0 without a word (merge); --threads took any count.
+    CHECK(runCli("search default --top -1", &out, &err) == 2);
+    CHECK_THAT(err, Contains("--top: Value -1 not in range 0 to 1073741824"));
+    CHECK(runCli("merge --top -1 x.json", &out, &err) == 2);
+    CHECK_THAT(err, Contains("--top: Value -1 not in range 0 to 1073741824"));
+    CHECK(runCli("search default --threads 100000", &out, &err) == 2);
+    CHECK_THAT(err, Contains("--threads: Value 100000 not in range 0 to 4096"));
+    CHECK(runCli("search default --token-budget -5", &out, &err) == 2);
+    CHECK_THAT(err, Contains("--token-budget: \"-5\" is not a positive number"));
+    CHECK(runCli("search serve-llama2-70b-8xh100-offline --ttft -1", &out, &err) == 2);
+    CHECK_THAT(err, Contains("--ttft: \"-1\" is not a number of 0 or more"));
+    CHECK(runCli("search serve-llama2-70b-8xh100-offline --tpot nan", &out, &err) == 2);
+    CHECK_THAT(err, Contains("is not a finite number"));
     // The Pareto comparison is one run with its own GPU counts.
     CHECK(runCli("pareto --shard 1/2 --gpus 64", &out, &err) == 2);
     CHECK_THAT(err, StartsWith("error: --shard: 1/2: does not apply to the Pareto comparison"));
