@@ -325,6 +325,48 @@ TEST_CASE("A two-knob grid, sharded sweeps merge, and sensitivity ranks knobs") 
     CHECK(sens.front().speedupDouble > 1.2);
 }
 
+TEST_CASE("A sweep point with no strategy says why, in the table, CSV, JSON and merge") {
+    // 256 × 10⁶ GPUs cannot split a 512-sequence batch; a DLRM on 3 × 64 = 192 GPUs breaks its
+    // own rule (the global batch must be a multiple of the GPUs). Both points had read
+    // "0,0,0,0,\"\"" with no reason.
+    const SweepResult t = sweep(test::preset("default"), {{"gpus", {1.0, 1e6}}}, {}, {});
+    REQUIRE(t.points.size() == 2);
+    CHECK(t.points[0].whyNone.empty());
+    CHECK_FALSE(t.points[1].feasible);
+    CHECK(t.points[1].whyNone ==
+          "no valid strategy: no split divides the GPUs, layers and batch at this count");
+    const std::string csv = sweepCsv(t);
+    CHECK_THAT(csv, Catch::StartsWith("gpus,feasible,speedup,best_tokens_per_s,best_gpus,"
+                                      "best_strategy,why_none\n"));
+    CHECK_THAT(csv, Catch::Contains(",\"\",\"no valid strategy: no split divides"));
+    const SweepResult back = sweepFromJson(toJson(t), "sweep");
+    CHECK(back.points[1].whyNone == t.points[1].whyNone);
+    const SweepResult d = sweep(test::preset("dlrm-dcnv2-64-h100"), {{"gpus", {3.0}}}, {}, {});
+    REQUIRE(d.points.size() == 1);
+    CHECK_FALSE(d.points[0].feasible);
+    CHECK_THAT(d.points[0].whyNone,
+               Catch::StartsWith("no valid strategy: workload.global_batch (65536) must be a "
+                                 "multiple of the 192 GPUs"));
+    // A reason's own quotes are doubled (RFC 4180), so the CSV keeps its columns.
+    SweepResult q = t;
+    q.points[1].whyNone = "no valid strategy: got \"x\"";
+    CHECK_THAT(sweepCsv(q), Catch::Contains(",\"no valid strategy: got \"\"x\"\"\"\n"));
+}
+
+TEST_CASE("Search CSV gives the expert layout and the strategy in words") {
+    // An MoE search's CSV had no EP or ETP column: the expert layout of every row was lost.
+    SearchOptions o;
+    o.topN = 2;
+    const SearchResult r = search(test::preset("qwen3-30b-a3b-8-b200-eager"), {}, o);
+    REQUIRE_FALSE(r.top.empty());
+    const std::string csv = searchCsv(r);
+    CHECK_THAT(csv, Catch::Contains(",score,ep,etp,spec\n"));
+    const Candidate& c = r.top.front();
+    CHECK_THAT(csv,
+               Catch::Contains("," + std::to_string(c.strategy.ep) + "," +
+                               std::to_string(c.strategy.etp) + ",\"" + candidateSpec(c) + "\"\n"));
+}
+
 TEST_CASE("Serving sweeps: the configuration is degrees, precision and batch, through merge") {
     // Llama 2 70B offline on 8 H100 at half, one and twice the HBM bandwidth: the serving search
     // picks PP 8 × 1 replica at half the bandwidth and PP 4 × 2 replicas from there (FP8 at

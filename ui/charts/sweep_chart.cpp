@@ -98,8 +98,7 @@ void SweepChart::setInput(const ChartInput& in) {
             table_.rows.append({line->name(), formatNumber(p.factors[0], 6),
                                 formatNumber(pt.y(), 6),
                                 p.feasible ? QString::fromStdString(candidateSpec(p.best))
-                                : p.stats.enumerated > 0 ? "(nothing fits in memory)"
-                                                         : "(no valid strategy)",
+                                           : "(" + QString::fromStdString(p.whyNone) + ")",
                                 isChange ? "1" : "0"});
         }
         line->replace(pts);

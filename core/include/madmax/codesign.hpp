@@ -38,6 +38,8 @@ struct SweepPoint {
     Candidate best;
     double speedup = 0; ///< best score / the unscaled system's best score
     SearchStats stats;
+    /// When not feasible, why (as ResourcePoint::whyNone).
+    std::string whyNone;
 };
 
 struct SweepResult {

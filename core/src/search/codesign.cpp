@@ -246,6 +246,38 @@ Candidate bestOf(const Scenario& s, const SearchSpace& space, const SearchOption
 }
 } // namespace
 
+namespace {
+/// Why a search at `s` found nothing: memory (or serving's latency objectives), a DLRM's own
+/// rule quoted, or no split of the GPUs, layers and batch at all.
+std::string whyNoStrategy(const Scenario& s, const SearchStats& st) {
+    if (st.enumerated > 0)
+        return s.workload.kind == WorkloadKind::Inference
+                   ? "no configuration fits in memory and meets the latency objectives"
+                   : "no strategy fits in memory";
+    // A DLRM's one strategy is data parallelism over every GPU: its own rule says exactly
+    // what fails; a transformer's search tried every split.
+    if (const auto rule = s.model.isDlrm() ? explainInvalid(s) : std::nullopt)
+        return "no valid strategy: " + *rule;
+    return "no valid strategy: no split divides the GPUs, layers and batch at this count";
+}
+
+/// bestOf, with a point's reason when nothing is found (an invalid point is not an error of
+/// the whole sweep or comparison: its reason is reported in its place).
+Candidate bestOrWhy(const Scenario& s, const SearchSpace& sp, const SearchOptions& options,
+                    SearchStats& st, bool& feasible, std::string& whyNone) {
+    try {
+        Candidate c = bestOf(s, sp, options, &st, &feasible);
+        if (!feasible) whyNone = whyNoStrategy(s, st);
+        return c;
+    } catch (const InputError& e) {
+        if (e.file() == "--objective") throw; // the run's own option, not this point's
+        feasible = false;
+        whyNone = "no valid strategy: " + e.message();
+        return Candidate{};
+    }
+}
+} // namespace
+
 SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const SearchSpace& space,
                   const SearchOptions& options) {
     if (axes.empty() || axes.size() > 2)
@@ -274,7 +306,7 @@ SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const
         if (std::any_of(axes.begin(), axes.end(),
                         [](const KnobAxis& a) { return a.knob == "gpus"; }))
             sp.gpus = {s.gpus};
-        p.best = bestOf(s, sp, options, &p.stats, &p.feasible);
+        p.best = bestOrWhy(s, sp, options, p.stats, p.feasible, p.whyNone);
         p.speedup = p.feasible && ok ? p.best.score / r.unscaled.score : 0.0;
         r.points.push_back(p);
         if (options.progress) options.progress(i + 1, n0 * n1);
@@ -421,26 +453,11 @@ ResourcePareto resourcePareto(const Scenario& base, const std::vector<ResourceSy
             SearchSpace sp = space;
             sp.gpus = {g};
             SearchStats st;
-            try {
-                p.best = bestOf(s, sp, options, &st, &p.feasible);
-                if (p.feasible) {
-                    // A DLRM's strategy is its sharding plan (its TP/PP/DP fields are fixed).
-                    p.spec = s.model.isDlrm() ? describePlan(s, p.best.strategy.dlrm)
-                                              : candidateSpec(p.best);
-                }
-                if (!p.feasible) {
-                    // A DLRM's one strategy is data parallelism over every GPU: its own rule
-                    // says exactly what fails; a transformer's search tried every split.
-                    const auto rule = s.model.isDlrm() ? explainInvalid(s) : std::nullopt;
-                    p.whyNone = st.enumerated > 0 ? "no strategy fits in memory"
-                                : rule            ? "no valid strategy: " + *rule
-                                                  : "no valid strategy: no split divides the "
-                                                    "GPUs, layers and batch at this count";
-                }
-            } catch (const InputError& e) {
-                p.feasible = false; // no valid strategy at this count (e.g. a DLRM's rules)
-                p.whyNone = "no valid strategy: " + e.message();
-            }
+            p.best = bestOrWhy(s, sp, options, st, p.feasible, p.whyNone);
+            // A DLRM's strategy is its sharding plan (its TP/PP/DP fields are fixed).
+            if (p.feasible)
+                p.spec = s.model.isDlrm() ? describePlan(s, p.best.strategy.dlrm)
+                                          : candidateSpec(p.best);
             out.points.push_back(p);
             if (options.progress) options.progress(out.points.size(), total);
         }

@@ -14,6 +14,18 @@ namespace madmax {
 
 using nlohmann::json;
 
+namespace {
+/// A CSV field in double quotes, its own quotes doubled (RFC 4180): reasons quote values.
+std::string csvQuoted(const std::string& s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"') out += '"';
+        out += ch;
+    }
+    return out + '"';
+}
+} // namespace
+
 json toJson(const Candidate& c) {
     json st = toJson(c.strategy);
     if (c.embTables > 0) {
@@ -241,7 +253,10 @@ json toJson(const SweepResult& r) {
                    {"feasible", p.feasible},
                    {"speedup", p.speedup},
                    {"stats", statsJson(p.stats)}};
-        if (p.feasible) pt["best"] = toJson(p.best);
+        if (p.feasible)
+            pt["best"] = toJson(p.best);
+        else
+            pt["why_none"] = p.whyNone;
         points.push_back(pt);
     }
     json changes = json::array();
@@ -283,7 +298,10 @@ SweepResult sweepFromJson(const json& j, const std::string& file) {
             s.feasible = p.at("feasible");
             s.speedup = p.at("speedup");
             s.stats = statsFrom(p.value("stats", json::object()));
-            if (s.feasible) s.best = candidateFromJson(p.at("best"), file);
+            if (s.feasible)
+                s.best = candidateFromJson(p.at("best"), file);
+            else if (p.contains("why_none"))
+                s.whyNone = p.at("why_none").get<std::string>();
             if (s.index >= pointsInGrid ||
                 s.factors.size() != r.axes.size())
                 throw InputError(file, "points",
@@ -392,7 +410,9 @@ std::string searchCsv(const SearchResult& r) {
     std::ostringstream os;
     os << "rank,gpus,tp,pp,vp,cp,dp,micro_batch,zero_stage,recompute,sequence_parallel,tp_comm_"
           "overlap,"
-          "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_bytes,margin_bytes,score\n";
+          "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_bytes,margin_bytes,score,ep,"
+          "etp,"
+          "spec\n";
     int rank = 1;
     for (const auto& c : r.top) {
         const Strategy& s = c.strategy;
@@ -400,7 +420,8 @@ std::string searchCsv(const SearchResult& r) {
            << ',' << s.dp << ',' << s.microBatch << ',' << s.zeroStage << ','
            << toString(s.recompute) << ',' << int(s.sequenceParallel) << ',' << int(s.tpCommOverlap)
            << ',' << c.stepTimeS << ',' << c.tokensPerS << ',' << c.tokensPerS / c.gpus << ','
-           << c.mfu << ',' << c.memoryBytes << ',' << c.marginBytes << ',' << c.score << '\n';
+           << c.mfu << ',' << c.memoryBytes << ',' << c.marginBytes << ',' << c.score << ',' << s.ep
+           << ',' << s.etp << ',' << csvQuoted(candidateSpec(c)) << '\n';
     }
     return os.str();
 }
@@ -414,13 +435,14 @@ std::string sweepCsv(const SweepResult& r) {
                       std::any_of(r.points.begin(), r.points.end(),
                                   [](const SweepPoint& p) { return p.best.embTables > 0; });
     os << "feasible,speedup," << (dlrm ? "best_samples_per_s" : "best_tokens_per_s")
-       << ",best_gpus,best_strategy\n";
+       << ",best_gpus,best_strategy,why_none\n";
     for (const auto& p : r.points) {
         for (double f : p.factors)
             os << f << ',';
         os << int(p.feasible) << ',' << p.speedup << ',' << (p.feasible ? p.best.tokensPerS : 0.0)
-           << ',' << (p.feasible ? p.best.gpus : 0) << ",\""
-           << (p.feasible ? candidateSpec(p.best) : "") << "\"\n";
+           << ',' << (p.feasible ? p.best.gpus : 0) << ','
+           << csvQuoted(p.feasible ? candidateSpec(p.best) : "") << ',' << csvQuoted(p.whyNone)
+           << '\n';
     }
     return os.str();
 }
@@ -456,13 +478,13 @@ std::string paretoCsv(const ResourcePareto& r) {
     std::ostringstream os;
     const std::string unit = r.unit == "samples/s" ? "samples_per_s" : "tokens_per_s";
     os << "system,gpus,price_per_gpu_hour,dollars_per_hour,feasible," << unit
-       << ",dollars_per_million,front_gpus,front_dollars,best_strategy\n";
+       << ",dollars_per_million,front_gpus,front_dollars,best_strategy,why_none\n";
     for (const ResourcePoint& p : r.points) {
-        os << '"' << p.systemId << "\"," << p.gpus << ',' << p.pricePerGpuHour << ','
+        os << csvQuoted(p.systemId) << ',' << p.gpus << ',' << p.pricePerGpuHour << ','
            << p.dollarsPerHour() << ',' << int(p.feasible) << ','
            << (p.feasible ? p.best.tokensPerS : 0.0) << ',' << p.dollarsPerMillion() << ','
-           << int(p.frontGpus) << ',' << int(p.frontDollars) << ",\"" << (p.feasible ? p.spec : "")
-           << "\"\n";
+           << int(p.frontGpus) << ',' << int(p.frontDollars) << ','
+           << csvQuoted(p.feasible ? p.spec : "") << ',' << csvQuoted(p.whyNone) << '\n';
     }
     return os.str();
 }
