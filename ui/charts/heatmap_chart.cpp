@@ -123,7 +123,7 @@ void HeatmapChart::setInput(const ChartInput& in) {
                 best << p;
             table_.rows.append({QString::number(c.tp), QString::number(c.pp), "1",
                                 formatNumber(v, 6),
-                                QString::fromStdString(strategySpec(c.best.strategy))});
+                                QString::fromStdString(candidateSpec(c.best))});
         } else if (c.anyValid) {
             none << p;
             table_.rows.append({QString::number(c.tp), QString::number(c.pp), "0", "", ""});

@@ -105,13 +105,13 @@ void ScatterChart::setInput(const ChartInput& in) {
         pts << point(c);
         table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6),
                             formatNumber(c.tokensPerS / c.gpus, 6), "0",
-                            QString::fromStdString(strategySpec(c.strategy))});
+                            QString::fromStdString(candidateSpec(c))});
     }
     for (const auto& c : r.paretoMemory) {
         front << point(c);
         table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6),
                             formatNumber(c.tokensPerS / c.gpus, 6), "1",
-                            QString::fromStdString(strategySpec(c.strategy))});
+                            QString::fromStdString(candidateSpec(c))});
     }
     std::sort(front.begin(), front.end(),
               [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
