@@ -60,6 +60,10 @@ nlohmann::json toJson(const Model& m);
 nlohmann::json toJson(const Gpu& g);
 nlohmann::json toJson(const System& s);
 nlohmann::json toJson(const Strategy& s);
+/// A DLRM's sharding plan into a strategy object (emb_sharding, emb_group_size,
+/// sparse_pipeline, emb_kernels; what parseStrategy reads): one type per table group, or the
+/// one type alone when every group shares it and the file listed none (`compact`).
+void writeDlrmPlan(nlohmann::json& strategy, const DlrmPlan& plan, int groups, bool compact);
 nlohmann::json toJson(const Workload& w);
 /// Fully inline scenario; parseScenario(toJson(s)) reproduces s exactly.
 nlohmann::json toJson(const Scenario& s);

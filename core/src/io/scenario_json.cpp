@@ -1,6 +1,7 @@
 // Scenarios and their parts written back as JSON; parseScenario(toJson(s)) reproduces s.
 #include "madmax/scenario_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace madmax {
@@ -251,25 +252,27 @@ json toJson(const Scenario& s) {
         json& w = out["workload"];
         w.erase("seq_len");
         w["emb_optimizer"] = std::string(toString(s.workload.embOptimizer));
-        json& st = out["strategy"];
-        const DlrmPlan& p = s.strategy.dlrm;
-        const int groups = int(s.model.dlrm.tables.size());
-        bool same = true;
-        for (int i = 1; i < groups; ++i)
-            same = same && p.sharding[i] == p.sharding[0];
-        if (same && p.listed == 0) {
-            st["emb_sharding"] = std::string(toString(p.sharding[0]));
-        } else {
-            json a = json::array();
-            for (int i = 0; i < groups; ++i)
-                a.push_back(std::string(toString(p.sharding[i])));
-            st["emb_sharding"] = a;
-        }
-        st["emb_group_size"] = p.groupSize;
-        st["sparse_pipeline"] = p.pipelineSparse;
-        st["emb_kernels"] = p.perTableKernels ? "per_table" : "fused";
+        writeDlrmPlan(out["strategy"], s.strategy.dlrm, int(s.model.dlrm.tables.size()), true);
     }
     return out;
+}
+
+void writeDlrmPlan(json& st, const DlrmPlan& p, int groups, bool compact) {
+    groups = std::clamp(groups, 1, kMaxTableGroups);
+    bool same = true;
+    for (int i = 1; i < groups; ++i)
+        same = same && p.sharding[i] == p.sharding[0];
+    if (compact && same && p.listed == 0) {
+        st["emb_sharding"] = std::string(toString(p.sharding[0]));
+    } else {
+        json a = json::array();
+        for (int i = 0; i < groups; ++i)
+            a.push_back(std::string(toString(p.sharding[i])));
+        st["emb_sharding"] = a;
+    }
+    st["emb_group_size"] = p.groupSize;
+    st["sparse_pipeline"] = p.pipelineSparse;
+    st["emb_kernels"] = p.perTableKernels ? "per_table" : "fused";
 }
 
 } // namespace madmax

@@ -28,18 +28,9 @@ std::string csvQuoted(const std::string& s) {
 
 json toJson(const Candidate& c) {
     json st = toJson(c.strategy);
-    if (c.embTables > 0) {
-        // A DLRM's strategy is its sharding plan, per table group, as a scenario writes it
-        // (parseStrategy reads it back); its TP/PP/DP fields alone describe nothing.
-        const DlrmPlan& plan = c.strategy.dlrm;
-        json types = json::array();
-        for (int i = 0; i < c.embTables && i < kMaxTableGroups; ++i)
-            types.push_back(std::string(toString(plan.sharding[i])));
-        st["emb_sharding"] = types;
-        st["emb_group_size"] = plan.groupSize;
-        st["sparse_pipeline"] = plan.pipelineSparse;
-        st["emb_kernels"] = plan.perTableKernels ? "per_table" : "fused";
-    }
+    // A DLRM's strategy is its sharding plan, one type per table group (candidateFromJson
+    // checks the count); its TP/PP/DP fields alone describe nothing.
+    if (c.embTables > 0) writeDlrmPlan(st, c.strategy.dlrm, c.embTables, false);
     json out = {{"gpus", c.gpus},
                 {"spec", candidateSpec(c)},
                 {"strategy", st},
