@@ -262,7 +262,8 @@ std::string whyNoStrategy(const Scenario& s, const SearchStats& st) {
 }
 
 /// bestOf, with a point's reason when nothing is found (an invalid point is not an error of
-/// the whole sweep or comparison: its reason is reported in its place).
+/// the whole sweep or comparison: its reason is reported in its place). The run's own options
+/// (the objective) are checked before any point, by the unscaled search or up front.
 Candidate bestOrWhy(const Scenario& s, const SearchSpace& sp, const SearchOptions& options,
                     SearchStats& st, bool& feasible, std::string& whyNone) {
     try {
@@ -270,7 +271,6 @@ Candidate bestOrWhy(const Scenario& s, const SearchSpace& sp, const SearchOption
         if (!feasible) whyNone = whyNoStrategy(s, st);
         return c;
     } catch (const InputError& e) {
-        if (e.file() == "--objective") throw; // the run's own option, not this point's
         feasible = false;
         whyNone = "no valid strategy: " + e.message();
         return Candidate{};
