@@ -228,9 +228,11 @@ TEST_CASE("The seed's shipped files are built in and reproduce the reference out
             if (seed::loadFile(kind, id).value("name", "") == name) return id;
         return "";
     };
-    CHECK(seed::builtinIds("models").size() == 12);
-    CHECK(seed::builtinIds("systems").size() == 18); // 9 of reference.json, 9 of the artifact repo
-    CHECK(seed::builtinIds("tasks").size() == 10);
+    // The whole model_cfgs/ zoo of SEED-FORMAT.md §1.8 (33 files); the systems of reference.json
+    // (9), the artifact repo's instance types (9) and zionex_2048; every shipped task file (12).
+    CHECK(seed::builtinIds("models").size() == 33);
+    CHECK(seed::builtinIds("systems").size() == 19);
+    CHECK(seed::builtinIds("tasks").size() == 12);
     int shipped = 0;
     for (const json& c : cases()) {
         if (!c.value("from_shipped_configs", false)) continue;
@@ -249,6 +251,63 @@ TEST_CASE("The seed's shipped files are built in and reproduce the reference out
         ++shipped;
     }
     CHECK(shipped >= 15);
+}
+
+TEST_CASE("The seed's whole model zoo is built in: DLRM F and I, their MoE and Transformer kin, "
+          "LLaMA, ViT and DINOv2") {
+    // Every model file SEED-FORMAT.md §1.8 lists (facebookresearch/ScaleExplorer @ 7aebab8,
+    // madmax/model_cfgs/), by id.
+    for (const char* id :
+         {"dlrm_a", "dlrm_a_small", "dlrm_f", "dlrm_i", "dlrm_i_small", "dlrm_a_moe",
+          "dlrm_a_small_moe", "dlrm_i_moe", "dlrm_i_small_moe", "dlrm_a_transformer",
+          "dlrm_a_small_transformer", "dlrm_i_transformer", "dlrm_i_small_transformer", "gpt3_175b",
+          "llama2_70b", "llama2_70b_8kctx", "llama2_70b_16kctx", "llama2_70b_32kctx", "llama_7b",
+          "llama_13b", "llama_30b", "llama_65b", "gpt4_1.8t", "vit_l", "vit_h", "vit_10b",
+          "vit_25b", "vit_60b", "vit_120b", "dinov2_s", "dinov2_b", "dinov2_l", "dinov2_g"}) {
+        INFO(id);
+        CHECK_NOTHROW(seed::parseModel(seed::loadFile("models", id), id));
+    }
+    auto ref = [](const char* m, const char* s, const char* t) {
+        return seed::runReference(seed::parseModel(seed::loadFile("models", m), m),
+                                  seed::parseSystem(seed::loadFile("systems", s), s),
+                                  seed::parseTask(seed::loadFile("tasks", t), t), t);
+    };
+    // DLRM-F (4+4 MLP layers of 560, 64 tables x 732M rows x 256, pooling 20, fp16 embeddings)
+    // on ZionEX-128 (A100: TF32 156 TFLOP/s x 0.705, HBM 1555 GB/s x 0.836) with dlrm_train
+    // (mp128 embeddings over the global batch 65,536; fsdp128 MLPs at 512 per GPU), by
+    // SEED-FORMAT.md's facts 2 and 3:
+    const auto f = ref("dlrm_f", "zionex_128", "dlrm_train");
+    // lookups: 64·20·256·2 B x 65,536 / 128 / (1555e9·0.836), forward and backward = 0.5163 ms;
+    CHECK(f.embS * 1e3 == Approx(2.0 * 64 * 20 * 256 * 2 * 65536.0 / 128 / (1555e9 * 0.836) * 1e3)
+                              .epsilon(1e-9));
+    CHECK(f.embS * 1e3 == Approx(0.5163).epsilon(1e-3));
+    // GEMMs: 8 layers x 2·560² FLOPs x 512 samples / (156e12·0.705), backward twice = 0.0701 ms.
+    CHECK(f.gemmS * 1e3 == Approx(3.0 * 8 * 2 * 560.0 * 560 * 512 / (156e12 * 0.705) * 1e3)
+                               .epsilon(1e-9));
+    // 64 tables x 732M rows x 256 x 2 B over 128 GPUs: 187.39 GB of embeddings per device
+    // (the reference checks no capacity).
+    CHECK(f.embWeightsBytesPerDevice == Approx(64 * 732e6 * 256 * 2 / 128).epsilon(1e-9));
+    // Rows affect memory only (SEED-FORMAT.md §1.2): DLRM-I-Small times exactly as DLRM-I.
+    const auto i = ref("dlrm_i", "dc_A_128", "dlrm_train");
+    const auto is = ref("dlrm_i_small", "dc_A_128", "dlrm_train");
+    CHECK(is.iterationS == i.iterationS);
+    CHECK(is.embWeightsBytesPerDevice == Approx(i.embWeightsBytesPerDevice * 440000 / 7050000.0));
+    // Its MoE kin expert-izes only the top MLP (fact 5: FLOPs x k): more GEMM time, never less.
+    const auto im = ref("dlrm_i_moe", "zionex_128", "dlrm_moe_train");
+    const auto idm = ref("dlrm_i", "zionex_128", "dlrm_moe_train");
+    CHECK(im.gemmS > idm.gemmS);
+    CHECK(im.gemmS < 2.0 * idm.gemmS + 1e-12);
+    // The two shipped task files the guide says fail do fail, naming the field.
+    auto failsOn = [&](const char* m, const char* s, const char* t, const char* field) {
+        try {
+            (void)ref(m, s, t);
+            FAIL(t << " ran");
+        } catch (const InputError& e) {
+            CHECK_THAT(std::string(e.what()), Catch::Contains(field));
+        }
+    };
+    failsOn("llama2_70b", "zionex_2048", "llm_inference", "transformer_parallel_degree");
+    failsOn("gpt4_1.8t", "zionex_2048", "llm_moe_train", "local_transformer_bs");
 }
 
 TEST_CASE("Reference mode reproduces the MAD-Max artifact notebook's cloud runs, not in reference.json") {
