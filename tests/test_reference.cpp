@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace madmax;
 using nlohmann::json;
@@ -228,10 +229,11 @@ TEST_CASE("The seed's shipped files are built in and reproduce the reference out
             if (seed::loadFile(kind, id).value("name", "") == name) return id;
         return "";
     };
-    // The whole model_cfgs/ zoo of SEED-FORMAT.md §1.8 (33 files); the systems of reference.json
-    // (9), the artifact repo's instance types (9) and zionex_2048; every shipped task file (12).
+    // The whole model_cfgs/ zoo of SEED-FORMAT.md §1.8 (33 files); every system file of §1.8
+    // (ZionEX 3, DC-A 2, and the artifact repository's 61 cloud files: 21 + 21 + 19); every
+    // shipped task file (12).
     CHECK(seed::builtinIds("models").size() == 33);
-    CHECK(seed::builtinIds("systems").size() == 19);
+    CHECK(seed::builtinIds("systems").size() == 66);
     CHECK(seed::builtinIds("tasks").size() == 12);
     int shipped = 0;
     for (const json& c : cases()) {
@@ -308,6 +310,42 @@ TEST_CASE("The seed's whole model zoo is built in: DLRM F and I, their MoE and T
     };
     failsOn("llama2_70b", "zionex_2048", "llm_inference", "transformer_parallel_degree");
     failsOn("gpt4_1.8t", "zionex_2048", "llm_moe_train", "local_transformer_bs");
+}
+
+TEST_CASE("Every cloud system file of the artifact repository is built in, each size of an "
+          "instance type the same per GPU") {
+    // samhsia/MADMAX-AE @ 7508eef, system_cfgs/cloud_{A,B,C}/: an instance type's sizes differ
+    // only in their device and node counts (and a single node's ar_perc_intra of 1).
+    std::map<std::string, std::vector<seed::System>> byType;
+    for (const std::string& id : seed::builtinIds("systems")) {
+        if (id.rfind("cloud_", 0) != 0) continue;
+        const auto cut = id.rfind('_');
+        const seed::System sys = seed::parseSystem(seed::loadFile("systems", id), id);
+        INFO(id);
+        CHECK(sys.devices == std::stoi(id.substr(cut + 1)));
+        byType[id.substr(0, cut)].push_back(sys);
+    }
+    CHECK(byType.size() == 12); // p4d, p4de, p5, p3, p3dn; ND96asr, NC96ds, NC24rs, ND40rs; a2 x2, n1
+    std::size_t files = 0;
+    for (const auto& [type, sizes] : byType) {
+        INFO(type);
+        files += sizes.size();
+        const seed::System& a = sizes.front();
+        for (const seed::System& b : sizes) {
+            CHECK(b.devices / b.nodes == a.devices / a.nodes); // GPUs per node
+            CHECK(b.f16 == a.f16);
+            CHECK(b.memCap == a.memCap);
+            CHECK(b.nvlinks * b.bwPerNvlink * b.nvlinkUtil == a.nvlinks * a.bwPerNvlink * a.nvlinkUtil);
+            CHECK(b.ibPorts * b.ibBw * b.ibUtil == a.ibPorts * a.ibBw * a.ibUtil);
+            CHECK(b.arPercIntra == (b.nodes == 1 ? 1.0 : 0.1465));
+        }
+    }
+    CHECK(files == 61);
+    // Azure's NC96ds_A100_v4 has 4 GPUs a node (2048 on 512 nodes), GCP's a2-megagpu 16.
+    const auto nc = seed::parseSystem(seed::loadFile("systems", "cloud_B_a100.80_2048"), "nc");
+    CHECK(nc.devices / nc.nodes == 4);
+    const auto mega = seed::parseSystem(seed::loadFile("systems", "cloud_C_a100.40m_2048"), "a2");
+    CHECK(mega.devices / mega.nodes == 16);
 }
 
 TEST_CASE("Reference mode reproduces the MAD-Max artifact notebook's cloud runs, not in reference.json") {
