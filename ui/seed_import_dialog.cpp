@@ -7,6 +7,7 @@
 #include "madmax/scenario_io.hpp"
 #include "madmax/seed.hpp"
 
+#include <QCompleter>
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFontDatabase>
@@ -18,11 +19,11 @@
 namespace madmax::ui {
 
 namespace {
-QString idsOf(const char* kind) {
+QStringList idsOf(const char* kind) {
     QStringList ids;
     for (const auto& i : seed::builtinIds(kind))
         ids << QString::fromStdString(i);
-    return ids.join(", ");
+    return ids;
 }
 } // namespace
 
@@ -38,7 +39,18 @@ SeedImportDialog::SeedImportDialog(QWidget* parent) : QDialog(parent) {
     auto* form = new QFormLayout;
     auto row = [&](const QString& label, const char* kind, QLineEdit*& edit) {
         edit = new QLineEdit;
-        edit->setToolTip(QString("Shipped %1: %2").arg(kind, idsOf(kind)));
+        // The shipped ids (33 models, 66 systems, 12 tasks): typing any part of one offers
+        // the matches, a path is taken as it is.
+        const QStringList ids = idsOf(kind);
+        auto* completer = new QCompleter(ids, edit);
+        completer->setCaseSensitivity(Qt::CaseInsensitive);
+        completer->setFilterMode(Qt::MatchContains);
+        completer->setMaxVisibleItems(12);
+        edit->setCompleter(completer);
+        edit->setPlaceholderText(QString("a path, or one of %1 shipped %2 (type to search)")
+                                     .arg(ids.size())
+                                     .arg(kind));
+        edit->setToolTip(QString("<p>Shipped %1: %2</p>").arg(kind, ids.join(", ")));
         auto* browse = new QPushButton("Browse…");
         connect(browse, &QPushButton::clicked, this, [this, edit, label] {
             const QString p = QFileDialog::getOpenFileName(this, label, {}, "JSON (*.json)");

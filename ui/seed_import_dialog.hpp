@@ -26,6 +26,10 @@ class SeedImportDialog : public QDialog {
     /// The converted native scenario, when the last run produced one.
     const std::optional<nlohmann::json>& scenario() const { return scenario_; }
     QString report() const { return report_->toPlainText(); }
+    /// The field of "models", "systems" or "tasks" (its completer offers the shipped ids).
+    QLineEdit* field(const QString& kind) const {
+        return kind == "models" ? model_ : kind == "systems" ? system_ : task_;
+    }
 
   signals:
     /// "Open in the explorer" was chosen for the converted scenario.

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <QCompleter>
+
 #include <QStatusBar>
 #include <QTabWidget>
 
@@ -530,6 +532,25 @@ TEST_CASE("Import the seed's files: reference result, native side by side, open 
     ui::SeedImportDialog bad(&w);
     bad.setFiles("dlrm_b", "zionex_128", "dlrm_train");
     CHECK(bad.run().contains("did you mean \"dlrm_a\""));
+
+    // Each field completes the shipped ids from any part of one: the whole zoo and every
+    // cloud size is reachable by typing (33 models, 66 systems, 12 tasks).
+    auto matches = [&](const QString& kind, const QString& typed) {
+        QCompleter* c = bad.field(kind)->completer();
+        REQUIRE(c != nullptr);
+        c->setCompletionPrefix(typed);
+        QStringList got;
+        for (int i = 0; c->setCurrentRow(i); ++i)
+            got << c->currentCompletion();
+        return got;
+    };
+    CHECK(matches("models", "dlrm_i").size() == 6); // I, I-Small, each with MoE and Transformer
+    CHECK(matches("models", "DLRM_F") == QStringList{"dlrm_f"});
+    CHECK(matches("systems", "a100.80_2048").size() == 1); // Azure NC96ds_A100_v4
+    CHECK(matches("systems", "zionex").size() == 3);
+    CHECK(matches("tasks", "llm_").size() == 3);
+    bad.setFiles("dlrm_f", "cloud_B_a100.80_128", "dlrm_train");
+    CHECK(bad.run().contains("CloudB-128-NC96ds_A100_v4"));
 }
 
 TEST_CASE("DLRM in the explorer: sharding per table group, lookups and tables in the charts, the "
