@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 namespace madmax::seed {
 
@@ -181,9 +182,16 @@ System parseSystem(const json& j, const std::string& file) {
     s.ibBw = r.number("ibroce_bw", 0, kBig);
     s.ibUtil = r.number("ibroce_util", 0, 1);
     s.arPercIntra = r.number("ar_perc_intra", 0, 1);
-    if (s.nodes > 1 && !(s.ibPorts > 0 && s.ibBw > 0 && s.ibUtil > 0))
-        r.fail("num_ibroce_ports", "a multi-node system needs num_ibroce_ports, ibroce_bw and "
-                                   "ibroce_util above 0");
+    // Across nodes every collective's last tier is the network: each of its three numbers
+    // must be positive (the reference code would divide by zero). Name the one that is not.
+    if (s.nodes > 1)
+        for (const auto& [key, value] : {std::pair{"num_ibroce_ports", s.ibPorts},
+                                         std::pair{"ibroce_bw", s.ibBw},
+                                         std::pair{"ibroce_util", s.ibUtil}})
+            if (!(value > 0))
+                r.fail(key, "is 0, but a multi-node system (" + std::to_string(s.nodes) +
+                                " nodes) needs num_ibroce_ports, ibroce_bw and ibroce_util "
+                                "above 0: its collectives cross the network");
     if (s.nodes == 1 && s.arPercIntra != 1.0)
         r.fail("ar_perc_intra", "must be 1 on a single node (the reference code asserts it)");
     r.finish();
