@@ -350,6 +350,49 @@ TEST_CASE("Every cloud system file of the artifact repository is built in, each 
     CHECK(mega.devices / mega.nodes == 16);
 }
 
+TEST_CASE("Reference mode matches the reference code's DLRM task on 270 combinations reference.json "
+          "does not hold") {
+    // tests/data/seed_dlrm_crosscheck.json (its "about" says how it was made): the reference
+    // code's DLRM task ported line for line, checked against reference.json's 13 DLRM cases,
+    // run on the shipped DLRM models and systems with tasks that walk every branch of it —
+    // ddp, fsdp and tp MLPs at one and two levels, mp and ddp embeddings, pretrain, inference
+    // and each finetune freeze, local batches 64 to 65,536. Each output to 1e-6; a task the
+    // reference code refuses is refused.
+    const json doc = readJsonFile(MADMAX_TEST_DATA "/seed_dlrm_crosscheck.json");
+    int matched = 0, refused = 0;
+    for (const json& c : doc.at("cases")) {
+        const std::string m = c.at("model"), s = c.at("system");
+        INFO(m << " / " << s << " / " << c.at("task").dump());
+        auto go = [&] {
+            return seed::runReference(seed::parseModel(seed::loadFile("models", m), m),
+                                      seed::parseSystem(seed::loadFile("systems", s), s),
+                                      seed::parseTask(c.at("task"), "task.json"), "task.json");
+        };
+        if (c.at("expected").is_null()) {
+            CHECK_THROWS_AS(go(), InputError);
+            ++refused;
+            continue;
+        }
+        const seed::ReferenceResult r = go();
+        const json& e = c.at("expected");
+        auto near = [&](const char* key, double gotS) {
+            CHECK(gotS * 1e3 == Approx(e.at(key).get<double>()).epsilon(1e-6).margin(1e-9));
+        };
+        near("iteration_time_ms", r.iterationS);
+        near("gemm_ms", r.gemmS);
+        near("emb_ms", r.embS);
+        near("a2a_ms", r.allToAllS);
+        near("ar_ms", r.allReduceS);
+        near("ag_ms", r.allGatherS);
+        near("rs_ms", r.reduceScatterS);
+        near("exposed_ms", r.exposedCommS);
+        near("overlapped_ms", r.overlappedCommS);
+        ++matched;
+    }
+    CHECK(matched == 240);
+    CHECK(refused == 30);
+}
+
 TEST_CASE("Reference mode reproduces the MAD-Max artifact notebook's cloud runs, not in reference.json") {
     // samhsia/MADMAX-AE @ e4e8938, artifact_notebooks/[0] Cloud Provider Launcher.ipynb: the
     // reference code's printed output for DLRM-A (model_cfgs/dlrm/dlrm_a.json) and
