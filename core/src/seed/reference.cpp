@@ -224,9 +224,16 @@ void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
 /// Gradient communication of one layer (or sub-layer) of `params`: per strategy level in list
 /// order, with a running shard count divided after tp and fsdp levels (quirk: [tp, ddp]
 /// all-reduces the full layer, [ddp, tp] a shard).
+/// `moeA2a`: an LLM_MoE FC layer's second all-to-all (combine's gradient), which the file
+/// issues right after the TP activation all-reduce, inside the level loop.
+struct MoeA2a {
+    std::string name;
+    double seconds = 0;
+};
+
 void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
                   const std::string& L, double params, double actBytes, bool actThisLayer,
-                  bool weightGrads) {
+                  bool weightGrads, const MoeA2a* moeA2a = nullptr) {
     const int n = int(p.kinds.size());
     const double bytes = c.m.bytesNonEmb;
     double s = f.shard;
@@ -246,6 +253,7 @@ void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
             if (actThisLayer)
                 st.comm(L + "_b_c_act_ar.", Kind::AllReduce,
                         actBytes / entry(c.bw.ar, lvl, n, c.file), {L + "_b."});
+            if (moeA2a) st.comm(moeA2a->name, Kind::AllToAll, moeA2a->seconds, {L + "_b."});
         }
     }
 }
@@ -379,11 +387,15 @@ void transformerBackward(Context& c, Streams& st, const TransformerShape& sh, co
     const double b = c.t.transformerBatch;
     const int N = c.m.transformerLayers;
     const double bytes = c.m.bytesNonEmb;
-    const double agAttn = sh.attnParams / f.shard * f.fsdpDegree * bytes / entry(c.bw.ag, 0, n, c.file);
-    const double agFc = sh.fcParams / f.shard * f.fsdpDegree * bytes / entry(c.bw.ag, 0, n, c.file);
-    // The optimized file gathers even without FSDP (quirk: a spurious all-gather).
-    const bool gather = f.firstIsFsdp || optimized;
-    if (optimized && gather)
+    // A gathered layer's bytes: its shard times the first level's degree, whatever that level
+    // is (the reference code's formula, applied to FSDP's gathers and to the spurious one).
+    const double first = p.degrees.empty() ? 1.0 : double(p.degrees[0]);
+    const double agAttn = sh.attnParams / f.shard * first * bytes / entry(c.bw.ag, 0, n, c.file);
+    const double agFc = sh.fcParams / f.shard * first * bytes / entry(c.bw.ag, 0, n, c.file);
+    const bool gather = f.firstIsFsdp;
+    // The optimized file prefetches the last FC layer's weights whatever the strategy (quirk:
+    // without FSDP a spurious all-gather of the full layer times the first degree).
+    if (optimized)
         st.comm(layerName("TransformerFC", N - 1) + "_b_c_wgt_ag.", Kind::AllGather, agFc);
     for (int j = N - 1; j >= 0; --j) {
         const std::string A = layerName("Attn", j), F = layerName("TransformerFC", j);
@@ -398,18 +410,23 @@ void transformerBackward(Context& c, Streams& st, const TransformerShape& sh, co
                         j + 1 < N ? std::vector<std::string>{layerName("TransformerFC", j + 1) + "_b."}
                                   : std::vector<std::string>{});
             }
-            fd.push_back(F + "_b_c_wgt_ag.");
         }
+        if (gather || (optimized && j == N - 1)) fd.push_back(F + "_b_c_wgt_ag.");
+        // Each layer's backward waits for the previous one's TP activation all-reduce (the
+        // files name it among the compute's dependencies, as in the forward).
+        if (j + 1 < N && f.tpLevel >= 0) fd.push_back(layerName("Attn", j + 1) + "_b_c_act_ar.");
+        // LLM_MoE (experts split by tp): the dispatch's gradient before the FC backward, the
+        // combine's right after its TP all-reduce, which the attention backward waits for.
+        // (The first's dependency names a comm op, never searched on its own stream.)
+        const double a2a = sh.moe ? sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file) : 0.0;
         if (sh.moe) {
-            st.comm(M + "_b_c_act_all2all2.", Kind::AllToAll,
-                    sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file));
-            fd.push_back(M + "_b_c_act_all2all2.");
+            st.comm(M + "_b_c_act_all2all1.", Kind::AllToAll, a2a);
+            fd.push_back(M + "_b_c_act_all2all1.");
         }
         st.compute(F + "_b.", Kind::Gemm, 2.0 * sh.fcFlops * b / f.tp / c.flops, fd);
-        gradientComm(c, st, p, f, F, sh.fcParams, sh.actBytes, true, g);
-        if (sh.moe)
-            st.comm(M + "_b_c_act_all2all1.", Kind::AllToAll,
-                    sh.a2aBytes / entry(c.bw.a2a, f.tpLevel, n, c.file), {F + "_b."});
+        const MoeA2a combine{M + "_b_c_act_all2all2.", a2a};
+        gradientComm(c, st, p, f, F, sh.fcParams, sh.actBytes, true, g,
+                     sh.moe ? &combine : nullptr);
         std::vector<std::string> ad;
         if (gather) {
             if (optimized) {
@@ -423,6 +440,8 @@ void transformerBackward(Context& c, Streams& st, const TransformerShape& sh, co
             }
             ad.push_back(A + "_b_c_wgt_ag.");
         }
+        if (f.tpLevel >= 0) ad.push_back(F + "_b_c_act_ar.");
+        if (sh.moe) ad.push_back(M + "_b_c_act_all2all2.");
         st.compute(A + "_b.", Kind::Gemm, 2.0 * sh.attnFlops * b / f.tp / c.flops, ad);
         gradientComm(c, st, p, f, A, sh.attnParams, sh.actBytes, true, g);
     }
