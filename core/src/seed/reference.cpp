@@ -6,6 +6,7 @@
 #include "madmax/seed.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cmath>
 #include <string>
@@ -175,8 +176,11 @@ struct MlpStack {
     bool moe;              ///< DLRM_MoE top with tp: two all-to-alls per layer
 };
 
+/// `gatherAfter`: what the first two layers' FSDP all-gathers wait for (the files name the
+/// bottom MLP's last two layers for the top's; empty: none).
 void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
-                const std::string& firstDep, const std::string& prevLast = "") {
+                const std::string& firstDep, const std::string& prevLast = "",
+                const std::array<std::string, 2>& gatherAfter = {}) {
     const Parallel& p = c.t.mlp;
     const int n = int(p.kinds.size());
     const double b = c.t.mlpBatch;
@@ -189,7 +193,7 @@ void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
             const double ag = k.params / f.shard * f.fsdpDegree * bytes;
             st.comm(L + "_f_c_wgt_ag.", Kind::AllGather, ag / entry(c.bw.ag, 0, n, c.file),
                     i >= 2 ? std::vector<std::string>{layerName(k.prefix, i - 2) + "_f."}
-                           : std::vector<std::string>{});
+                           : std::vector<std::string>{gatherAfter[std::size_t(i)]});
             deps.push_back(L + "_f_c_wgt_ag.");
         }
         if (i > 0 && f.tpLevel >= 0 && (i - 1) % 2 == 1)
@@ -198,13 +202,14 @@ void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
         // The previous layer's TP all-reduce, across stacks too (the top's first layer waits
         // for the bottom's last all-reduce).
         if (i == 0 && !prevLast.empty() && f.tpLevel >= 0) deps.push_back(prevLast + "_f_c_act_ar.");
+        // DLRM_MoE (experts split by tp): the file names these all-to-alls MoE<layer>; the
+        // first's dependency names a comm op, never searched on its own stream.
+        const std::string E = layerName("MoE", i);
         if (k.moe) {
             const double a2a = b * c.m.mlpDim * bytes / c.m.experts;
-            st.comm(L + "_f_c_act_all2all1.", Kind::AllToAll,
-                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file),
-                    i > 0 ? std::vector<std::string>{layerName(k.prefix, i - 1) + "_f_c_act_all2all2."}
-                          : std::vector<std::string>{});
-            deps.push_back(L + "_f_c_act_all2all1.");
+            st.comm(E + "_f_c_act_all2all1.", Kind::AllToAll,
+                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file));
+            deps.push_back(E + "_f_c_act_all2all1.");
         }
         st.compute(L + "_f.", Kind::Gemm, tL, deps);
         const bool ar = f.tpLevel >= 0 && i % 2 == 1;
@@ -215,7 +220,7 @@ void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
             std::vector<std::string> d2 = {L + "_f."};
             if (ar) d2.push_back(L + "_f_c_act_ar.");
             const double a2a = b * c.m.mlpDim * bytes / c.m.experts;
-            st.comm(L + "_f_c_act_all2all2.", Kind::AllToAll,
+            st.comm(E + "_f_c_act_all2all2.", Kind::AllToAll,
                     a2a / entry(c.bw.a2a, f.tpLevel, n, c.file), d2);
         }
     }
@@ -258,8 +263,10 @@ void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
     }
 }
 
+/// `alsoFirst`: one more dependency of the first layer's backward (the bottom's waits for the
+/// MoE top's last combine all-to-all).
 void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, bool weightGrads,
-                 const std::string& prevLast = "") {
+                 const std::string& prevLast = "", const std::string& alsoFirst = "") {
     const Parallel& p = c.t.mlp;
     const int n = int(p.kinds.size());
     const double b = c.t.mlpBatch;
@@ -280,20 +287,21 @@ void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, b
             deps.push_back(layerName(k.prefix, i + 1) + "_b_c_act_ar.");
         if (i + 1 == k.layers && !prevLast.empty() && f.tpLevel >= 0)
             deps.push_back(prevLast + "_b_c_act_ar."); // across stacks, as in the forward
-        const double a2a = b * c.m.mlpDim * bytes / std::max(1, c.m.experts);
-        if (k.moe) { // the mirror of the forward: combine's gradient first
-            st.comm(L + "_b_c_act_all2all2.", Kind::AllToAll,
-                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file),
-                    i + 1 < k.layers
-                        ? std::vector<std::string>{layerName(k.prefix, i + 1) + "_b_c_act_all2all1."}
-                        : std::vector<std::string>{});
-            deps.push_back(L + "_b_c_act_all2all2.");
+        if (i + 1 == k.layers && !alsoFirst.empty()) deps.push_back(alsoFirst);
+        // DLRM_MoE: the first all-to-all before the layer's backward, the second right after
+        // its TP all-reduce, inside the strategy levels (as the file issues them).
+        const std::string E = layerName("MoE", i);
+        const double a2a =
+            k.moe ? b * c.m.mlpDim * bytes / c.m.experts / entry(c.bw.a2a, f.tpLevel, n, c.file)
+                  : 0.0;
+        if (k.moe) {
+            st.comm(E + "_b_c_act_all2all1.", Kind::AllToAll, a2a);
+            deps.push_back(E + "_b_c_act_all2all1.");
         }
         st.compute(L + "_b.", Kind::Gemm, 2.0 * tL, deps);
-        gradientComm(c, st, p, f, L, k.params, b * c.m.mlpDim * bytes, i % 2 == 0, weightGrads);
-        if (k.moe)
-            st.comm(L + "_b_c_act_all2all1.", Kind::AllToAll,
-                    a2a / entry(c.bw.a2a, f.tpLevel, n, c.file), {L + "_b."});
+        const MoeA2a combine{E + "_b_c_act_all2all2.", a2a};
+        gradientComm(c, st, p, f, L, k.params, b * c.m.mlpDim * bytes, i % 2 == 0, weightGrads,
+                     k.moe ? &combine : nullptr);
     }
 }
 
@@ -587,7 +595,9 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
             transformerForward(c, fwd, tsh, ft, afterEmb);
             mlpForward(c, fwd, top, fm, "");
         } else {
-            mlpForward(c, fwd, top, fm, afterEmb, layerName("MLPBot", m.bottomLayers - 1));
+            mlpForward(c, fwd, top, fm, afterEmb, layerName("MLPBot", m.bottomLayers - 1),
+                       {layerName("MLPBot", m.bottomLayers - 2) + "_f.",
+                        layerName("MLPBot", m.bottomLayers - 1) + "_f."});
         }
     } else {
         transformerForward(c, fwd, tsh, ft, afterEmb);
@@ -616,7 +626,9 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
                 embDep = "Attn0_b.";
             }
             if (embTrain) embeddingComm(c, bwd, e, "b", {embDep}, true);
-            if (bottomTrain) mlpBackward(c, bwd, bottom, fm, true, "MLPTop0");
+            if (bottomTrain)
+                mlpBackward(c, bwd, bottom, fm, true, "MLPTop0",
+                            top.moe ? "MoE0_b_c_act_all2all2." : "");
         } else {
             const int gradLayers =
                 ft_ && t.minFrozenLayer >= 0 ? t.minFrozenLayer : m.transformerLayers;
