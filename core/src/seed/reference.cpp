@@ -103,6 +103,19 @@ double entry(const std::vector<double>& list, int level, int n, const std::strin
     return list[std::size_t(idx)];
 }
 
+/// Python's list[level − n] when level and n come from different components (the
+/// DLRM_Transformer file's quirk): a non-negative index counts from the front.
+double pyEntry(const std::vector<double>& list, int level, int n, const std::string& file) {
+    int idx = level - n;
+    if (idx < 0) idx += int(list.size());
+    if (idx < 0 || idx >= int(list.size()))
+        throw InputError(file, "parallel",
+                         "the reference code indexes its bandwidth list at " +
+                             std::to_string(level - n) + " of " + std::to_string(list.size()) +
+                             " (a Python IndexError)");
+    return list[std::size_t(idx)];
+}
+
 /// A component's parallel factors: duplicate (ddp·fsdp), shard (tp·pp·fsdp, or mp), TP.
 struct Factors {
     double duplicate = 1, shard = 1, tp = 1;
@@ -477,6 +490,200 @@ void embeddingComm(Context& c, Streams& st, const Embedding& e, const std::strin
                 e.devBytes / entry(c.bw.ar, 0, n, c.file), deps);
 }
 
+// ---------------------------------------------------------------------------------------------
+// DLRM_Transformer: its own file (dlrm_transformer_tasks.py), whose ordering and quirks differ
+// from the DLRM and LLM files it resembles, so it is reproduced on its own, op for op.
+
+/// The DLRM_Transformer forward: bottom MLP (as DLRM's), transformer layers (the first's
+/// gathers waiting for the bottom's last two layers, its attention for the bottom's last TP
+/// all-reduce), then the top MLP (its first gathers waiting for the last transformer layer;
+/// its first layer for that layer's FC and its TP all-reduce, not for the embeddings).
+void dlrmTransformerForward(Context& c, Streams& st, const MlpStack& bottom, const MlpStack& top,
+                            const TransformerShape& sh, const Factors& fm, const Factors& ft,
+                            const std::string& afterEmb) {
+    const Parallel& pm = c.t.mlp;
+    const Parallel& pt = c.t.transformer;
+    const int nm = int(pm.kinds.size()), nt = int(pt.kinds.size());
+    const double bytes = c.m.bytesNonEmb;
+    mlpForward(c, st, bottom, fm, "");
+    const std::string lastBot = layerName("MLPBot", bottom.layers - 1);
+    const std::string prevBot = layerName("MLPBot", bottom.layers - 2);
+    const int N = c.m.transformerLayers;
+    const double b = c.t.transformerBatch;
+    auto tGather = [&](double params) {
+        return params / ft.shard * pt.degrees[0] * bytes / entry(c.bw.ag, 0, nt, c.file);
+    };
+    for (int j = 0; j < N; ++j) {
+        const std::string A = layerName("Attn", j), F = layerName("TransformerFC", j);
+        std::vector<std::string> ad;
+        if (ft.firstIsFsdp) {
+            st.comm(A + "_f_c_wgt_ag.", Kind::AllGather, tGather(sh.attnParams),
+                    {j == 0 ? prevBot + "_f." : layerName("Attn", j - 1) + "_f."});
+            ad.push_back(A + "_f_c_wgt_ag.");
+        }
+        if (j == 0) {
+            if (!afterEmb.empty()) ad.push_back(afterEmb);
+            if (fm.tpLevel >= 0) ad.push_back(lastBot + "_f_c_act_ar.");
+        } else if (ft.tpLevel >= 0) {
+            ad.push_back(layerName("TransformerFC", j - 1) + "_f_c_act_ar.");
+        }
+        st.compute(A + "_f.", Kind::Gemm, sh.attnFlops * b / ft.tp / c.flops, ad);
+        if (ft.tpLevel >= 0)
+            st.comm(A + "_f_c_act_ar.", Kind::AllReduce,
+                    sh.actBytes / entry(c.bw.ar, ft.tpLevel, nt, c.file), {A + "_f."});
+        std::vector<std::string> fd;
+        if (ft.firstIsFsdp) {
+            st.comm(F + "_f_c_wgt_ag.", Kind::AllGather, tGather(sh.fcParams),
+                    {j == 0 ? lastBot + "_f." : layerName("TransformerFC", j - 1) + "_f."});
+            fd.push_back(F + "_f_c_wgt_ag.");
+        }
+        if (ft.tpLevel >= 0) fd.push_back(A + "_f_c_act_ar.");
+        st.compute(F + "_f.", Kind::Gemm, sh.fcFlops * b / ft.tp / c.flops, fd);
+        if (ft.tpLevel >= 0)
+            st.comm(F + "_f_c_act_ar.", Kind::AllReduce,
+                    sh.actBytes / entry(c.bw.ar, ft.tpLevel, nt, c.file), {F + "_f."});
+    }
+    const std::string lastA = layerName("Attn", N - 1), lastF = layerName("TransformerFC", N - 1);
+    // The top MLP: DLRM's, but entered from the transformer.
+    const double bm = c.t.mlpBatch;
+    const double tL = top.flopsPerSample * bm / fm.tp / c.flops;
+    for (int i = 0; i < top.layers; ++i) {
+        const std::string L = layerName("MLPTop", i);
+        std::vector<std::string> deps;
+        if (fm.firstIsFsdp) {
+            const double ag = top.params / fm.shard * fm.fsdpDegree * bytes;
+            st.comm(L + "_f_c_wgt_ag.", Kind::AllGather, ag / entry(c.bw.ag, 0, nm, c.file),
+                    {i == 0   ? lastA + "_f."
+                     : i == 1 ? lastF + "_f."
+                              : layerName("MLPTop", i - 2) + "_f."});
+            deps.push_back(L + "_f_c_wgt_ag.");
+        }
+        if (i == 0 && ft.tpLevel >= 0) deps.push_back(lastF + "_f_c_act_ar.");
+        if (i > 0 && fm.tpLevel >= 0 && (i - 1) % 2 == 1)
+            deps.push_back(layerName("MLPTop", i - 1) + "_f_c_act_ar.");
+        st.compute(L + "_f.", Kind::Gemm, tL, deps);
+        if (fm.tpLevel >= 0 && i % 2 == 1)
+            st.comm(L + "_f_c_act_ar.", Kind::AllReduce,
+                    bm * c.m.mlpDim * bytes / entry(c.bw.ar, fm.tpLevel, nm, c.file), {L + "_f."});
+    }
+}
+
+/// The DLRM_Transformer backward. Its quirks, kept: the top MLP's TP all-reduces and the
+/// attention's index the bandwidth list by the other component's level count; a transformer
+/// layer's attention waits for the FC of the layer above (not its own); transformer gradients
+/// follow freeze_transformer for every layer; the bottom's gathers wait for TransformerFC0,
+/// then for what the layer before waited on (the file reuses its dependency set).
+void dlrmTransformerBackward(Context& c, Streams& st, const MlpStack& bottom, const MlpStack& top,
+                             const TransformerShape& sh, const Factors& fm, const Factors& ft,
+                             bool topGrads, bool bottomTrain, bool embTrain,
+                             bool transformerTrain, const Embedding& e) {
+    const Parallel& pm = c.t.mlp;
+    const Parallel& pt = c.t.transformer;
+    const int nm = int(pm.kinds.size()), nt = int(pt.kinds.size());
+    const double bytes = c.m.bytesNonEmb;
+    const double bm = c.t.mlpBatch, bt = c.t.transformerBatch;
+    const double mlpAct = bm * c.m.mlpDim * bytes;
+    const double mAg = 1.0 / fm.shard * fm.fsdpDegree * bytes / entry(c.bw.ag, 0, nm, c.file);
+    // Weight-gradient and TP communication of one layer; `actN`: the level count its TP
+    // all-reduce indexes the all-reduce list with.
+    auto grads = [&](const Parallel& p, const Factors& f, const std::string& L, double params,
+                     bool weights, bool act, double actBytes, int actN) {
+        const int n = int(p.kinds.size());
+        double sf = f.shard;
+        for (int lvl = 0; lvl < n; ++lvl) {
+            const std::string& kind = p.kinds[std::size_t(lvl)];
+            const std::string dot = L.rfind("MLP", 0) == 0 ? "." : "";
+            if (kind == "ddp") {
+                if (weights)
+                    st.comm(L + "_b_c_wg_ar", Kind::AllReduce,
+                            params / sf * bytes / entry(c.bw.ar, lvl, n, c.file), {L + "_b."});
+            } else if (kind == "fsdp") {
+                sf /= p.degrees[std::size_t(lvl)];
+                if (weights)
+                    st.comm(L + "_b_c_wg_rs" + dot, Kind::ReduceScatter,
+                            params / sf * bytes / entry(c.bw.rs, 0, n, c.file), {L + "_b."});
+            } else if (kind == "tp") {
+                sf /= p.degrees[std::size_t(lvl)];
+                if (act)
+                    st.comm(L + "_b_c_act_ar.", Kind::AllReduce,
+                            actBytes / pyEntry(c.bw.ar, lvl, actN, c.file), {L + "_b."});
+            }
+        }
+    };
+    const double tLtop = top.flopsPerSample * bm / fm.tp / c.flops;
+    for (int i = top.layers - 1; i >= 0; --i) {
+        const std::string L = layerName("MLPTop", i);
+        std::vector<std::string> deps;
+        if (fm.firstIsFsdp) {
+            st.comm(L + "_b_c_wgt_ag.", Kind::AllGather, top.params * mAg,
+                    {layerName("MLPTop", i + 2) + "_b."});
+            deps.push_back(L + "_b_c_wgt_ag.");
+        }
+        if (i + 1 < top.layers && fm.tpLevel >= 0 && (i + 1) % 2 == 0)
+            deps.push_back(layerName("MLPTop", i + 1) + "_b_c_act_ar.");
+        st.compute(L + "_b.", Kind::Gemm, 2.0 * tLtop, deps);
+        grads(pm, fm, L, top.params, topGrads, i % 2 == 0, mlpAct, nt);
+    }
+    const int N = c.m.transformerLayers;
+    if (bottomTrain || embTrain || transformerTrain) {
+        auto tAg = [&](double params) {
+            return params / ft.shard * pt.degrees[0] * bytes / entry(c.bw.ag, 0, nt, c.file);
+        };
+        for (int j = N - 1; j >= 0; --j) {
+            const std::string A = layerName("Attn", j), F = layerName("TransformerFC", j);
+            std::vector<std::string> fd;
+            if (ft.firstIsFsdp) {
+                st.comm(F + "_b_c_wgt_ag.", Kind::AllGather, tAg(sh.fcParams),
+                        {j == N - 1 ? std::string("MLPTop1_b.")
+                                    : layerName("TransformerFC", j + 1) + "_b."});
+                fd.push_back(F + "_b_c_wgt_ag.");
+            }
+            if (j == N - 1) {
+                if (fm.tpLevel >= 0) fd.push_back("MLPTop0_b_c_act_ar.");
+            } else if (ft.tpLevel >= 0) {
+                fd.push_back(layerName("Attn", j + 1) + "_b_c_act_ar.");
+            }
+            st.compute(F + "_b.", Kind::Gemm, 2.0 * sh.fcFlops * bt / ft.tp / c.flops, fd);
+            grads(pt, ft, F, sh.fcParams, transformerTrain, true, sh.actBytes, nt);
+            std::vector<std::string> ad;
+            if (ft.firstIsFsdp) {
+                st.comm(A + "_b_c_wgt_ag.", Kind::AllGather, tAg(sh.attnParams),
+                        {j == N - 1 ? std::string("MLPTop0_b.") : layerName("Attn", j + 1) + "_b."});
+                ad.push_back(A + "_b_c_wgt_ag.");
+            }
+            if (j + 1 < N && ft.tpLevel >= 0)
+                ad.push_back(layerName("TransformerFC", j + 1) + "_b_c_act_ar.");
+            st.compute(A + "_b.", Kind::Gemm, 2.0 * sh.attnFlops * bt / ft.tp / c.flops, ad);
+            grads(pt, ft, A, sh.attnParams, transformerTrain, true, sh.actBytes, nm);
+        }
+    }
+    if (embTrain) embeddingComm(c, st, e, "b", {"Attn0_b.", "Attn0_b_c_act_ar."}, true);
+    if (bottomTrain) {
+        const double tL = bottom.flopsPerSample * bm / fm.tp / c.flops;
+        std::string gatherAfter; // the dependency set the file reuses, as its one real name
+        for (int i = bottom.layers - 1; i >= 0; --i) {
+            const std::string L = layerName("MLPBot", i);
+            std::vector<std::string> deps;
+            if (fm.firstIsFsdp) {
+                if (i == bottom.layers - 1) gatherAfter = "TransformerFC0_b.";
+                else if (bottom.layers == 2) gatherAfter = "Attn0_b.";
+                st.comm(L + "_b_c_wgt_ag.", Kind::AllGather, bottom.params * mAg, {gatherAfter});
+                deps.push_back(L + "_b_c_wgt_ag.");
+            }
+            if (i == bottom.layers - 1) {
+                if (fm.tpLevel >= 0) deps.push_back("MLPTop0_b_c_act_ar.");
+                gatherAfter = "MLPTop0_b.";
+            } else {
+                if (fm.tpLevel >= 0 && (i + 1) % 2 == 0)
+                    deps.push_back(layerName("MLPBot", i + 1) + "_b_c_act_ar.");
+                gatherAfter = layerName("MLPBot", i + 1) + "_b.";
+            }
+            st.compute(L + "_b.", Kind::Gemm, 2.0 * tL, deps);
+            grads(pm, fm, L, bottom.params, true, i % 2 == 0, mlpAct, nm);
+        }
+    }
+}
+
 void collect(const Streams& st, ReferenceResult& r) {
     for (const auto& o : st.computeOps()) {
         (o.kind == Kind::Emb ? r.embS : r.gemmS) += o.end - o.start;
@@ -590,11 +797,10 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
     const bool embA2a = std::find(t.emb.kinds.begin(), t.emb.kinds.end(), "mp") != t.emb.kinds.end();
     const std::string afterEmb = embA2a ? "EMB_f_c_all2all" : "";
     if (dlrm) {
-        mlpForward(c, fwd, bottom, fm, "");
         if (m.type == ModelType::DlrmTransformer) {
-            transformerForward(c, fwd, tsh, ft, afterEmb);
-            mlpForward(c, fwd, top, fm, "");
+            dlrmTransformerForward(c, fwd, bottom, top, tsh, fm, ft, afterEmb);
         } else {
+            mlpForward(c, fwd, bottom, fm, "");
             mlpForward(c, fwd, top, fm, afterEmb, layerName("MLPBot", m.bottomLayers - 1),
                        {layerName("MLPBot", m.bottomLayers - 2) + "_f.",
                         layerName("MLPBot", m.bottomLayers - 1) + "_f."});
@@ -616,7 +822,10 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
             throw InputError(file, "freeze_emb", "every component is frozen: nothing to train");
         Streams bwd(tf);
         std::string embDep;
-        if (dlrm) {
+        if (m.type == ModelType::DlrmTransformer) {
+            dlrmTransformerBackward(c, bwd, bottom, top, tsh, fm, ft, topGrads, bottomTrain,
+                                    embTrain, transformerTrain, e);
+        } else if (dlrm) {
             mlpBackward(c, bwd, top, fm, topGrads);
             embDep = "MLPTop0_b.";
             if (m.type == ModelType::DlrmTransformer &&
