@@ -239,16 +239,16 @@ void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
     }
 }
 
-/// Gradient communication of one layer (or sub-layer) of `params`: per strategy level in list
-/// order, with a running shard count divided after tp and fsdp levels (quirk: [tp, ddp]
-/// all-reduces the full layer, [ddp, tp] a shard).
-/// `moeA2a`: an LLM_MoE FC layer's second all-to-all (combine's gradient), which the file
-/// issues right after the TP activation all-reduce, inside the level loop.
+/// A MoE layer's second backward all-to-all (combine's gradient), which the LLM_MoE and
+/// DLRM_MoE files issue right after the TP activation all-reduce, inside the level loop.
 struct MoeA2a {
     std::string name;
     double seconds = 0;
 };
 
+/// Gradient communication of one layer (or sub-layer) of `params`: per strategy level in list
+/// order, with a running shard count divided after tp and fsdp levels (quirk: [tp, ddp]
+/// all-reduces the full layer, [ddp, tp] a shard); `moeA2a` follows the TP all-reduce.
 void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
                   const std::string& L, double params, double actBytes, bool actThisLayer,
                   bool weightGrads, const MoeA2a* moeA2a = nullptr) {
