@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 
@@ -151,11 +151,11 @@ void checkParallel(const Parallel& p, const std::string& field, const System& s,
         product *= d;
     if (product != s.devices)
         throw InputError(file, field + "_degree",
-                         "the degrees multiply to " + std::to_string(product) + ", but the system has " +
-                             std::to_string(s.devices) + " devices; they must be equal");
+                         "the degrees multiply to " + std::to_string(product) +
+                             ", but the system has " + std::to_string(s.devices) +
+                             " devices; they must be equal");
     for (std::size_t i = 1; i < p.kinds.size(); ++i)
-        if (p.kinds[i] == "fsdp")
-            throw InputError(file, field, "fsdp may only be the first level");
+        if (p.kinds[i] == "fsdp") throw InputError(file, field, "fsdp may only be the first level");
     const int gpn = s.devices / s.nodes;
     if (p.kinds.size() == 2 && p.degrees[0] != gpn && p.degrees[0] != s.devices)
         throw InputError(file, field + "_degree",
@@ -214,7 +214,8 @@ void mlpForward(Context& c, Streams& st, const MlpStack& k, const Factors& f,
         if (i == 0 && !firstDep.empty()) deps.push_back(firstDep);
         // The previous layer's TP all-reduce, across stacks too (the top's first layer waits
         // for the bottom's last all-reduce).
-        if (i == 0 && !prevLast.empty() && f.tpLevel >= 0) deps.push_back(prevLast + "_f_c_act_ar.");
+        if (i == 0 && !prevLast.empty() && f.tpLevel >= 0)
+            deps.push_back(prevLast + "_f_c_act_ar.");
         // DLRM_MoE (experts split by tp): the file names these all-to-alls MoE<layer>; the
         // first's dependency names a comm op, never searched on its own stream.
         const std::string E = layerName("MoE", i);
@@ -248,10 +249,12 @@ struct MoeA2a {
 
 /// Gradient communication of one layer (or sub-layer) of `params`: per strategy level in list
 /// order, with a running shard count divided after tp and fsdp levels (quirk: [tp, ddp]
-/// all-reduces the full layer, [ddp, tp] a shard); `moeA2a` follows the TP all-reduce.
+/// all-reduces the full layer, [ddp, tp] a shard); `moeA2a` follows the TP all-reduce;
+/// `actN` ≥ 0: the level count the TP all-reduce indexes the list with (DLRM_Transformer's
+/// quirk of another component's count), else this component's.
 void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
                   const std::string& L, double params, double actBytes, bool actThisLayer,
-                  bool weightGrads, const MoeA2a* moeA2a = nullptr) {
+                  bool weightGrads, const MoeA2a* moeA2a = nullptr, int actN = -1) {
     const int n = int(p.kinds.size());
     const double bytes = c.m.bytesNonEmb;
     double s = f.shard;
@@ -270,7 +273,9 @@ void gradientComm(Context& c, Streams& st, const Parallel& p, const Factors& f,
             s /= p.degrees[std::size_t(lvl)];
             if (actThisLayer)
                 st.comm(L + "_b_c_act_ar.", Kind::AllReduce,
-                        actBytes / entry(c.bw.ar, lvl, n, c.file), {L + "_b."});
+                        actBytes / (actN < 0 ? entry(c.bw.ar, lvl, n, c.file)
+                                             : pyEntry(c.bw.ar, lvl, actN, c.file)),
+                        {L + "_b."});
             if (moeA2a) st.comm(moeA2a->name, Kind::AllToAll, moeA2a->seconds, {L + "_b."});
         }
     }
@@ -291,9 +296,8 @@ void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, b
         if (f.firstIsFsdp) {
             const double ag = k.params / f.shard * f.fsdpDegree * bytes;
             st.comm(L + "_b_c_wgt_ag.", Kind::AllGather, ag / entry(c.bw.ag, 0, n, c.file),
-                    i + 2 < k.layers
-                        ? std::vector<std::string>{layerName(k.prefix, i + 2) + "_b."}
-                        : std::vector<std::string>{});
+                    i + 2 < k.layers ? std::vector<std::string>{layerName(k.prefix, i + 2) + "_b."}
+                                     : std::vector<std::string>{});
             deps.push_back(L + "_b_c_wgt_ag.");
         }
         if (i + 1 < k.layers && f.tpLevel >= 0 && (i + 1) % 2 == 0)
@@ -324,8 +328,8 @@ void mlpBackward(Context& c, Streams& st, const MlpStack& k, const Factors& f, b
 struct TransformerShape {
     double attnFlops, fcFlops; ///< per sample
     double attnParams, fcParams;
-    double actBytes;           ///< b·s·h·bytes
-    bool moe;                  ///< LLM_MoE with tp: two all-to-alls per layer
+    double actBytes; ///< b·s·h·bytes
+    bool moe;        ///< LLM_MoE with tp: two all-to-alls per layer
     double a2aBytes;
 };
 
@@ -370,7 +374,8 @@ void transformerForward(Context& c, Streams& st, const TransformerShape& sh, con
         if (f.firstIsFsdp) ad.push_back(fsdpGather(c, st, f, "Attn", j, sh.attnParams));
         if (j == 0 && !firstDep.empty()) ad.push_back(firstDep);
         if (j > 0 && moe) ad.push_back(layerName("MoE", j - 1) + "_f_c_act_all2all2.");
-        if (j > 0 && f.tpLevel >= 0) ad.push_back(layerName("TransformerFC", j - 1) + "_f_c_act_ar.");
+        if (j > 0 && f.tpLevel >= 0)
+            ad.push_back(layerName("TransformerFC", j - 1) + "_f_c_act_ar.");
         st.compute(A + "_f.", Kind::Gemm, sh.attnFlops * b / f.tp / c.flops, ad);
         if (f.tpLevel >= 0)
             st.comm(A + "_f_c_act_ar.", Kind::AllReduce,
@@ -428,8 +433,9 @@ void transformerBackward(Context& c, Streams& st, const TransformerShape& sh, co
                 st.comm(A + "_b_c_wgt_ag.", Kind::AllGather, agAttn);
             } else {
                 st.comm(F + "_b_c_wgt_ag.", Kind::AllGather, agFc,
-                        j + 1 < N ? std::vector<std::string>{layerName("TransformerFC", j + 1) + "_b."}
-                                  : std::vector<std::string>{});
+                        j + 1 < N
+                            ? std::vector<std::string>{layerName("TransformerFC", j + 1) + "_b."}
+                            : std::vector<std::string>{});
             }
         }
         if (gather || (optimized && j == N - 1)) fd.push_back(F + "_b_c_wgt_ag.");
@@ -475,7 +481,8 @@ struct Embedding {
     double devBytes = 0, time = 0, params = 0;
 };
 
-void embeddingComm(Context& c, Streams& st, const Embedding& e, const std::string& phase, const std::vector<std::string>& deps, bool backward) {
+void embeddingComm(Context& c, Streams& st, const Embedding& e, const std::string& phase,
+                   const std::vector<std::string>& deps, bool backward) {
     const Parallel& p = c.t.emb;
     const int n = int(p.kinds.size());
     for (int lvl = 0; lvl < n; ++lvl)
@@ -501,9 +508,8 @@ void embeddingComm(Context& c, Streams& st, const Embedding& e, const std::strin
 void dlrmTransformerForward(Context& c, Streams& st, const MlpStack& bottom, const MlpStack& top,
                             const TransformerShape& sh, const Factors& fm, const Factors& ft,
                             const std::string& afterEmb) {
-    const Parallel& pm = c.t.mlp;
     const Parallel& pt = c.t.transformer;
-    const int nm = int(pm.kinds.size()), nt = int(pt.kinds.size());
+    const int nt = int(pt.kinds.size());
     const double bytes = c.m.bytesNonEmb;
     mlpForward(c, st, bottom, fm, "");
     const std::string lastBot = layerName("MLPBot", bottom.layers - 1);
@@ -544,28 +550,10 @@ void dlrmTransformerForward(Context& c, Streams& st, const MlpStack& bottom, con
                     sh.actBytes / entry(c.bw.ar, ft.tpLevel, nt, c.file), {F + "_f."});
     }
     const std::string lastA = layerName("Attn", N - 1), lastF = layerName("TransformerFC", N - 1);
-    // The top MLP: DLRM's, but entered from the transformer.
-    const double bm = c.t.mlpBatch;
-    const double tL = top.flopsPerSample * bm / fm.tp / c.flops;
-    for (int i = 0; i < top.layers; ++i) {
-        const std::string L = layerName("MLPTop", i);
-        std::vector<std::string> deps;
-        if (fm.firstIsFsdp) {
-            const double ag = top.params / fm.shard * fm.fsdpDegree * bytes;
-            st.comm(L + "_f_c_wgt_ag.", Kind::AllGather, ag / entry(c.bw.ag, 0, nm, c.file),
-                    {i == 0   ? lastA + "_f."
-                     : i == 1 ? lastF + "_f."
-                              : layerName("MLPTop", i - 2) + "_f."});
-            deps.push_back(L + "_f_c_wgt_ag.");
-        }
-        if (i == 0 && ft.tpLevel >= 0) deps.push_back(lastF + "_f_c_act_ar.");
-        if (i > 0 && fm.tpLevel >= 0 && (i - 1) % 2 == 1)
-            deps.push_back(layerName("MLPTop", i - 1) + "_f_c_act_ar.");
-        st.compute(L + "_f.", Kind::Gemm, tL, deps);
-        if (fm.tpLevel >= 0 && i % 2 == 1)
-            st.comm(L + "_f_c_act_ar.", Kind::AllReduce,
-                    bm * c.m.mlpDim * bytes / entry(c.bw.ar, fm.tpLevel, nm, c.file), {L + "_f."});
-    }
+    // The top MLP: DLRM's, entered from the transformer (its first layer waits for the last
+    // FC's TP all-reduce, not for the embeddings; its first gathers for the last layer).
+    mlpForward(c, st, top, fm, ft.tpLevel >= 0 ? lastF + "_f_c_act_ar." : "", "",
+               {lastA + "_f.", lastF + "_f."});
 }
 
 /// The DLRM_Transformer backward. Its quirks, kept: the top MLP's TP all-reduces and the
@@ -575,8 +563,8 @@ void dlrmTransformerForward(Context& c, Streams& st, const MlpStack& bottom, con
 /// then for what the layer before waited on (the file reuses its dependency set).
 void dlrmTransformerBackward(Context& c, Streams& st, const MlpStack& bottom, const MlpStack& top,
                              const TransformerShape& sh, const Factors& fm, const Factors& ft,
-                             bool topGrads, bool bottomTrain, bool embTrain,
-                             bool transformerTrain, const Embedding& e) {
+                             bool topGrads, bool bottomTrain, bool embTrain, bool transformerTrain,
+                             const Embedding& e) {
     const Parallel& pm = c.t.mlp;
     const Parallel& pt = c.t.transformer;
     const int nm = int(pm.kinds.size()), nt = int(pt.kinds.size());
@@ -584,32 +572,6 @@ void dlrmTransformerBackward(Context& c, Streams& st, const MlpStack& bottom, co
     const double bm = c.t.mlpBatch, bt = c.t.transformerBatch;
     const double mlpAct = bm * c.m.mlpDim * bytes;
     const double mAg = 1.0 / fm.shard * fm.fsdpDegree * bytes / entry(c.bw.ag, 0, nm, c.file);
-    // Weight-gradient and TP communication of one layer; `actN`: the level count its TP
-    // all-reduce indexes the all-reduce list with.
-    auto grads = [&](const Parallel& p, const Factors& f, const std::string& L, double params,
-                     bool weights, bool act, double actBytes, int actN) {
-        const int n = int(p.kinds.size());
-        double sf = f.shard;
-        for (int lvl = 0; lvl < n; ++lvl) {
-            const std::string& kind = p.kinds[std::size_t(lvl)];
-            const std::string dot = L.rfind("MLP", 0) == 0 ? "." : "";
-            if (kind == "ddp") {
-                if (weights)
-                    st.comm(L + "_b_c_wg_ar", Kind::AllReduce,
-                            params / sf * bytes / entry(c.bw.ar, lvl, n, c.file), {L + "_b."});
-            } else if (kind == "fsdp") {
-                sf /= p.degrees[std::size_t(lvl)];
-                if (weights)
-                    st.comm(L + "_b_c_wg_rs" + dot, Kind::ReduceScatter,
-                            params / sf * bytes / entry(c.bw.rs, 0, n, c.file), {L + "_b."});
-            } else if (kind == "tp") {
-                sf /= p.degrees[std::size_t(lvl)];
-                if (act)
-                    st.comm(L + "_b_c_act_ar.", Kind::AllReduce,
-                            actBytes / pyEntry(c.bw.ar, lvl, actN, c.file), {L + "_b."});
-            }
-        }
-    };
     const double tLtop = top.flopsPerSample * bm / fm.tp / c.flops;
     for (int i = top.layers - 1; i >= 0; --i) {
         const std::string L = layerName("MLPTop", i);
@@ -622,7 +584,7 @@ void dlrmTransformerBackward(Context& c, Streams& st, const MlpStack& bottom, co
         if (i + 1 < top.layers && fm.tpLevel >= 0 && (i + 1) % 2 == 0)
             deps.push_back(layerName("MLPTop", i + 1) + "_b_c_act_ar.");
         st.compute(L + "_b.", Kind::Gemm, 2.0 * tLtop, deps);
-        grads(pm, fm, L, top.params, topGrads, i % 2 == 0, mlpAct, nt);
+        gradientComm(c, st, pm, fm, L, top.params, mlpAct, i % 2 == 0, topGrads, nullptr, nt);
     }
     const int N = c.m.transformerLayers;
     if (bottomTrain || embTrain || transformerTrain) {
@@ -644,17 +606,20 @@ void dlrmTransformerBackward(Context& c, Streams& st, const MlpStack& bottom, co
                 fd.push_back(layerName("Attn", j + 1) + "_b_c_act_ar.");
             }
             st.compute(F + "_b.", Kind::Gemm, 2.0 * sh.fcFlops * bt / ft.tp / c.flops, fd);
-            grads(pt, ft, F, sh.fcParams, transformerTrain, true, sh.actBytes, nt);
+            gradientComm(c, st, pt, ft, F, sh.fcParams, sh.actBytes, true, transformerTrain,
+                         nullptr, nt);
             std::vector<std::string> ad;
             if (ft.firstIsFsdp) {
-                st.comm(A + "_b_c_wgt_ag.", Kind::AllGather, tAg(sh.attnParams),
-                        {j == N - 1 ? std::string("MLPTop0_b.") : layerName("Attn", j + 1) + "_b."});
+                st.comm(
+                    A + "_b_c_wgt_ag.", Kind::AllGather, tAg(sh.attnParams),
+                    {j == N - 1 ? std::string("MLPTop0_b.") : layerName("Attn", j + 1) + "_b."});
                 ad.push_back(A + "_b_c_wgt_ag.");
             }
             if (j + 1 < N && ft.tpLevel >= 0)
                 ad.push_back(layerName("TransformerFC", j + 1) + "_b_c_act_ar.");
             st.compute(A + "_b.", Kind::Gemm, 2.0 * sh.attnFlops * bt / ft.tp / c.flops, ad);
-            grads(pt, ft, A, sh.attnParams, transformerTrain, true, sh.actBytes, nm);
+            gradientComm(c, st, pt, ft, A, sh.attnParams, sh.actBytes, true, transformerTrain,
+                         nullptr, nm);
         }
     }
     if (embTrain) embeddingComm(c, st, e, "b", {"Attn0_b.", "Attn0_b_c_act_ar."}, true);
@@ -665,8 +630,10 @@ void dlrmTransformerBackward(Context& c, Streams& st, const MlpStack& bottom, co
             const std::string L = layerName("MLPBot", i);
             std::vector<std::string> deps;
             if (fm.firstIsFsdp) {
-                if (i == bottom.layers - 1) gatherAfter = "TransformerFC0_b.";
-                else if (bottom.layers == 2) gatherAfter = "Attn0_b.";
+                if (i == bottom.layers - 1)
+                    gatherAfter = "TransformerFC0_b.";
+                else if (bottom.layers == 2)
+                    gatherAfter = "Attn0_b.";
                 st.comm(L + "_b_c_wgt_ag.", Kind::AllGather, bottom.params * mAg, {gatherAfter});
                 deps.push_back(L + "_b_c_wgt_ag.");
             }
@@ -679,7 +646,7 @@ void dlrmTransformerBackward(Context& c, Streams& st, const MlpStack& bottom, co
                 gatherAfter = layerName("MLPBot", i + 1) + "_b.";
             }
             st.compute(L + "_b.", Kind::Gemm, 2.0 * tL, deps);
-            grads(pm, fm, L, bottom.params, true, i % 2 == 0, mlpAct, nm);
+            gradientComm(c, st, pm, fm, L, bottom.params, mlpAct, i % 2 == 0, true, nullptr, nm);
         }
     }
 }
@@ -724,8 +691,9 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
     c.memBw = s.memBw * s.memBwUtil;
     c.train = t.type != TaskType::Inference;
     if (!(c.flops > 0))
-        throw InputError(file, "system", "no peak for " + std::to_string(int(m.bytesNonEmb)) +
-                                             "-byte parameters (f64/f32/f16/i8 flops)");
+        throw InputError(file, "system",
+                         "no peak for " + std::to_string(int(m.bytesNonEmb)) +
+                             "-byte parameters (f64/f32/f16/i8 flops)");
 
     const bool dlrm = m.type == ModelType::Dlrm || m.type == ModelType::DlrmMoe ||
                       m.type == ModelType::DlrmTransformer;
@@ -794,7 +762,8 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
     Streams fwd(0.0);
     fwd.compute("EMB_f.", Kind::Emb, e.time);
     embeddingComm(c, fwd, e, "f", {"EMB_f."}, false);
-    const bool embA2a = std::find(t.emb.kinds.begin(), t.emb.kinds.end(), "mp") != t.emb.kinds.end();
+    const bool embA2a =
+        std::find(t.emb.kinds.begin(), t.emb.kinds.end(), "mp") != t.emb.kinds.end();
     const std::string afterEmb = embA2a ? "EMB_f_c_all2all" : "";
     if (dlrm) {
         if (m.type == ModelType::DlrmTransformer) {
@@ -830,8 +799,7 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
             embDep = "MLPTop0_b.";
             if (m.type == ModelType::DlrmTransformer &&
                 (bottomTrain || embTrain || transformerTrain)) {
-                transformerBackward(c, bwd, tsh, ft, false, m.transformerLayers,
-                                    transformerTrain);
+                transformerBackward(c, bwd, tsh, ft, false, m.transformerLayers, transformerTrain);
                 embDep = "Attn0_b.";
             }
             if (embTrain) embeddingComm(c, bwd, e, "b", {embDep}, true);
@@ -876,24 +844,24 @@ ReferenceResult runReference(const Model& m, const System& s, const Task& t,
 namespace madmax::seed {
 
 nlohmann::json toJson(const ReferenceResult& r, bool traces) {
-    nlohmann::json j = {{"schema", "madmax-reference-result/1"},
-                        {"engine", "reference (MAD-Max seed code, reproduced)"},
-                        {"iteration_time_ms", r.iterationS * 1e3},
-                        {"throughput_qps", r.throughputQps},
-                        {"global_batch", r.globalBatch},
-                        {"gemm_ms", r.gemmS * 1e3},
-                        {"emb_ms", r.embS * 1e3},
-                        {"all2all_ms", r.allToAllS * 1e3},
-                        {"allreduce_ms", r.allReduceS * 1e3},
-                        {"allgather_ms", r.allGatherS * 1e3},
-                        {"reducescatter_ms", r.reduceScatterS * 1e3},
-                        {"exposed_comm_ms", r.exposedCommS * 1e3},
-                        {"overlapped_comm_ms", r.overlappedCommS * 1e3},
-                        {"mlp_weights_gb_per_device", r.mlpWeightsBytesPerDevice / 1e9},
-                        {"emb_weights_gb_per_device", r.embWeightsBytesPerDevice / 1e9},
-                        {"transformer_weights_gb_per_device",
-                         r.transformerWeightsBytesPerDevice / 1e9},
-                        {"model_total_params_b", r.totalParams / 1e9}};
+    nlohmann::json j = {
+        {"schema", "madmax-reference-result/1"},
+        {"engine", "reference (MAD-Max seed code, reproduced)"},
+        {"iteration_time_ms", r.iterationS * 1e3},
+        {"throughput_qps", r.throughputQps},
+        {"global_batch", r.globalBatch},
+        {"gemm_ms", r.gemmS * 1e3},
+        {"emb_ms", r.embS * 1e3},
+        {"all2all_ms", r.allToAllS * 1e3},
+        {"allreduce_ms", r.allReduceS * 1e3},
+        {"allgather_ms", r.allGatherS * 1e3},
+        {"reducescatter_ms", r.reduceScatterS * 1e3},
+        {"exposed_comm_ms", r.exposedCommS * 1e3},
+        {"overlapped_comm_ms", r.overlappedCommS * 1e3},
+        {"mlp_weights_gb_per_device", r.mlpWeightsBytesPerDevice / 1e9},
+        {"emb_weights_gb_per_device", r.embWeightsBytesPerDevice / 1e9},
+        {"transformer_weights_gb_per_device", r.transformerWeightsBytesPerDevice / 1e9},
+        {"model_total_params_b", r.totalParams / 1e9}};
     if (traces) {
         auto list = [](const std::vector<TraceOp>& ops) {
             nlohmann::json a = nlohmann::json::array();
