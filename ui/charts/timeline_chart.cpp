@@ -98,7 +98,7 @@ TimelineChart::TimelineChart(QWidget* parent) : ExplorerChart(parent) {
     lanes_ = new QCategoryAxis;
     lanes_->setRange(0, 3);
     lanes_->append("DP stream", 1);
-    lanes_->append("TP/CP/EP stream", 2);
+    lanes_->append("TP/CP/EP/PP stream", 2);
     lanes_->append("compute", 3);
     lanes_->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
     c->addAxis(time_, Qt::AlignBottom);

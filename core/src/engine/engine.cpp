@@ -1020,15 +1020,36 @@ void finishStep(const Scenario& s, Result& r) {
     r.hfu = r.hardwareTflopsPerGpu * 1e12 / peak;
 }
 
-/// One micro-batch on the critical stage, op by op: its layers' forward and backward in full;
-/// then the step-level phases as one span each. Allocates: only when asked for.
+/// One micro-batch on the critical stage, op by op: its layers' forward and backward in full,
+/// with the stage's edges (the embedding on the first stage, the LM head and loss on the last,
+/// their TP collectives) and its pipeline sends where the step's accounting charges them; then
+/// the step-level phases as one span each. Allocates: only when asked for.
 void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& l,
                         const StagePass& crit, const PipelineTimes& pipe, double dpExposed) {
     auto& tl = r.timeline;
     const int mbs = ctx.microBatches;
+    const EdgeCosts& e = l.edge;
+    const PipelineStage& stage = crit.stage;
     double t0 = 0;
+    auto span = [&](const char* label, Lane lane, TimelineKind kind, double d, ParallelDim dim,
+                    Collective c) {
+        if (d <= 0) return;
+        const bool comm = kind == TimelineKind::Comm;
+        tl.push_back({label, lane, kind, t0, t0 + d, comm, dim, c});
+        t0 += d;
+    };
+    auto compute = [&](const char* label, TimelineKind kind, double d) {
+        span(label, Lane::Compute, kind, d, ParallelDim::TP, Collective::AllReduce);
+    };
+    // The pipeline's sends of one micro-batch, each direction (v chunks, one send each).
+    const double p2pEach = 0.5 * std::max(0.0, pipe.microBatchWallS - crit.fwd - crit.bwd);
+    if (stage.first) {
+        compute("embedding", TimelineKind::Forward, e.embedFwd);
+        span("embedding TP collective", Lane::Comm, TimelineKind::Comm, e.embedComm,
+             ParallelDim::TP, e.embedKind);
+    }
     // Dense layers lead (MoE models' first layers), MoE layers follow; backward in reverse.
-    const int moeLayers = crit.stage.moeLayers, dense = crit.stage.layers - moeLayers;
+    const int moeLayers = stage.moeLayers, dense = stage.layers - moeLayers;
     for (int layer = 0; layer < dense; ++layer) {
         appendTimeline(tl, l.fwd, t0);
         t0 += l.fwd.makespanS();
@@ -1037,13 +1058,24 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
         appendTimeline(tl, l.moeFwd, t0);
         t0 += l.moeFwd.makespanS();
     }
+    if (stage.last) compute("LM head + loss", TimelineKind::Forward, e.headFwd);
+    span("pipeline p2p (activations)", Lane::Comm, TimelineKind::Comm, p2pEach, ParallelDim::PP,
+         Collective::P2P);
+    if (stage.last) {
+        compute("LM head + loss (bwd)", TimelineKind::Backward, e.headBwd);
+        span("LM head TP collective (bwd)", Lane::Comm, TimelineKind::Comm, e.headComm,
+             ParallelDim::TP, e.headKind);
+    }
     // Backward: trainable layers in full, then frozen ones (input gradients only, or none).
-    l.forEachBackward(crit.stage, [&](const StreamSim& sim, int count) {
+    l.forEachBackward(stage, [&](const StreamSim& sim, int count) {
         for (int layer = 0; layer < count; ++layer) {
             appendTimeline(tl, sim, t0);
             t0 += sim.makespanS();
         }
     });
+    if (stage.first) compute("embedding (bwd)", TimelineKind::Backward, e.embedBwd);
+    span("pipeline p2p (gradients)", Lane::Comm, TimelineKind::Comm, p2pEach, ParallelDim::PP,
+         Collective::P2P);
     const double mbWall = pipe.microBatchWallS;
     tl.push_back({"remaining micro-batches (" + std::to_string(mbs - 1) + ")", Lane::Compute,
                   TimelineKind::Steady, mbWall, mbs * mbWall, false, ParallelDim::TP,
