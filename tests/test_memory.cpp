@@ -1,8 +1,13 @@
 // Activation (Korthikanti et al. 2022) and ZeRO (Rajbhandari et al. SC20) memory by hand.
+#include "madmax/file_io.hpp"
 #include "madmax/memory.hpp"
+#include "madmax/presets.hpp"
+#include "madmax/validation.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 using namespace madmax;
 
@@ -60,6 +65,59 @@ TEST_CASE("Full recompute keeps only 2sbh per layer (÷t with SP) - CP divides s
     CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(2 * g.sbh / 8));
     g.st.cp = 2;
     CHECK(layerActivationBytes(g.m, g.st, g.w) == Approx(g.sbh / 8));
+}
+
+TEST_CASE("A MoE layer keeps per routed copy its input and the expert's FFN tensors, not its "
+          "output") {
+    // GPT-OSS-120B (h = 2880, 64 query heads and 8 KV heads of 64, 128 experts of f_e = 2880,
+    // top-4, gated), one 8,192-token micro-batch, TP 1, EP 64, flash attention, by hand:
+    //   attention (Korthikanti, no score matrix): Q 2sb·ad + K,V 4sb·gd + projection input
+    //   2sb·ad = sb(8192 + 2048 + 8192) = 18,432 sb; replicated (norm inputs, QKV and MLP
+    //   inputs, dropout masks) 10sbh = 28,800 sb; the router's fp32 logits 4E = 512 sb;
+    //   32,768 routed copies (8,192 tokens × top-4), each its dispatched input 2h = 5,760 B and
+    //   the up-projection output and activation 2·2f_e + 2f_e = 17,280 B.
+    // Megatron-Core applies the router probabilities inside the expert activation
+    // (weighted_bias_swiglu / _quick_geglu take permuted_probs), so the combine is a plain sum:
+    // no copy of the expert output (2h a copy, 189 MB here) is kept for its backward.
+    Model m = test::modelPreset("gpt-oss-120b");
+    Strategy st;
+    st.ep = 64;
+    st.dp = 64;
+    Workload w;
+    w.seqLen = 8192;
+    w.globalBatch = 64;
+    const double sb = 8192.0, copies = 8192.0 * 4;
+    const double attention = sb * (18432 + 28800 + 512);
+    CHECK(layerActivationBytes(m, st, w, true) ==
+          Approx(attention + copies * (5760 + 17280)).epsilon(1e-12)); // 1,146,093,568 B
+    // Selective recompute (module moe_act) drops the activation output, 2f_e a copy.
+    st.recompute = Recompute::Selective;
+    CHECK(layerActivationBytes(m, st, w, true) ==
+          Approx(attention + copies * (5760 + 11520)).epsilon(1e-12));
+}
+
+TEST_CASE("A published MoE run that fit is not flagged: Qwen3-30B-A3B on 16 H100 without "
+          "recompute") {
+    // Megatron-Bridge 25.11 (performance summary, DGX-H100): Qwen3-30B-A3B on 16 H100, FP8-CS,
+    // GBS 512, MBS 2, seq 4096, TP 1, PP 2, VP 24, EP 8, 5,275 tokens/s/GPU. Its performance
+    // script (scripts/performance/configs/qwen/qwen3_llm_pretrain.py, set_qwen3_common_configs)
+    // sets recompute_granularity = None: the run kept every activation and fit in 80 GB. Counting
+    // a copy of each expert output per routed token (2h B), as this model once did, put it at
+    // 90.7 GB, 10.7 GB over.
+    const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
+    const auto& cases = doc.at("cases");
+    const auto c = std::find_if(cases.begin(), cases.end(), [](const nlohmann::json& x) {
+        return x.at("id") == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8";
+    });
+    REQUIRE(c != cases.end());
+    Scenario s = scenarioForCase(*c, PresetLibrary::builtin(), "public.json");
+    s.strategy.recompute = Recompute::None;
+    REQUIRE(s.strategy.pp == 2);
+    REQUIRE(s.strategy.vp == 24);
+    REQUIRE(s.strategy.microBatch == 2);
+    const MemoryBreakdown mem = peakMemory(s);
+    INFO("total " << mem.totalBytes() / 1e9 << " GB of " << mem.capacityBytes / 1e9);
+    CHECK(mem.fits());
 }
 
 TEST_CASE("In-flight micro-batches: 1F1B holds min(p - stage, m) - interleaving adds (p-1)/(pv)") {

@@ -56,14 +56,17 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
     if (m.mla) replicated += 2.0 * sb * double(m.mlaShape.qLoraRank + m.mlaShape.kvLoraRank);
     double bytes = split / t + replicated / (st.sequenceParallel ? t : 1.0);
     if (moeLayer) {
-        // Each routed copy keeps its dispatched input (2h B), the expert's up-projection output
-        // and activation (2 × 2f_e/ETP B gated + f_e/ETP, Megatron-Core grouped GEMM) and its
-        // output for the weighted combine (2h B); the router keeps fp32 logits (4E B per token).
+        // Each routed copy keeps its dispatched input (2h B: the up-projection's weight-gradient
+        // input) and the expert's up-projection output and activation (2 × 2f_e/ETP B gated +
+        // 2f_e/ETP, Megatron-Core grouped GEMM); the router keeps fp32 logits (4E B per token).
+        // Nothing of the expert's output: the router's probabilities are applied inside the
+        // activation (Megatron-Core's experts take permuted_probs into weighted_bias_swiglu /
+        // _quick_geglu), so the combine is a plain sum that saves no tensor for its backward.
         // Selective recompute also recomputes the expert activation (module moe_act): its
         // output (2f_e/ETP B) is not kept.
         const double fe = double(m.moe.expertFfn) / st.etp;
         const double keptFfn = (m.gatedMlp ? 6.0 : 4.0) - (selective ? 2.0 : 0.0);
-        const double perCopy = 2.0 * h + keptFfn * fe + 2.0 * h;
+        const double perCopy = 2.0 * h + keptFfn * fe;
         bytes += moeRoutedCopiesPerGpu(m, st, sb) * perCopy + 4.0 * sb * m.moe.experts / t;
     }
     return bytes;
