@@ -79,6 +79,31 @@ TEST_CASE("Hand-derived host bound with a sync: the cycle from the sync to the n
     CHECK(free.hostStallS() == 0.0);
 }
 
+TEST_CASE("Hand-derived host bound with two syncs: the segments between them add") {
+    // A (50 µs, 1 launch, the host waits for it), B (50 µs, 10 launches), C (5 µs, 1 launch,
+    // a second wait: GPT-OSS's clamped activation copies its offset to the GPU), D (50 µs, 10
+    // launches), at 4 µs a launch. GPU: 155 µs; host: 22 launches, 88 µs.
+    //   One sync (A): from A's end the host issues B (0–40, first kernel at 4), C (44), D
+    //   (44–84, first at 48), A (88). B runs 4–54, C 54–59, D 59–109, A 109–159: 159 µs.
+    //   Two syncs: B runs 4–54, C 54–59, and the host waits until 59; it issues D (59–99,
+    //   first at 63) and A (103): D runs 63–113, A 113–163: 163 µs, 8 of them idle.
+    auto layer = [](bool secondSync) {
+        StreamSim sim;
+        const int a = sim.add(compute("A", 50, 1, true));
+        const int b = sim.add(compute("B", 50, 10, false, a));
+        const int c = sim.add(compute("C", 5, 1, secondSync, b));
+        sim.add(compute("D", 50, 10, false, c));
+        sim.run();
+        sim.addHostStalls(4e-6, "host launch stalls");
+        return sim;
+    };
+    const StreamSim one = layer(false), two = layer(true);
+    CHECK(one.makespanS() == Approx(159e-6));
+    CHECK(one.hostStallS() == Approx(4e-6));
+    CHECK(two.makespanS() == Approx(163e-6));
+    CHECK(two.hostStallS() == Approx(8e-6));
+}
+
 TEST_CASE("Host launch cost: CUDA graphs remove it, a GPU-bound dense step never sees it") {
     using test::preset;
     // The default scenario (dense, GPU-bound): the host cost changes nothing.

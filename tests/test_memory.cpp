@@ -74,8 +74,11 @@ TEST_CASE("A MoE layer keeps per routed copy its input and the expert's FFN tens
     //   attention (Korthikanti, no score matrix): Q 2sb·ad + K,V 4sb·gd + projection input
     //   2sb·ad = sb(8192 + 2048 + 8192) = 18,432 sb; replicated (norm inputs, QKV and MLP
     //   inputs, dropout masks) 10sbh = 28,800 sb; the router's fp32 logits 4E = 512 sb;
-    //   32,768 routed copies (8,192 tokens × top-4), each its dispatched input 2h = 5,760 B and
-    //   the up-projection output and activation 2·2f_e + 2f_e = 17,280 B.
+    //   32,768 routed copies (8,192 tokens × top-4), each its dispatched input 2h = 5,760 B,
+    //   the up-projection output and activation 2·2f_e + 2f_e = 17,280 B, and — GPT-OSS clamps
+    //   the activation's inputs (glu_clamp 7), and Megatron-Core's quick-GeGLU saves the
+    //   clamped concatenation for its fused kernel besides the output the clamps save — a
+    //   second copy of the up-projection output, 2·2f_e = 11,520 B.
     // Megatron-Core applies the router probabilities inside the expert activation
     // (weighted_bias_swiglu / _quick_geglu take permuted_probs), so the combine is a plain sum:
     // no copy of the expert output (2h a copy, 189 MB here) is kept for its backward.
@@ -89,8 +92,9 @@ TEST_CASE("A MoE layer keeps per routed copy its input and the expert's FFN tens
     const double sb = 8192.0, copies = 8192.0 * 4;
     const double attention = sb * (18432 + 28800 + 512);
     CHECK(layerActivationBytes(m, st, w, true) ==
-          Approx(attention + copies * (5760 + 17280)).epsilon(1e-12)); // 1,146,093,568 B
-    // Selective recompute (module moe_act) drops the activation output, 2f_e a copy.
+          Approx(attention + copies * (5760 + 17280 + 11520)).epsilon(1e-12)); // 1,523,580,928 B
+    // Selective recompute (module moe_act) drops the activation output, 2f_e a copy, and the
+    // clamped copy: the recomputed activation keeps only its input.
     st.recompute = Recompute::Selective;
     CHECK(layerActivationBytes(m, st, w, true) ==
           Approx(attention + copies * (5760 + 11520)).epsilon(1e-12));

@@ -220,6 +220,77 @@ TEST_CASE("MoE all-to-all overlap hides the all-to-all behind compute, at an SM 
     CHECK(overlapped.computeS == Approx(exposed.computeS + 0.15 * e.serializedS).epsilon(1e-9));
 }
 
+TEST_CASE("Hand-derived MoE: a clamped, biased expert's unfused passes (GPT-OSS on "
+          "Megatron-Core)") {
+    // The toy, gated, with GPT-OSS's expert biases and activation clamp. Each GPU holds 2,048
+    // routed copies (1,024 tokens × top-2); f_e = 512, h = 1024, 16-bit, 1 TB/s, no launch cost.
+    //   clamp, forward: both halves clamped into new tensors (read + write 512 each), then
+    //     concatenated (read + write 1,024): 8·f_e·copies·2 B = 16,777,216 B → 16.78 µs;
+    //   clamp, backward: each half's gradient through its mask (read gradient and input, write
+    //     one): 6·f_e·copies·2 B = 12,582,912 B → 12.58 µs;
+    //   output bias b·p added per expert and concatenated (TEGroupedMLP._apply_bias): the
+    //     product written, the sum read twice and written, the concatenation read and written:
+    //     6·h·copies·2 B = 25,165,824 B → 25.17 µs; its backward (bias and weight gradients: a
+    //     product and a reduction each) the same.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Scenario plain = toyMoe({{"model.gated_mlp", true}});
+    const Scenario oss = toyMoe(
+        {{"model.gated_mlp", true}, {"model.moe.glu_clamp", 7.0}, {"model.moe.expert_bias", true}});
+    const Result r = evaluate(oss, o), base = evaluate(plain, o);
+    CHECK(test::opSeconds(r, "expert activation clamp") == Approx(16.777216e-6));
+    CHECK(test::opSeconds(r, "expert activation clamp (bwd)") == Approx(12.582912e-6));
+    CHECK(test::opSeconds(r, "expert output bias") == Approx(25.165824e-6));
+    CHECK(test::opSeconds(r, "expert output bias (bwd)") == Approx(25.165824e-6));
+    // Without them the layer has none of these ops, and the rest is unchanged.
+    CHECK(test::opDurations(base, "expert activation clamp").empty());
+    CHECK(test::opDurations(base, "expert output bias").empty());
+    CHECK(test::opSeconds(r, "expert activation") == test::opSeconds(base, "expert activation"));
+    // The clamp and its concatenation keep a second copy of the up-projection output (4 f_e B a
+    // copy, 4 MiB a layer here) unless the activation is recomputed.
+    const double copy = 4.0 * 512 * 2048;
+    CHECK(layerActivationBytes(oss.model, oss.strategy, oss.workload, true) -
+              layerActivationBytes(plain.model, plain.strategy, plain.workload, true) ==
+          Approx(copy));
+    Scenario ossSel = oss, plainSel = plain;
+    ossSel.strategy.recompute = plainSel.strategy.recompute = Recompute::Selective;
+    CHECK(layerActivationBytes(ossSel.model, ossSel.strategy, ossSel.workload, true) ==
+          layerActivationBytes(plainSel.model, plainSel.strategy, plainSel.workload, true));
+    // A step pays them on every MoE layer of every micro-batch: 4 layers × 1 micro-batch × the
+    // four ops' 79.69 µs at least (the clamp's host wait costs nothing here: no launch cost).
+    CHECK(r.stepTimeS - base.stepTimeS >= 4 * 79.691776e-6 * 0.999);
+}
+
+TEST_CASE("MoE fused grouped-MLP kernels: no activation pass, no host sync, never slower") {
+    // Transformer Engine's CuTe DSL grouped MLP (strategy.moe_fused_mlp) folds the activation,
+    // its clamp, bias and routing weight into the GEMM epilogues and keeps the token counts on
+    // the GPU. On the toy, with GPT-OSS's extras and a 5 µs host cost per launch:
+    const std::vector<std::pair<std::string, json>> oss = {
+        {"model.gated_mlp", true},
+        {"model.moe.glu_clamp", 7.0},
+        {"model.moe.expert_bias", true},
+        {"system.gpu.calibration.host_op_us", 5.0}};
+    auto with = [&](bool fused) {
+        auto edits = oss;
+        edits.push_back({"strategy.moe_fused_mlp", fused});
+        EvaluateOptions o;
+        o.timeline = true;
+        return evaluate(toyMoe(edits), o);
+    };
+    const Result unfused = with(false), fused = with(true);
+    for (const char* op : {"expert activation", "expert activation clamp", "expert output bias",
+                           "expert activation (bwd)", "expert activation clamp (bwd)",
+                           "expert output bias (bwd)"}) {
+        INFO(op);
+        CHECK(!test::opDurations(unfused, op).empty());
+        CHECK(test::opDurations(fused, op).empty());
+    }
+    CHECK(fused.stepTimeS < unfused.stepTimeS);
+    CHECK(fused.compute.hostStallS <= unfused.compute.hostStallS);
+    // The GEMMs themselves are the same.
+    CHECK(test::opSeconds(fused, "expert up GEMMs") == test::opSeconds(unfused, "expert up GEMMs"));
+}
+
 TEST_CASE("MoE presets: parameter counts as published") {
     // DeepSeek-V3 report: 671B total, 37B activated; Qwen3 report Table 1: 30.5B / 3.3B and
     // 235B / 22B; GPT-OSS model card: 116.8B / 5.1B (5.13B incl. embedding); Mixtral paper:
@@ -256,6 +327,10 @@ TEST_CASE("MoE: bad input names the field and the fix") {
     CHECK_THAT(errorOf({{"model.moe.dense_layers", 4}}), Catch::Contains("dense_layers"));
     CHECK_THAT(errorOf({{"model.moe.expert_ffn", 4}}), Catch::Contains("expert_ffn_hidden"));
     CHECK_THAT(errorOf({{"model.arch", "dense"}}), Catch::Contains("needs arch \"moe\""));
+    CHECK_THAT(errorOf({{"model.moe.glu_clamp", -7}}), Catch::Contains("model.moe.glu_clamp"));
+    CHECK_THAT(errorOf({{"model.moe.expert_bias", "yes"}}),
+               Catch::Contains("model.moe.expert_bias"));
+    CHECK_THAT(errorOf({{"strategy.moe_fused_mlp", 1}}), Catch::Contains("moe_fused_mlp"));
     // A dense model with EP: refused, with the fix.
     std::string msg;
     try {

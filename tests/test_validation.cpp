@@ -81,11 +81,12 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 12.3% and max ≈ 96.1% (README "Validation"). Two rows stand outside 35%, both
+    // median ≈ 10.9% and max ≈ 96.1% (README "Validation"). Two rows stand outside 35%, both
     // over-predicted, both small-hidden models: Qwen3-30B-A3B on 16 H100 (+96%: run, as its
     // performance script sets, without recompute — an earlier activation count that kept a copy
     // of every expert output made it not fit and inferred full recompute, +27.5% by accident)
-    // and GPT-OSS-120B on 64 GB200 (+48%). The median is held to the target, every other row
+    // and GPT-OSS-120B on 64 GB200 (+37%, after the unfused passes of its clamped, biased
+    // experts). The median is held to the target, every other row
     // to 35%, those two just above where they stand; the DeepEP rows meet the target.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     const auto& r = report();
@@ -111,7 +112,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
         if (o.id == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8")
             CHECK(std::fabs(o.errorPct()) <= 100.0);
         else if (o.id == "mbridge2511-gpt-oss-120b-dgx-gb200-64-bf16")
-            CHECK(std::fabs(o.errorPct()) <= 50.0);
+            CHECK(std::fabs(o.errorPct()) <= 40.0);
         else
             CHECK(std::fabs(o.errorPct()) <= 35.0);
     }
@@ -567,11 +568,11 @@ TEST_CASE("A framework's fixed cost per step comes from its source's own inferen
 }
 
 TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%, none worse "
-          "than 60%") {
+          "than 55%") {
     // presets/validation/megatron-bridge-2511.json: the same table's DGX-GB300 and DGX-B200
     // rows and its remaining DGX-GB200 / DGX-H100 ones (20; sources in every case). One is
     // fitted on: Qwen3-30B-A3B on 8 B200 at micro-batch 1 sets the host's time per kernel
-    // (host_op_us 40). This build: median 11.5%, p90 35.7%, max 58.2% (GPT-OSS-120B on
+    // (host_op_us 40). This build: median 11.5%, p90 31.4%, max 54.0% (GPT-OSS-120B on
     // 64 B200, whose fit now needs only selective recompute, as its recipe's layernorm and
     // moe_act modules); dense rows at most 22.4% (Llama 3.1 405B on 128 B200).
     const ValidationReport r = runValidation(readJsonFile(MADMAX_MBRIDGE2511_DATASET),
@@ -592,7 +593,7 @@ TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%
         return n.find("CUDA graphs not published: eager launches assumed") != std::string::npos;
     }));
     CHECK(r.overall.medianAbsPct <= 12.0);
-    CHECK(r.overall.maxAbsPct <= 60.0);
+    CHECK(r.overall.maxAbsPct <= 55.0);
     for (const auto& c : r.cases) {
         INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
         if (c.id == "mbridge2511-qwen3-30b-a3b-dgx-b200-8-fp8-mx")

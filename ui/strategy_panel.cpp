@@ -214,6 +214,11 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     addCheck(mform, "moe_fp8_dispatch", "FP8 dispatch",
              "Send the dispatched tokens in FP8 (+ a scale per 128 channels); the combine stays "
              "16-bit (DeepEP).");
+    addCheck(mform, "moe_fused_mlp", "Fused grouped-MLP kernels",
+             "Transformer Engine's CuTe DSL grouped MLP (Megatron-Core cutedsl_fused_grouped_mlp): "
+             "the activation, its clamp, bias and routing weight in the GEMM epilogues, and the "
+             "token counts kept on the GPU (no host sync at the router). Off: Megatron-Core's "
+             "separate activation passes.");
     addCheck(mform, "moe_a2a_overlap", "Overlap all-to-all with another micro-batch",
              "DualPipe / 1F1B all-to-all overlap: dispatch and combine hide behind another "
              "micro-batch's compute, which loses the SMs the communication kernels hold while "
@@ -235,7 +240,7 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         applyEdits({{"strategy.moe_dispatcher", i == 1 ? "deepep" : "all_to_all"}}, "dispatch",
                    combos_["moe_dispatcher"]);
     });
-    for (const char* key : {"moe_fp8_dispatch", "moe_a2a_overlap"}) {
+    for (const char* key : {"moe_fp8_dispatch", "moe_fused_mlp", "moe_a2a_overlap"}) {
         const QString k = key;
         connect(checks_[k], &QCheckBox::toggled, this, [this, k](bool on) {
             applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
@@ -407,13 +412,14 @@ void StrategyPanel::refresh(const Scenario& s) {
     if (moe) {
         const QSignalBlocker b1(imbalance_), b2(capacity_), b3(nodeLimit_),
             b4(combos_["moe_dispatcher"]), b5(checks_["moe_fp8_dispatch"]),
-            b6(checks_["moe_a2a_overlap"]);
+            b6(checks_["moe_a2a_overlap"]), b7(checks_["moe_fused_mlp"]);
         imbalance_->setValue(s.model.moe.loadImbalance);
         capacity_->setValue(s.model.moe.capacityFactor);
         nodeLimit_->setValue(st.moeNodeLimit);
         combos_["moe_dispatcher"]->setCurrentIndex(st.dispatcher == MoeDispatcher::DeepEp ? 1 : 0);
         checks_["moe_fp8_dispatch"]->setChecked(st.moeFp8Dispatch);
         checks_["moe_a2a_overlap"]->setChecked(st.moeA2aOverlap);
+        checks_["moe_fused_mlp"]->setChecked(st.moeFusedMlp);
     }
     frozen_->setVisible(!serving);
     if (!serving) {

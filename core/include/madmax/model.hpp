@@ -42,6 +42,12 @@ struct MoeShape {
     int layerFreq = 1;              ///< after the dense layers, every n-th layer is MoE
     double capacityFactor = 0;      ///< tokens an expert takes, × the mean; 0 = dropless
     double loadImbalance = 1.0;     ///< max/mean tokens per expert on the critical rank
+    /// The experts' up and down projections carry biases (GPT-OSS). The down projection's is
+    /// scaled by the routing probability, so it cannot ride in the GEMM's epilogue.
+    bool expertBias = false;
+    /// The gated activation's inputs are clamped first (GPT-OSS `swiglu_limit` 7: gate ≤ c,
+    /// linear within ±c); 0 = no clamp.
+    double gluClamp = 0;
 };
 
 /// Multi-head latent attention (DeepSeek-V2 §2.1): queries and keys/values through low-rank

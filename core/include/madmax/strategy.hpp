@@ -47,6 +47,11 @@ struct Strategy {
     MoeDispatcher dispatcher = MoeDispatcher::AllToAll;
     bool moeA2aOverlap = false; ///< all-to-all overlaps another micro-batch's compute (DualPipe)
     bool moeFp8Dispatch = false; ///< dispatch in FP8 (combine stays 16-bit; DeepEP)
+    /// Fused grouped-MLP kernels (Transformer Engine ≥ 2.15 CuTe DSL, Megatron-Core
+    /// `cutedsl_fused_grouped_mlp`): the activation with its clamp, bias and routing weight in
+    /// the grouped GEMM's epilogue, its gradient in the down projection's, and token counts kept
+    /// on the GPU (no host sync at the router).
+    bool moeFusedMlp = false;
     int moeNodeLimit = 0;        ///< node-limited routing: each token to ≤ this many nodes (0 = off)
     /// Share of the SMs that communication kernels hold while they overlap compute (DeepEP
     /// normal kernels: 20 of 132 on H800 ≈ 0.15); a compute slowdown during the overlap.

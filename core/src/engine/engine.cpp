@@ -103,6 +103,11 @@ struct LayerCosts {
     double router, permute, expertUp, expertAct, expertDown, unpermute, shared;
     double dispatch, combine; ///< one all-to-all each (backward: both in 16-bit, as combine)
     int expertKernels;        ///< launches of one grouped GEMM: per local expert (+ FP8 casts)
+    /// Unfused expert extras (Megatron-Core's path for clamped, biased experts): the clamp of
+    /// the activation's inputs, forward and backward, and the down projection's bias scaled
+    /// by the routing weight, forward and backward; launches of the bias ops.
+    double expertClamp, expertClampBwd, expertBias, expertBiasBwd;
+    int expertBiasKernels, expertBiasBwdKernels;
     double fsdpGatherMoe, fsdpReduceMoe;
     MoeA2aTraffic dispatchTraffic, combineTraffic;
 };
@@ -150,6 +155,32 @@ void moeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Grou
     c.expertUp = oc.groupedGemm(sh.moeCopies, up, sh.h, local);
     c.expertAct = oc.elementwise((up + fe) * sh.moeCopies * act);
     c.expertDown = oc.groupedGemm(sh.moeCopies, sh.h, fe, local);
+    if (st.moeFusedMlp) {
+        // The grouped GEMM's epilogue applies the activation with its clamp, bias and routing
+        // weight, and the down projection's dgrad epilogue its gradient (NVIDIA, "Boosting MoE
+        // Training Throughput with Advanced Fusion Kernels", 2026): no pass of their own.
+        c.expertAct = 0;
+    } else {
+        if (moe.gluClamp > 0 && m.gatedMlp) {
+            // Megatron-Core's weighted quick-GeGLU (fusions/fused_bias_geglu.py) clamps the gate
+            // and linear halves into new tensors and concatenates them before its fused kernel:
+            // read and write fe each, then read and write 2fe. Their backward: each half's
+            // gradient through its clamp mask, reading gradient and input, writing one.
+            c.expertClamp = oc.elementwise(8.0 * fe * sh.moeCopies * act);
+            c.expertClampBwd = oc.elementwise(6.0 * fe * sh.moeCopies * act);
+        }
+        if (moe.expertBias) {
+            // The down projection's bias times the routing weight, added outside the GEMM per
+            // local expert and concatenated (TEGroupedMLP._apply_bias: t + b·p): the product
+            // written (h), the sum read (2h) and written (h), the concatenation read and
+            // written (2h). Backward: the bias and weight gradients, each a product (read and
+            // write h) and a reduction (read h).
+            c.expertBias = oc.elementwise(6.0 * sh.h * sh.moeCopies * act);
+            c.expertBiasBwd = oc.elementwise(6.0 * sh.h * sh.moeCopies * act);
+            c.expertBiasKernels = 2 * local + 1;
+            c.expertBiasBwdKernels = 4 * local;
+        }
+    }
     c.unpermute = c.permute;
     // Grouped GEMMs run one GEMM per local expert (Transformer Engine GroupedLinear), each
     // with a quantisation kernel of its input below 16 bits — two under current scaling, whose
@@ -466,13 +497,28 @@ void smContention(LayerBuilder& b, const Scenario& s, double a2aS, Phase phase) 
 
 /// Router → permute → dispatch → experts → combine → unpermute (Megatron-Core MoE layer); the
 /// shared experts run beside the dispatch (shared-expert overlap).
+/// The expert activation (forward, or its recompute): the clamp of its inputs first when the
+/// model has one. Megatron-Core's clamped GeGLU then builds its offset tensor from a Python
+/// float on every call, a blocking host-to-device copy: the host waits for the clamp to finish.
+void expertActivation(LayerBuilder& b, const LayerCosts& c, Phase phase) {
+    const bool recompute = phase == Phase::Recompute;
+    if (c.expertClamp > 0)
+        b.compute(recompute ? "expert activation clamp (recompute)" : "expert activation clamp",
+                  c.expertClamp, phase, 3, true);
+    if (c.expertAct > 0)
+        b.compute(recompute ? "expert activation (recompute)" : "expert activation", c.expertAct,
+                  phase);
+}
+
 void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
     const bool sp = s.strategy.sequenceParallel;
     const bool overlap = s.strategy.moeA2aOverlap;
     b.compute("residual + norm (MoE)", c.residual + c.norm, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     // Dropless routing sizes the buffers from the token counts: the host waits for the router.
-    b.compute("router", c.router, phase, 4, s.model.moe.capacityFactor <= 0);
+    // Fused grouped-MLP kernels keep the counts on the GPU: no sync (sync-free MoE).
+    b.compute("router", c.router, phase, 4,
+              s.model.moe.capacityFactor <= 0 && !s.strategy.moeFusedMlp);
     b.compute("permute tokens", c.permute, phase);
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all", Lane::Comm, c.dispatch, ParallelDim::EP,
@@ -483,8 +529,10 @@ void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
         if (c.shared > 0) b.compute("shared experts", c.shared, phase);
     }
     b.compute("expert up GEMMs", c.expertUp, phase, c.expertKernels);
-    b.compute("expert activation", c.expertAct, phase);
+    expertActivation(b, c, phase);
     b.compute("expert down GEMMs", c.expertDown, phase, c.expertKernels);
+    if (c.expertBias > 0)
+        b.compute("expert output bias", c.expertBias, phase, c.expertBiasKernels);
     moeA2a(b, s, "EP combine all-to-all", c.combine);
     b.compute("unpermute + combine", c.unpermute, phase);
     smContention(b, s, c.dispatch + c.combine, phase);
@@ -501,12 +549,16 @@ void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     b.compute("unpermute + combine (bwd)", c.unpermute, Phase::Backward);
     // The output gradients travel back to the experts (combine's mirror), 16-bit.
     moeA2a(b, s, "EP combine all-to-all (bwd)", c.combine);
-    if (s.strategy.recompute == Recompute::Selective)
-        b.compute("expert activation (recompute)", c.expertAct, Phase::Recompute);
+    if (c.expertBias > 0)
+        b.compute("expert output bias (bwd)", c.expertBiasBwd, Phase::Backward,
+                  c.expertBiasBwdKernels);
+    if (s.strategy.recompute == Recompute::Selective) expertActivation(b, c, Phase::Recompute);
     const int passes = g > 1.5 ? 2 : 1;
     b.compute("expert down GEMMs (bwd)", g * c.expertDown, Phase::Backward,
               passes * c.expertKernels);
-    b.compute("expert activation (bwd)", 2.0 * c.expertAct, Phase::Backward);
+    if (c.expertAct > 0) b.compute("expert activation (bwd)", 2.0 * c.expertAct, Phase::Backward);
+    if (c.expertClampBwd > 0)
+        b.compute("expert activation clamp (bwd)", c.expertClampBwd, Phase::Backward, 2);
     b.compute("expert up GEMMs (bwd)", g * c.expertUp, Phase::Backward, passes * c.expertKernels);
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all (bwd)", Lane::Comm, c.combine, ParallelDim::EP,

@@ -64,8 +64,14 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
         // _quick_geglu), so the combine is a plain sum that saves no tensor for its backward.
         // Selective recompute also recomputes the expert activation (module moe_act): its
         // output (2f_e/ETP B) is not kept.
+        // A clamped activation (GPT-OSS) on Megatron-Core's unfused path also keeps the clamped
+        // and concatenated copy of the up-projection output that its fused kernel saves (4f_e
+        // B), besides the up-projection output the clamps save; recomputing the activation
+        // keeps neither.
         const double fe = double(m.moe.expertFfn) / st.etp;
-        const double keptFfn = (m.gatedMlp ? 6.0 : 4.0) - (selective ? 2.0 : 0.0);
+        const bool clampCopy = m.moe.gluClamp > 0 && m.gatedMlp && !st.moeFusedMlp && !selective;
+        const double keptFfn =
+            (m.gatedMlp ? 6.0 : 4.0) - (selective ? 2.0 : 0.0) + (clampCopy ? 4.0 : 0.0);
         const double perCopy = 2.0 * h + keptFfn * fe;
         bytes += moeRoutedCopiesPerGpu(m, st, sb) * perCopy + 4.0 * sb * m.moe.experts / t;
     }

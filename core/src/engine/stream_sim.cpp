@@ -44,32 +44,45 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
     // The layer repeats. The host issues every kernel in order at hostOpS a launch, running
     // ahead of the GPU, except that after a host sync it issues nothing until that op is done.
     // The steady-state time of a layer is then a max-plus cycle bound: no sync, max(GPU, host);
-    // with one, the cycle runs from the sync's end (the ops after it, then the next layer's
-    // up to the sync), and no op i can start before the host issued it, nor can the sync end
-    // before the GPU did op i and every compute op after it in the cycle. Every term is a sum
-    // of durations, so a faster GPU, link or host never lengthens the layer.
-    int sync = -1;
+    // with syncs, the cycle splits into segments, each from one sync's end to the next sync's
+    // (wrapping into the next layer), and a segment lasts at least as long as it takes the
+    // host to issue any op i in it plus the GPU's compute from i to the segment's sync. The
+    // period is the sum of the segments. Every term is a sum of durations, so a faster GPU,
+    // link or host never lengthens the layer.
+    std::array<int, kCapacity> syncs{};
+    int nSync = 0;
     double host = 0;
     for (int i = 0; i < n_; ++i) {
         host += ops_[i].op.kernels * hostOpS;
-        if (ops_[i].op.hostSync && sync < 0) sync = i;
+        if (ops_[i].op.hostSync) syncs[nSync++] = i;
     }
     double period = std::max(makespan_, host);
-    if (sync >= 0) {
-        // Walk the cycle backwards from the sync: `work` is the compute from op i to the sync,
-        // `issued` the host's clock once op i is issued.
-        double work = 0, issued = host;
-        auto visit = [&](int i) {
-            const SimOp& op = ops_[i].op;
-            if (!op.isComm()) work += op.durationS;
-            const double first = issued - op.kernels * hostOpS + (op.kernels > 0 ? hostOpS : 0);
-            period = std::max(period, first + work);
-            issued -= op.kernels * hostOpS;
-        };
-        for (int i = sync; i >= 0; --i)
-            visit(i);
-        for (int i = n_ - 1; i > sync; --i)
-            visit(i);
+    if (nSync > 0) {
+        double cycle = 0;
+        for (int j = 0; j < nSync; ++j) {
+            // The segment ends at syncs[j] and starts after the previous sync (cyclically).
+            const int end = syncs[j], prev = syncs[(j + nSync - 1) % nSync];
+            double segKernels = 0;
+            for (int i = end;; i = (i + n_ - 1) % n_) {
+                segKernels += ops_[i].op.kernels;
+                if ((i + n_ - 1) % n_ == prev) break;
+            }
+            // Walk it backwards from its sync: `work` is the compute from op i to the sync,
+            // `issued` the host's clock (from the previous sync's end) once op i is issued.
+            // No less than the host's time to issue the segment: the sync cannot end before it.
+            double work = 0, issued = segKernels * hostOpS, segment = issued;
+            for (int i = end;; i = (i + n_ - 1) % n_) {
+                const SimOp& op = ops_[i].op;
+                if (!op.isComm()) work += op.durationS;
+                const double first =
+                    issued - op.kernels * hostOpS + (op.kernels > 0 ? hostOpS : 0);
+                segment = std::max(segment, first + work);
+                issued -= op.kernels * hostOpS;
+                if ((i + n_ - 1) % n_ == prev) break;
+            }
+            cycle += segment;
+        }
+        period = std::max(period, cycle);
     }
     const double stall = period - makespan_;
     if (stall <= 0) return 0.0;

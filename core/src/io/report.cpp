@@ -245,7 +245,7 @@ std::string formatReport(const Scenario& s, const Result& r) {
              std::to_string(st.expertDataParallel()) + ", " +
              (st.dispatcher == MoeDispatcher::DeepEp ? "per-node (DeepEP) dispatch"
                                                      : "flat all-to-all dispatch") +
-             (st.moeFp8Dispatch ? " in FP8" : "") +
+             (st.moeFp8Dispatch ? " in FP8" : "") + (st.moeFusedMlp ? ", fused grouped MLP" : "") +
              (st.moeA2aOverlap ? ", all-to-all overlapped" : ", all-to-all exposed") + "\n";
     o += "Workload   global batch " + std::to_string(s.workload.globalBatch) + " x " +
          std::to_string(s.workload.seqLen) + " tokens, " +

@@ -104,7 +104,9 @@ json toJson(const Model& m) {
                     {"dense_layers", e.denseLayers},
                     {"moe_layer_freq", e.layerFreq},
                     {"capacity_factor", e.capacityFactor},
-                    {"load_imbalance", e.loadImbalance}};
+                    {"load_imbalance", e.loadImbalance},
+                    {"expert_bias", e.expertBias},
+                    {"glu_clamp", e.gluClamp}};
     }
     return j;
 }
@@ -185,6 +187,7 @@ json toJson(const Strategy& st) {
             {"moe_dispatcher", st.dispatcher == MoeDispatcher::DeepEp ? "deepep" : "all_to_all"},
             {"moe_a2a_overlap", st.moeA2aOverlap},
             {"moe_fp8_dispatch", st.moeFp8Dispatch},
+            {"moe_fused_mlp", st.moeFusedMlp},
             {"moe_node_limit", st.moeNodeLimit},
             {"moe_comm_sm_fraction", st.moeCommSmFraction},
             {"fsdp_prefetch", st.fsdpPrefetch},

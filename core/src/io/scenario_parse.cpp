@@ -86,6 +86,10 @@ MoeShape parseMoe(const json& j, const std::string& file, const std::string& pat
     r.record("load_imbalance",
              "≥ 1: max/mean tokens per expert (1 = force-balanced benchmark routing; learned "
              "routing 1.1-1.5)");
+    moe.expertBias = r.boolean("expert_bias", false);
+    moe.gluClamp = r.number("glu_clamp", 0, 1e6, 0.0);
+    r.record("glu_clamp", "0 (or absent) = no clamp; else the limit c of the gated activation's "
+                          "inputs (GPT-OSS: 7)");
     r.ignore("routing");
     r.ignore("notes");
     if (moe.topK > moe.experts)
@@ -466,6 +470,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
                         : MoeDispatcher::AllToAll;
     st.moeA2aOverlap = r.boolean("moe_a2a_overlap", false);
     st.moeFp8Dispatch = r.boolean("moe_fp8_dispatch", false);
+    st.moeFusedMlp = r.boolean("moe_fused_mlp", false);
     st.moeNodeLimit = int(r.integer("moe_node_limit", 0, 1 << 20, 0));
     st.moeCommSmFraction = r.number("moe_comm_sm_fraction", 0, 0.9, 0.15);
     // DLRM: the embedding plan (explainInvalid refuses it for other models).

@@ -191,6 +191,11 @@ json modelFor(const json& m, const PresetLibrary& lib) {
                     {"expert_ffn_hidden", e.at("expert_ffn_hidden")}};
         for (const char* key : {"shared_experts", "dense_layers", "moe_layer_freq", "capacity_factor"})
             if (!isNull(e, key)) moe[key] = e.at(key);
+        // Expert biases and the activation's clamp are not in the tables: the model's released
+        // config, through its preset.
+        if (preset && preset->contains("moe"))
+            for (const char* key : {"expert_bias", "glu_clamp"})
+                if (preset->at("moe").contains(key)) moe[key] = preset->at("moe").at(key);
         out["moe"] = moe;
     }
     return out;
