@@ -495,8 +495,6 @@ void smContention(LayerBuilder& b, const Scenario& s, double a2aS, Phase phase) 
         b.compute("SMs held by all-to-all kernels", s.strategy.moeCommSmFraction * a2aS, phase);
 }
 
-/// Router → permute → dispatch → experts → combine → unpermute (Megatron-Core MoE layer); the
-/// shared experts run beside the dispatch (shared-expert overlap).
 /// The expert activation (forward, or its recompute): the clamp of its inputs first when the
 /// model has one. Megatron-Core's clamped GeGLU then builds its offset tensor from a Python
 /// float on every call, a blocking host-to-device copy: the host waits for the clamp to finish.
@@ -510,6 +508,8 @@ void expertActivation(LayerBuilder& b, const LayerCosts& c, Phase phase) {
                   phase);
 }
 
+/// Router → permute → dispatch → experts → combine → unpermute (Megatron-Core MoE layer); the
+/// shared experts run beside the dispatch (shared-expert overlap).
 void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
     const bool sp = s.strategy.sequenceParallel;
     const bool overlap = s.strategy.moeA2aOverlap;
