@@ -81,13 +81,14 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 10.9% and max ≈ 96.1% (README "Validation"). Two rows stand outside 35%, both
-    // over-predicted, both small-hidden models: Qwen3-30B-A3B on 16 H100 (+96%: run, as its
-    // performance script sets, without recompute — an earlier activation count that kept a copy
-    // of every expert output made it not fit and inferred full recompute, +27.5% by accident)
-    // and GPT-OSS-120B on 64 GB200 (+37%, after the unfused passes of its clamped, biased
-    // experts). The median is held to the target, every other row
-    // to 35%, those two just above where they stand; the DeepEP rows meet the target.
+    // median ≈ 10.9% and max ≈ 96.1% (README "Validation"). One row stands outside 35%:
+    // Qwen3-30B-A3B on 16 H100 (+96%, over-predicted: run, as its performance script sets,
+    // without recompute — an earlier activation count that kept a copy of every expert output
+    // made it not fit and inferred full recompute, +27.5% by accident). GPT-OSS-120B on 64
+    // GB200 is within 35% (+34.1%) once its clamped, biased experts run Megatron-Core's
+    // unfused passes and its recipe's flat dispatcher. The median is held to the target,
+    // every other row to 35%, that one just above where it stands; the DeepEP rows meet the
+    // target.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     const auto& r = report();
     std::vector<double> errs, deepep;
@@ -110,16 +111,19 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
                 return n.rfind("recompute not published: none,", 0) == 0;
             }));
         // GPT-OSS's expert biases and activation clamp are not in the tables: they come from
-        // the model preset of the same shape (its config.json).
-        if (o.id.find("gpt-oss") != std::string::npos) {
+        // the model preset of the same shape (its config.json); its dispatcher from its
+        // recipe (Megatron-Bridge's GPTOSSProvider: the flat alltoall dispatcher), the other
+        // Megatron-Bridge rows' from the flex default (presets/frameworks/moe-dispatchers.json).
+        if (c["kind"] == "training") {
             const Scenario sc = scenarioForCase(c, PresetLibrary::builtin(), "public.json");
-            CHECK(sc.model.moe.expertBias);
-            CHECK(sc.model.moe.gluClamp == 7.0);
+            const bool oss = o.id.find("gpt-oss") != std::string::npos;
+            CHECK(sc.model.moe.expertBias == oss);
+            CHECK(sc.model.moe.gluClamp == (oss ? 7.0 : 0.0));
+            CHECK(sc.strategy.dispatcher ==
+                  (oss ? MoeDispatcher::AllToAll : MoeDispatcher::DeepEp));
         }
         if (o.id == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8")
             CHECK(std::fabs(o.errorPct()) <= 100.0);
-        else if (o.id == "mbridge2511-gpt-oss-120b-dgx-gb200-64-bf16")
-            CHECK(std::fabs(o.errorPct()) <= 40.0);
         else
             CHECK(std::fabs(o.errorPct()) <= 35.0);
     }
@@ -606,6 +610,15 @@ TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%
         if (c.id == "mbridge2511-qwen3-30b-a3b-dgx-b200-8-fp8-mx")
             CHECK(std::fabs(c.errorPct()) <= 5.0); // the fitted row
         if (c.id.find("llama") != std::string::npos) CHECK(std::fabs(c.errorPct()) <= 25.0);
+        // Qwen3-235B's B200 configuration runs the flat alltoall dispatcher (qwen3_llm_pretrain.py,
+        // its b200 function); the GB200 and GB300 ones the flex dispatcher.
+        if (c.id.find("qwen3-235b") != std::string::npos)
+            CHECK(std::any_of(c.notes.begin(), c.notes.end(), [&](const std::string& n) {
+                return n.rfind(c.id.find("b200-64") != std::string::npos
+                                   ? "dispatcher not published: all_to_all"
+                                   : "dispatcher not published: deepep",
+                               0) == 0;
+            }));
         if (c.id.find("qwen3") != std::string::npos) // as the public rows above: no recompute
             CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
                 return n.rfind("recompute not published: none,", 0) == 0;

@@ -101,6 +101,9 @@ struct LayerCosts {
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
     // MoE layer (forward direction; the backward GEMMs cost twice).
     double router, permute, expertUp, expertAct, expertDown, unpermute, shared;
+    /// Megatron-Core's flat all-to-all dispatcher with more than one local expert: the received
+    /// tokens regrouped by local expert after the dispatch, and back before the combine.
+    double sortChunks;
     double dispatch, combine; ///< one all-to-all each (backward: both in 16-bit, as combine)
     int expertKernels;        ///< launches of one grouped GEMM: per local expert (+ FP8 casts)
     /// Unfused expert extras (Megatron-Core's path for clamped, biased experts): the clamp of
@@ -182,6 +185,14 @@ void moeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Grou
         }
     }
     c.unpermute = c.permute;
+    // MoEAlltoAllTokenDispatcher (moe/token_dispatcher.py): the dispatch's output arrives
+    // grouped by source rank, so with more than one local expert `sort_chunks_by_idxs` regroups
+    // it by expert (a read and a write of every received copy), and the combine's input goes
+    // back the same way. The per-node (flex / DeepEP) dispatcher permutes once, after the
+    // dispatch, which `permute` already counts.
+    c.sortChunks = routed && local > 1 && st.dispatcher == MoeDispatcher::AllToAll
+                       ? oc.elementwise(2.0 * sh.moeCopies * sh.h * act)
+                       : 0.0;
     // Grouped GEMMs run one GEMM per local expert (Transformer Engine GroupedLinear), each
     // with a quantisation kernel of its input below 16 bits — two under current scaling, whose
     // amax is a pass of its own before the cast (the extra read castBytesPerElement counts).
@@ -528,11 +539,13 @@ void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
         moeA2a(b, s, "EP dispatch all-to-all", c.dispatch);
         if (c.shared > 0) b.compute("shared experts", c.shared, phase);
     }
+    if (c.sortChunks > 0) b.compute("sort by local expert", c.sortChunks, phase);
     b.compute("expert up GEMMs", c.expertUp, phase, c.expertKernels);
     expertActivation(b, c, phase);
     b.compute("expert down GEMMs", c.expertDown, phase, c.expertKernels);
     if (c.expertBias > 0)
         b.compute("expert output bias", c.expertBias, phase, c.expertBiasKernels);
+    if (c.sortChunks > 0) b.compute("unsort by local expert", c.sortChunks, phase);
     moeA2a(b, s, "EP combine all-to-all", c.combine);
     b.compute("unpermute + combine", c.unpermute, phase);
     smContention(b, s, c.dispatch + c.combine, phase);
@@ -549,6 +562,7 @@ void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     b.compute("unpermute + combine (bwd)", c.unpermute, Phase::Backward);
     // The output gradients travel back to the experts (combine's mirror), 16-bit.
     moeA2a(b, s, "EP combine all-to-all (bwd)", c.combine);
+    if (c.sortChunks > 0) b.compute("unsort by local expert (bwd)", c.sortChunks, Phase::Backward);
     if (c.expertBias > 0)
         b.compute("expert output bias (bwd)", c.expertBiasBwd, Phase::Backward,
                   c.expertBiasBwdKernels);
@@ -560,6 +574,7 @@ void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     if (c.expertClampBwd > 0)
         b.compute("expert activation clamp (bwd)", c.expertClampBwd, Phase::Backward, 2);
     b.compute("expert up GEMMs (bwd)", g * c.expertUp, Phase::Backward, passes * c.expertKernels);
+    if (c.sortChunks > 0) b.compute("sort by local expert (bwd)", c.sortChunks, Phase::Backward);
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all (bwd)", Lane::Comm, c.combine, ParallelDim::EP,
                      Collective::AllToAll);

@@ -203,6 +203,35 @@ json modelFor(const json& m, const PresetLibrary& lib) {
 
 } // namespace
 
+/// The MoE dispatcher a case's framework ran (presets/frameworks/moe-dispatchers.json): the
+/// entry of its source, model (the preset of its shape) and GPU, else the source's default;
+/// null when neither names one.
+const json* moeDispatcherFor(const json& c, const PresetLibrary& lib) {
+    static const json doc = [] {
+        const std::string path = "frameworks/moe-dispatchers.json";
+        const char* text = detail::embeddedPresetText(path);
+        return text ? parseJsonText(text, "presets/" + path) : json::object();
+    }();
+    const json& src = c.value("source", json::object());
+    const std::string title = src.is_object() ? src.value("title", "") : "";
+    const std::string gpu = c.at("system").value("gpu", "");
+    const json* shape = shapePresetFor(c.at("model"), lib);
+    const std::string model = shape ? shape->value("id", "") : "";
+    auto fromSource = [&](const json& e) {
+        return title.find(e.at("source_title_contains").get<std::string>()) != std::string::npos;
+    };
+    // By reference into the static document: the entry outlives the call.
+    if (doc.contains("entries"))
+        for (const json& e : doc.at("entries"))
+            if (fromSource(e) && !model.empty() && e.at("model") == model &&
+                (e.at("gpu") == "*" || e.at("gpu") == gpu))
+                return &e;
+    if (doc.contains("defaults"))
+        for (const json& e : doc.at("defaults"))
+            if (fromSource(e)) return &e;
+    return nullptr;
+}
+
 Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
     const json& m = c.at("model");
     const json& sys = c.at("system");
@@ -241,10 +270,14 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     if (model.value("arch", "dense") == "moe") {
         strategy["ep"] = intField(par, "ep", 1, "parallel");
         strategy["etp"] = intField(par, "etp", 1, "parallel");
-        // Megatron-Bridge's MoE recipes use the flex dispatcher (DeepEP / HybridEP): tokens
-        // cross the network once per destination node (README "Validation").
-        strategy["moe_dispatcher"] = "deepep";
-        note("per-node (DeepEP-style) dispatch assumed: Megatron-Bridge's flex dispatcher");
+        // The dispatcher the framework's recipe runs (presets/frameworks/moe-dispatchers.json:
+        // Megatron-Bridge's flex dispatcher, DeepEP / HybridEP, unless the model's recipe sets
+        // Megatron-Core's flat one) — README "Validation".
+        if (const json* d = moeDispatcherFor(c, lib)) {
+            strategy["moe_dispatcher"] = d->at("dispatcher");
+            note("dispatcher not published: " + d->at("dispatcher").get<std::string>() + " (" +
+                 d->at("note").get<std::string>() + ")");
+        }
         const json& e = m.at("moe");
         if (e.value("routing", "") != "force_balanced")
             note("load imbalance 1.0 assumed (routing not stated as force-balanced)");
