@@ -203,17 +203,27 @@ json modelFor(const json& m, const PresetLibrary& lib) {
 
 } // namespace
 
+namespace {
+
+/// A file of presets/frameworks/, compiled in (an empty object when absent).
+json frameworkDoc(const std::string& name) {
+    const std::string path = "frameworks/" + name;
+    const char* text = detail::embeddedPresetText(path);
+    return text ? parseJsonText(text, "presets/" + path) : json::object();
+}
+
+/// The title of a case's source ("" when it has none).
+std::string sourceTitle(const json& c) {
+    const json& src = c.value("source", json::object());
+    return src.is_object() ? src.value("title", "") : "";
+}
+
 /// The MoE dispatcher a case's framework ran (presets/frameworks/moe-dispatchers.json): the
 /// entry of its source, model (the preset of its shape) and GPU, else the source's default;
 /// null when neither names one.
 const json* moeDispatcherFor(const json& c, const PresetLibrary& lib) {
-    static const json doc = [] {
-        const std::string path = "frameworks/moe-dispatchers.json";
-        const char* text = detail::embeddedPresetText(path);
-        return text ? parseJsonText(text, "presets/" + path) : json::object();
-    }();
-    const json& src = c.value("source", json::object());
-    const std::string title = src.is_object() ? src.value("title", "") : "";
+    static const json doc = frameworkDoc("moe-dispatchers.json");
+    const std::string title = sourceTitle(c);
     const std::string gpu = c.at("system").value("gpu", "");
     const json* shape = shapePresetFor(c.at("model"), lib);
     const std::string model = shape ? shape->value("id", "") : "";
@@ -231,6 +241,8 @@ const json* moeDispatcherFor(const json& c, const PresetLibrary& lib) {
             if (fromSource(e)) return &e;
     return nullptr;
 }
+
+} // namespace
 
 Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
     const json& m = c.at("model");
@@ -532,13 +544,8 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
 /// The framework's measured fixed cost per step for this case (presets/frameworks/
 /// step-costs.json): the entry of the case's source, GPU and precision (as parsed), if any.
 const json* frameworkStepCost(const json& c, Precision precision) {
-    static const json doc = [] {
-        const std::string path = "frameworks/step-costs.json";
-        const char* text = detail::embeddedPresetText(path);
-        return text ? parseJsonText(text, "presets/" + path) : json::object();
-    }();
-    const json& src = c.value("source", json::object());
-    const std::string title = src.is_object() ? src.value("title", "") : "";
+    static const json doc = frameworkDoc("step-costs.json");
+    const std::string title = sourceTitle(c);
     const std::string gpu = c.at("system").value("gpu", "");
     const std::string prec(toString(precision));
     if (!doc.contains("costs")) return nullptr;
