@@ -102,6 +102,16 @@ TEST_CASE("Hand-derived host bound with two syncs: the segments between them add
     CHECK(one.hostStallS() == Approx(4e-6));
     CHECK(two.makespanS() == Approx(163e-6));
     CHECK(two.hostStallS() == Approx(8e-6));
+    // A segment lasts at least as long as the host takes to issue it: A (1 µs, 1 launch) and B
+    // (1 µs, 10 launches), each waited for, at 5 µs a launch. From A's end the host issues B's
+    // ten kernels (0–50): B cannot end before 50. From B's end it issues A (5), which runs 5–6.
+    // 50 + 6 = 56 µs a layer, more than the host's 55 µs in all.
+    StreamSim tight;
+    const int a = tight.add(compute("A", 1, 1, true));
+    tight.add(compute("B", 1, 10, true, a));
+    tight.run();
+    tight.addHostStalls(5e-6, "host launch stalls");
+    CHECK(tight.makespanS() == Approx(56e-6));
 }
 
 TEST_CASE("Host launch cost: CUDA graphs remove it, a GPU-bound dense step never sees it") {

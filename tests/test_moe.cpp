@@ -351,6 +351,9 @@ TEST_CASE("MoE: bad input names the field and the fix") {
     CHECK_THAT(errorOf({{"model.moe.expert_ffn", 4}}), Catch::Contains("expert_ffn_hidden"));
     CHECK_THAT(errorOf({{"model.arch", "dense"}}), Catch::Contains("needs arch \"moe\""));
     CHECK_THAT(errorOf({{"model.moe.glu_clamp", -7}}), Catch::Contains("model.moe.glu_clamp"));
+    // The toy is ungated: a clamp there would be ignored, so it is refused, with the fix.
+    CHECK_THAT(errorOf({{"model.moe.glu_clamp", 7.0}}),
+               Catch::Contains("glu_clamp") && Catch::Contains("gated_mlp"));
     CHECK_THAT(errorOf({{"model.moe.expert_bias", "yes"}}),
                Catch::Contains("model.moe.expert_bias"));
     CHECK_THAT(errorOf({{"strategy.moe_fused_mlp", 1}}), Catch::Contains("moe_fused_mlp"));

@@ -298,6 +298,11 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     else
         r.ignore("ffn_hidden");
     m.gatedMlp = r.boolean("gated_mlp", false);
+    // The clamp limits a gated activation's two halves; an ungated one has nothing to clamp,
+    // and ignoring the field would drop it silently.
+    if (m.isMoe() && m.moe.gluClamp > 0 && !m.gatedMlp)
+        r.fail("moe", "moe.glu_clamp clamps a gated activation's inputs, but gated_mlp is "
+                      "false; set gated_mlp true or remove glu_clamp");
     if (m.vit) {
         for (const char* k : {"vocab", "tied_embeddings", "causal", "max_seq_len"})
             if (r.has(k))
