@@ -625,3 +625,52 @@ TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%
             }));
     }
 }
+
+TEST_CASE("A published FSDP column shards as ZeRO-3, and a run that does not fit as modelled says so") {
+    // presets/validation/megatron-bridge-2511.json: Llama 3 70B FP8-CS on 64 GB200 runs
+    // Megatron-FSDP (the table's FSDP column is 1; Megatron-Bridge's
+    // LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS: use_megatron_fsdp=True, cpu_offloading_num_layers=40).
+    const json doc = readJsonFile(MADMAX_MBRIDGE2511_DATASET);
+    const json* found = nullptr;
+    for (const auto& c : doc.at("cases"))
+        if (c.at("id") == "mbridge2511-llama3-70b-dgx-gb200-64-fp8-cs") found = &c;
+    REQUIRE(found != nullptr);
+    json c = *found;
+    const Scenario s = scenarioForCase(c, PresetLibrary::builtin(), "mb.json");
+    CHECK(s.strategy.zeroStage == 3);
+    // Sharded 64 ways, the 70.6B parameters' 16-bit weights are 141.1 / 64 = 2.21 GB per GPU,
+    // plus two gathered layers (this one and the prefetched next): (70.6B - 2 x 1.05B
+    // embedding and head) / 80 layers x 2 B = 1.71 GB each, 5.63 GB in all — not ZeRO-1's 141 GB.
+    const MemoryBreakdown m = peakMemory(s);
+    CHECK(m.weightsBytes == Approx(5.63e9).epsilon(0.02));
+    // The 0/1 spelling of the same column reads alike; DDP stays the distributed optimizer.
+    c["parallel"]["fsdp"] = 1;
+    CHECK(scenarioForCase(c, PresetLibrary::builtin(), "mb.json").strategy.zeroStage == 3);
+    c["parallel"]["fsdp"] = false;
+    CHECK(scenarioForCase(c, PresetLibrary::builtin(), "mb.json").strategy.zeroStage == 1);
+    // A contradiction or a wrong type names the field and the fix.
+    c["parallel"]["fsdp"] = true;
+    c["parallel"]["zero_stage"] = 1;
+    CHECK_THROWS_WITH(scenarioForCase(c, PresetLibrary::builtin(), "mb.json"),
+                      Catch::Contains("parallel.zero_stage") && Catch::Contains("give 3 or null"));
+    c["parallel"]["zero_stage"] = nullptr;
+    c["parallel"]["fsdp"] = "yes";
+    CHECK_THROWS_WITH(scenarioForCase(c, PresetLibrary::builtin(), "mb.json"),
+                      Catch::Contains("parallel.fsdp") && Catch::Contains("expected true, false"));
+    // Without its 40 offloaded layers the run's activations (micro-batch 2 x 8192 tokens, no
+    // recompute, 80 layers) exceed the GB200's 186 GB: the report says so rather than
+    // predicting silently. The 8B run on H100 fits once sharded (87 GB under ZeRO-1).
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "mb.json");
+    auto said = [&](const std::string& id, const std::string& what) {
+        for (const auto& o : r.cases)
+            if (o.id == id)
+                return std::any_of(o.notes.begin(), o.notes.end(), [&](const std::string& n) {
+                    return n.find(what) != std::string::npos;
+                });
+        return false;
+    };
+    CHECK(said("mbridge2511-llama3-70b-dgx-gb200-64-fp8-cs", "does not fit as modelled"));
+    CHECK(said("mbridge2511-llama3-70b-dgx-gb200-64-fp8-cs", "(ZeRO stage 3)"));
+    CHECK_FALSE(said("mbridge2511-llama3-8b-dgx-h100-8-fp8-cs", "does not fit"));
+    CHECK_FALSE(said("mbridge2511-qwen3-30b-a3b-dgx-b200-8-fp8-mx", "does not fit"));
+}
