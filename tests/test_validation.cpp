@@ -674,3 +674,22 @@ TEST_CASE("A published FSDP column shards as ZeRO-3, and a run that does not fit
     CHECK_FALSE(said("mbridge2511-llama3-8b-dgx-h100-8-fp8-cs", "does not fit"));
     CHECK_FALSE(said("mbridge2511-qwen3-30b-a3b-dgx-b200-8-fp8-mx", "does not fit"));
 }
+
+TEST_CASE("A published gradient-accumulation count the batch sizes contradict is said") {
+    // public.json: GPT-OSS-120B on 64 H100 prints PP 4, micro-batch 4, GBS 512 and GA 2, but
+    // DP = 64 / 4 = 16 gives 512 / (16 x 4) = 8 accumulation steps. Qwen3-30B-A3B on 16 H100
+    // is consistent: 512 / (8 x 2) = 32, as printed.
+    auto notes = [](const std::string& id) {
+        for (const auto& c : report().cases)
+            if (c.id == id) return c.notes;
+        return std::vector<std::string>{};
+    };
+    const auto g = notes("mbridge2511-gpt-oss-120b-dgx-h100-64-bf16");
+    CHECK(std::any_of(g.begin(), g.end(), [](const std::string& n) {
+        return n.rfind("published grad_accum 2 disagrees with global_batch / (dp x micro_batch) = 8", 0) == 0;
+    }));
+    const auto q = notes("mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8");
+    CHECK(std::none_of(q.begin(), q.end(), [](const std::string& n) {
+        return n.find("grad_accum") != std::string::npos;
+    }));
+}

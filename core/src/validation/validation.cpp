@@ -291,6 +291,21 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                                                : par.at("sequence_parallel")}};
     // Published knobs are read: gradient reduction overlapped with the backward or not.
     if (!isNull(par, "dp_overlap")) strategy["dp_overlap"] = par.at("dp_overlap");
+    // A published gradient-accumulation count that the batch sizes contradict is said: the
+    // engine takes global batch / (DP · micro-batch), from the published degrees.
+    if (!isNull(par, "grad_accum") && strategy["dp"].is_number() && !isNull(par, "global_batch")) {
+        const double derived = par.at("global_batch").get<double>() /
+                               (strategy["dp"].get<double>() * strategy["micro_batch"].get<double>());
+        const double published = num(par, "grad_accum", 0);
+        if (std::fabs(derived - published) > 1e-9) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf,
+                          "published grad_accum %g disagrees with global_batch / (dp x "
+                          "micro_batch) = %g; the batch and degrees were taken as published",
+                          published, derived);
+            note(buf);
+        }
+    }
     // Unpublished ones are said, with what was taken in their place.
     if (isNull(par, "microbatch")) note("micro-batch not published: 1 assumed");
     // FSDP shards parameters, gradients and optimizer state over the data-parallel ranks:
