@@ -693,3 +693,28 @@ TEST_CASE("A published gradient-accumulation count the batch sizes contradict is
         return n.find("grad_accum") != std::string::npos;
     }));
 }
+
+TEST_CASE("A published pipeline schedule the engine does not run is said, an unknown one refused") {
+    // GPipe's bubble equals 1F1B's, (p - 1) / m (Narayanan et al. SC21 §2.2): costed as 1F1B,
+    // and the notes say so; a misspelt schedule names the field.
+    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
+    json c; // the first dense training row with a pipeline: megatron-sc21-t1-39.1B (PP 2)
+    for (const auto& k : pub.at("cases"))
+        if (k.value("kind", "") == "training" && k["parallel"].value("pp", 1) > 1 &&
+            k["model"].value("arch", "dense") == "dense") {
+            c = k;
+            break;
+        }
+    REQUIRE(c["parallel"].value("pp", 1) > 1);
+    c["parallel"]["pp_schedule"] = "gpipe";
+    c["parallel"]["vp"] = nullptr;
+    json doc = {{"schema", "madmax-validation/1"}, {"cases", json::array({c})}};
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "g.json");
+    REQUIRE(r.cases.size() == 1);
+    CHECK(std::any_of(r.cases[0].notes.begin(), r.cases[0].notes.end(), [](const std::string& n) {
+        return n.rfind("pp_schedule gpipe: costed as 1F1B", 0) == 0;
+    }));
+    c["parallel"]["pp_schedule"] = "zigzag";
+    CHECK_THROWS_WITH(scenarioForCase(c, PresetLibrary::builtin(), "g.json"),
+                      Catch::Contains("parallel.pp_schedule") && Catch::Contains("expected 1f1b"));
+}

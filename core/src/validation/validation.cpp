@@ -346,6 +346,15 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         if (e.value("routing", "") != "force_balanced")
             note("load imbalance 1.0 assumed (routing not stated as force-balanced)");
     }
+    if (!isNull(par, "pp_schedule")) {
+        const json& ps = par.at("pp_schedule");
+        if (!ps.is_string() || (ps != "1f1b" && ps != "interleaved" && ps != "gpipe"))
+            throw InputError(file, "case " + c.at("id").get<std::string>() + ": parallel.pp_schedule",
+                             "expected 1f1b, interleaved, gpipe or null, got " + ps.dump());
+        if (ps == "gpipe" && pp > 1)
+            note("pp_schedule gpipe: costed as 1F1B, whose bubble is the same (p - 1) / m; "
+                 "GPipe's memory, all micro-batches' activations held, is not modelled");
+    }
     const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
     int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
     if (interleaved && isNull(par, "vp")) note("virtual stages not published: 2 assumed");
