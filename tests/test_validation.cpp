@@ -718,3 +718,39 @@ TEST_CASE("A published pipeline schedule the engine does not run is said, an unk
     CHECK_THROWS_WITH(scenarioForCase(c, PresetLibrary::builtin(), "g.json"),
                       Catch::Contains("parallel.pp_schedule") && Catch::Contains("expected 1f1b"));
 }
+
+TEST_CASE("A published DLRM embedding sharding is run as published, an unknown one said") {
+    // dlrm-tf2-dgxa100-8-large (public.json) publishes none: table-wise, as the examples run.
+    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
+    json c;
+    for (const auto& x : pub.at("cases"))
+        if (x.at("id") == "dlrm-tf2-dgxa100-8-large") c = x;
+    REQUIRE(c.is_object());
+    auto firstKind = [&](const json& k) {
+        return dlrmScenarioForCase(k, PresetLibrary::builtin(), "d.json").strategy.dlrm.sharding[0];
+    };
+    CHECK(firstKind(c) == EmbSharding::TableWise);
+    // The schema's column_wise is the engine's cw, for every table, and the notes say so.
+    c["parallel"]["emb_sharding"] = "column_wise";
+    CHECK(firstKind(c) == EmbSharding::ColumnWise);
+    json doc = {{"schema", "madmax-validation/1"}, {"cases", json::array({c})}};
+    auto notes = [&](const json& d) {
+        return runValidation(d, PresetLibrary::builtin(), "d.json").cases.at(0).notes;
+    };
+    auto n = notes(doc);
+    CHECK(std::any_of(n.begin(), n.end(), [](const std::string& s) {
+        return s == "embedding sharding: column_wise for every table, as published";
+    }));
+    // A published sharding the tables cannot take is refused with the table and the fix
+    // (row-wise over 8 GPUs of a 4-row table).
+    c["parallel"]["emb_sharding"] = "row_wise";
+    CHECK_THROWS_WITH(firstKind(c), Catch::Contains("parallel.emb_sharding") &&
+                                        Catch::Contains("fewer than one each") &&
+                                        Catch::Contains("(table_wise, data_parallel)"));
+    // Words the engine does not run as stated are said, and table-wise taken.
+    doc["cases"][0]["parallel"]["emb_sharding"] = "hybrid";
+    n = notes(doc);
+    CHECK(std::any_of(n.begin(), n.end(), [](const std::string& s) {
+        return s.rfind("embedding sharding published as \"hybrid\", not one the engine runs", 0) == 0;
+    }));
+}

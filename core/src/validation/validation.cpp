@@ -13,6 +13,7 @@
 #include <optional>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <numeric>
 
@@ -499,10 +500,31 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
         dlrm["dcn_layers"] = e.at("dcn_layers");
         dlrm["dcn_low_rank"] = isNull(e, "dcn_low_rank") ? json(0) : e["dcn_low_rank"];
     }
-    // The DLRM examples shard tables model-parallel, table-wise (one GPU: all local).
-    if (gpus > 1)
+    // The embedding sharding: as published where the schema names one the engine runs (for
+    // every table); else the DLRM examples' model-parallel tables, table-wise (one GPU: all
+    // local), column-wise for a table bigger than one GPU.
+    std::string embSharding = "tw";
+    bool shardingPublished = false;
+    if (gpus > 1 && !isNull(par, "emb_sharding")) {
+        static const std::map<std::string, std::string> kinds = {
+            {"table_wise", "tw"}, {"row_wise", "rw"}, {"column_wise", "cw"},
+            {"table_row_wise", "twrw"}, {"data_parallel", "dp"}};
+        const json& v = par.at("emb_sharding");
+        const auto k = v.is_string() ? kinds.find(v.get<std::string>()) : kinds.end();
+        if (k != kinds.end()) {
+            embSharding = k->second;
+            shardingPublished = true;
+            note("embedding sharding: " + v.get<std::string>() + " for every table, as published");
+        } else {
+            note("embedding sharding published as " + v.dump() +
+                 ", not one the engine runs as stated (table_wise, row_wise, column_wise, "
+                 "table_row_wise, data_parallel): table-wise assumed, column-wise for a table "
+                 "bigger than one GPU");
+        }
+    } else if (gpus > 1) {
         note("embedding sharding: table-wise (the examples' model-parallel tables), column-wise "
              "for a table bigger than one GPU");
+    }
     // The optimizer: a case's own `optimizer` (this project's extension of the schema: "sgd"
     // or "adam", for the MLPs and the tables alike), else SGD, the NVIDIA DLRM examples'.
     std::string optimizer = "sgd";
@@ -523,7 +545,7 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
     // TensorFlow runs the step as a graph (tf.function, XLA), not op by op from Python; the
     // PyTorch DLRM examples (NVIDIA's of 2020, Naumov et al.'s reference) keep one embedding
     // module per table and launch eagerly; others are taken as eager with fused tables.
-    json strategy = {{"dp", gpus}, {"emb_sharding", "tw"}};
+    json strategy = {{"dp", gpus}, {"emb_sharding", embSharding}};
     const json& src = c.value("source", json::object());
     const std::string title = src.is_object() ? src.value("title", "") : "";
     if (title.find("TensorFlow") != std::string::npos) {
@@ -561,7 +583,20 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
                             {"precision", embPrec}});
         }
         doc["model"]["dlrm"]["tables"] = tabs;
-        doc["strategy"]["emb_sharding"] = "tw";
+        doc["strategy"]["emb_sharding"] = embSharding;
+        if (shardingPublished) { // as the source ran it; a table it cannot take names the field
+            try {
+                return parseScenario(doc, where);
+            } catch (const InputError& err) {
+                if (err.message().find("emb_sharding") == std::string::npos &&
+                    err.path().find("strategy.emb_sharding") == std::string::npos)
+                    throw;
+                throw InputError(file, "case " + c.at("id").get<std::string>() +
+                                           ": parallel.emb_sharding",
+                                 "published " + par.at("emb_sharding").dump() + ", but " +
+                                     err.message() + " (table_wise, data_parallel)");
+            }
+        }
         Scenario out = parseScenario(doc, where);
         // Table-wise, except a table bigger than one GPU: split column-wise (distributed-
         // embeddings' column slicing; TorchRec would shard it too). Sizes as parsed (the
