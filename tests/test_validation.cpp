@@ -692,6 +692,15 @@ TEST_CASE("A published gradient-accumulation count the batch sizes contradict is
     CHECK(std::none_of(q.begin(), q.end(), [](const std::string& n) {
         return n.find("grad_accum") != std::string::npos;
     }));
+    // A count of the wrong type names the field rather than a JSON library's message.
+    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
+    json c;
+    for (const auto& x : pub.at("cases"))
+        if (x.at("id") == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8") c = x;
+    REQUIRE(c.is_object());
+    c["parallel"]["grad_accum"] = "two";
+    CHECK_THROWS_WITH(scenarioForCase(c, PresetLibrary::builtin(), "ga.json"),
+                      Catch::Contains("parallel.grad_accum") && Catch::Contains("expected a number"));
 }
 
 TEST_CASE("A published pipeline schedule the engine does not run is said, an unknown one refused") {

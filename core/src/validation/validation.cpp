@@ -294,10 +294,13 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     if (!isNull(par, "dp_overlap")) strategy["dp_overlap"] = par.at("dp_overlap");
     // A published gradient-accumulation count that the batch sizes contradict is said: the
     // engine takes global batch / (DP · micro-batch), from the published degrees.
-    if (!isNull(par, "grad_accum") && strategy["dp"].is_number() && !isNull(par, "global_batch")) {
+    const int gradAccum = intField(par, "grad_accum", 0, "parallel");
+    if (gradAccum > 0 && strategy["dp"].is_number() && strategy["micro_batch"].is_number() &&
+        par.contains("global_batch") && par.at("global_batch").is_number() &&
+        strategy["dp"].get<double>() > 0 && strategy["micro_batch"].get<double>() > 0) {
         const double derived = par.at("global_batch").get<double>() /
                                (strategy["dp"].get<double>() * strategy["micro_batch"].get<double>());
-        const double published = num(par, "grad_accum", 0);
+        const double published = gradAccum;
         if (std::fabs(derived - published) > 1e-9) {
             char buf[200];
             std::snprintf(buf, sizeof buf,
