@@ -43,6 +43,10 @@ int intField(const json& j, const char* key, long long fallback, const char* sec
     return int(v);
 }
 
+/// The path of a case's field in an error: "case <id>: <field>".
+std::string casePath(const json& c, const char* field) {
+    return "case " + c.at("id").get<std::string>() + ": " + field;
+}
 bool isNull(const json& j, const char* key) {
     auto it = j.find(key);
     return it == j.end() || it->is_null();
@@ -321,12 +325,12 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         else if (f.is_number_integer() && (f.get<long long>() == 0 || f.get<long long>() == 1))
             fsdp = f.get<long long>() == 1; // the tables' FSDP column: 1 = FSDP, 0 = DDP
         else
-            throw InputError(file, "case " + c.at("id").get<std::string>() + ": parallel.fsdp",
+            throw InputError(file, casePath(c, "parallel.fsdp"),
                              "expected true, false, 0, 1 or null, got " + f.dump());
     }
     if (fsdp) {
         if (!isNull(par, "zero_stage") && num(par, "zero_stage", 3) != 3)
-            throw InputError(file, "case " + c.at("id").get<std::string>() + ": parallel.zero_stage",
+            throw InputError(file, casePath(c, "parallel.zero_stage"),
                              "fsdp is true, which shards parameters (ZeRO stage 3), but zero_stage "
                              "is " + par.at("zero_stage").dump() + ": give 3 or null");
         strategy["zero_stage"] = 3;
@@ -353,7 +357,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     if (!isNull(par, "pp_schedule")) {
         const json& ps = par.at("pp_schedule");
         if (!ps.is_string() || (ps != "1f1b" && ps != "interleaved" && ps != "gpipe"))
-            throw InputError(file, "case " + c.at("id").get<std::string>() + ": parallel.pp_schedule",
+            throw InputError(file, casePath(c, "parallel.pp_schedule"),
                              "expected 1f1b, interleaved, gpipe or null, got " + ps.dump());
         if (ps == "gpipe" && pp > 1)
             note("pp_schedule gpipe: costed as 1F1B, whose bubble is the same (p - 1) / m; "
@@ -420,12 +424,13 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     // which): the run did fit in memory, so take the least recompute under which it fits
     // (none, then selective, then full) — README "Validation".
     Scenario out;
+    bool fits = false;
     for (const char* r : {"none", "selective", "full"}) {
         doc["strategy"]["recompute"] = r;
         out = parseScenario(doc, where);
-        if (peakMemory(out).fits()) break;
+        if ((fits = peakMemory(out).fits())) break;
     }
-    if (peakMemory(out).fits())
+    if (fits)
         note(std::string("recompute not published: ") + toString(out.strategy.recompute).data() +
              ", the least under which the run fits");
     else
@@ -594,8 +599,7 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
                 if (err.message().find("emb_sharding") == std::string::npos &&
                     err.path().find("strategy.emb_sharding") == std::string::npos)
                     throw;
-                throw InputError(file, "case " + c.at("id").get<std::string>() +
-                                           ": parallel.emb_sharding",
+                throw InputError(file, casePath(c, "parallel.emb_sharding"),
                                  "published " + par.at("emb_sharding").dump() + ", but " +
                                      err.message() + " (table_wise, data_parallel)");
             }
