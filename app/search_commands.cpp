@@ -37,7 +37,9 @@ void addCommon(CLI::App* c, Common& o) {
     c->add_option("--set", o.sets, "Override a field of the scenario: path=value")
         ->type_name("PATH=VALUE");
     c->add_option("--restrict", o.restrict,
-                  "Limit a dimension: tp=1,2,4,8 (also pp vp cp ep etp mb zero recompute sp overlap gpus)")
+                  "Limit a dimension: tp=1,2,4,8 (also pp vp cp ep etp mb zero recompute sp overlap gpus); "
+                  "recompute_layers=1,2,4 also tries full recompute of only the first n layers of "
+                  "each model chunk (0: every layer)")
         ->type_name("DIM=V1,V2");
     c->add_option("--objective", o.objective,
                   "throughput, time (to train the token budget) or cost")
@@ -281,6 +283,7 @@ void addSearchCommand(CLI::App& app) {
                 {"vp", !sp.vp.empty()},        {"cp", !sp.cp.empty()},
                 {"mb", !sp.microBatch.empty()}, {"zero", !sp.zeroStage.empty()},
                 {"etp", !sp.etp.empty()},      {"recompute", !sp.recompute.empty()},
+                {"recompute_layers", !sp.recomputeLayers.empty()},
                 {"sp", !sp.sequenceParallel.empty()}, {"overlap", !sp.tpCommOverlap.empty()},
                 {"gpus", !sp.gpus.empty()}};
             for (const auto& [dim, set] : other)

@@ -33,6 +33,9 @@ double lmHeadFlopsPerToken(const Model& m);
 /// Model FLOPs of one step (3 × forward; full attention), the numerator of MFU.
 double modelFlopsPerStep(const Model& m, double globalBatch, double seqLen);
 /// Hardware FLOPs of one step: model FLOPs plus recomputed forward work.
+/// Forward FLOPs per token that full recompute of `denseLayers` dense and `moeLayers` MoE layers
+/// runs again: their GEMMs and attention core.
+double recomputeFlopsPerToken(const Model& m, int denseLayers, int moeLayers, double seqLen);
 double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, Recompute r);
 
 /// FLOPs of one training step with `f` frozen: the forward, the input gradients where

@@ -14,6 +14,10 @@ namespace madmax {
 /// `moeLayer`: a MoE layer (attention, shared experts, k routed copies of each token, router).
 double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w,
                             bool moeLayer = false);
+/// The same under recompute `r` instead of the strategy's (a layer that is or is not among the
+/// recomputed ones with strategy.recompute_layers).
+double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w, bool moeLayer,
+                            Recompute r);
 
 /// Routed token copies one GPU's experts process for `tokens` tokens of its micro-batch:
 /// tokens · k · ETP / TP, times the load imbalance (capped by the capacity factor).

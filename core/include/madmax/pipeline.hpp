@@ -18,6 +18,10 @@ struct PipelineStage {
     bool last = false;
     int frozenLayers = 0;    ///< of its layers, frozen (workload.frozen)
     int frozenMoeLayers = 0; ///< of which MoE layers
+    /// Of its layers, those whose backward recomputes their forward (recompute "full": all, or
+    /// with strategy.recompute_layers = n the first n of each of its model chunks).
+    int recomputedLayers = 0;
+    int recomputedMoeLayers = 0; ///< of which MoE layers
 };
 
 /// The stages whose work differs, in the order ties are resolved: first, last, then a middle one
@@ -40,6 +44,16 @@ PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool 
 /// with stages holding consecutive layers (the leading dense layers sit on the first stage);
 /// the middle stage counts those of the last middle stage, the one with the most MoE layers.
 PipelineStages distinctStages(const Scenario& s);
+
+/// The largest number of layers one model chunk holds: L / (pp·vp) for an even split, else
+/// the largest of the first, middle and last stages' layers over vp.
+int largestChunkLayers(const Scenario& s);
+
+/// Recomputed layers over the whole model, summed over every stage's chunks (hardware FLOPs).
+struct RecomputedLayers {
+    int layers = 0, moeLayers = 0;
+};
+RecomputedLayers modelRecomputedLayers(const Scenario& s);
 
 /// Parameters one GPU of a stage holds, by how they are split and sharded: the dense part
 /// (attention, dense MLPs, shared experts, router, embedding, head: ÷ TP, data-parallel over

@@ -22,6 +22,9 @@ struct SearchSpace {
     std::vector<int> tp, pp, vp, cp, microBatch, zeroStage;
     std::vector<int> ep, etp; ///< MoE: expert parallel and expert tensor parallel degrees
     std::vector<Recompute> recompute;
+    /// Under full recompute, the layers of each model chunk recomputed (strategy.recompute_
+    /// layers); 0 = every layer. Empty: every layer only.
+    std::vector<int> recomputeLayers;
     std::vector<int> sequenceParallel; ///< 0 / 1
     std::vector<int> tpCommOverlap;    ///< 0 / 1
     std::vector<int> gpus;             ///< GPU counts to sweep (empty: the scenario's)

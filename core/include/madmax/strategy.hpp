@@ -6,6 +6,7 @@
 
 #include <array>
 #include <climits>
+#include <string>
 
 namespace madmax {
 
@@ -33,6 +34,10 @@ struct Strategy {
     bool cudaGraphs = false;
     double bucketBytes = 40e6;
     Recompute recompute = Recompute::None;
+    /// With recompute Full: recompute the first n layers of each model chunk and keep the
+    /// others' activations (Megatron-Core recompute_method "block", recompute_num_layers = n);
+    /// 0 recomputes every layer.
+    int recomputeLayers = 0;
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
     int firstStageLayers = 0; ///< uneven split: layers on the first stage (0 = even split)
     int lastStageLayers = 0;  ///< uneven split: layers on the last stage (0 = even split)
@@ -92,6 +97,16 @@ struct Strategy {
     /// Ranks a ZeRO stage shards over: the shard group's DP ranks × CP.
     int zeroShardRanks() const { return effectiveShardGroup() * cp; }
 };
+
+/// The recompute as a report states it: "none", "selective", "full", or "full (first n layers
+/// of each chunk)" with strategy.recompute_layers.
+inline std::string recomputeLabel(const Strategy& st) {
+    std::string out(toString(st.recompute));
+    if (st.recompute == Recompute::Full && st.recomputeLayers > 0)
+        out += " (first " + std::to_string(st.recomputeLayers) +
+               (st.recomputeLayers == 1 ? " layer" : " layers") + " of each chunk)";
+    return out;
+}
 
 /// Ranks the routed experts' gradients are reduced and ZeRO-sharded over: the expert-data-
 /// parallel group (EDP), restricted to the ZeRO shard group when hybrid sharding is on.

@@ -644,8 +644,9 @@ void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int la
 }
 
 /// `frozen`: a frozen layer that passes gradients down: input gradients only, nothing to reduce.
+/// `recompute`: the layer's forward runs again first (full recompute of this layer).
 void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int layer,
-                   bool frozen = false) {
+                   bool frozen, bool recompute) {
     const Strategy& st = s.strategy;
     LayerBuilder b(sim, st);
     const bool fsdp = st.zeroStage >= 3;
@@ -662,7 +663,7 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, int l
                                            Collective::ReduceScatter)
                             : -1;
     const LayerBlocks blocks = s.model.layerBlocks(layer);
-    if (st.recompute == Recompute::Full)
+    if (recompute)
         for (BlockKind k : blocks)
             blockForward(k, b, s, c, Phase::Recompute);
     for (int i = blocks.count - 1; i >= 0; --i)
@@ -822,19 +823,35 @@ struct LayerSchedule {
     /// Frozen layers' backward (input gradients only): built only when frozen layers pass
     /// gradients down; without it they run no backward.
     std::optional<StreamSim> bwdFrozen, moeBwdFrozen;
+    /// With strategy.recompute_layers: the backward of the layers that keep their activations
+    /// (bwd and moeBwd then recompute); nothing is frozen then (the scenario check refuses it).
+    std::optional<StreamSim> bwdKept, moeBwdKept;
     LayerCosts costs{};
     EdgeCosts edge;
 
     /// Every backward a stage runs per micro-batch, in the order it runs them: `fn(sim, count)`
-    /// for its MoE then dense layers, trainable ones in full, frozen ones by input gradient.
+    /// for its MoE then dense layers, trainable ones in full (with recompute_layers, the kept
+    /// ones before the recomputed first layers of the chunk), frozen ones by input gradient.
     template <typename Fn>
     void forEachBackward(const PipelineStage& stage, Fn fn) const {
         const int moeFrozen = stage.frozenMoeLayers;
         const int denseFrozen = stage.frozenLayers - moeFrozen;
         const int dense = stage.layers - stage.moeLayers;
-        fn(moeBwd, stage.moeLayers - moeFrozen);
+        const int moeRec = stage.recomputedMoeLayers;
+        const int denseRec = stage.recomputedLayers - moeRec;
+        if (moeBwdKept) {
+            fn(*moeBwdKept, stage.moeLayers - moeRec);
+            fn(moeBwd, moeRec);
+        } else {
+            fn(moeBwd, stage.moeLayers - moeFrozen);
+        }
         if (moeBwdFrozen) fn(*moeBwdFrozen, moeFrozen);
-        fn(bwd, dense - denseFrozen);
+        if (bwdKept) {
+            fn(*bwdKept, dense - denseRec);
+            fn(bwd, denseRec);
+        } else {
+            fn(bwd, dense - denseFrozen);
+        }
         if (bwdFrozen) fn(*bwdFrozen, denseFrozen);
     }
 };
@@ -850,24 +867,35 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
     };
     const Frozen& f = s.workload.frozen;
     const bool frozenBackward = f.layers > 0 && f.frozenLayersNeedDgrad();
+    const bool full = s.strategy.recompute == Recompute::Full;
+    const bool partial = full && s.strategy.recomputeLayers > 0;
     if (m.denseLayerCount() > 0) {
         const int dense = m.isMoe() && m.isMoeLayer(0) ? m.moe.denseLayers + 1 : 0;
         buildForward(out.fwd, s, out.costs, dense);
-        buildBackward(out.bwd, s, out.costs, dense);
+        buildBackward(out.bwd, s, out.costs, dense, false, full);
         run(out.fwd);
         run(out.bwd);
+        if (partial) {
+            buildBackward(out.bwdKept.emplace(), s, out.costs, dense, false, false);
+            run(*out.bwdKept);
+        }
         if (frozenBackward) {
-            buildBackward(out.bwdFrozen.emplace(), s, out.costs, dense, true);
+            buildBackward(out.bwdFrozen.emplace(), s, out.costs, dense, true, full);
             run(*out.bwdFrozen);
         }
     }
     if (m.isMoe()) {
         buildForward(out.moeFwd, s, out.costs, m.moe.denseLayers);
-        buildBackward(out.moeBwd, s, out.costs, m.moe.denseLayers);
+        buildBackward(out.moeBwd, s, out.costs, m.moe.denseLayers, false, full);
         run(out.moeFwd);
         run(out.moeBwd);
+        if (partial) {
+            buildBackward(out.moeBwdKept.emplace(), s, out.costs, m.moe.denseLayers, false, false);
+            run(*out.moeBwdKept);
+        }
         if (frozenBackward) {
-            buildBackward(out.moeBwdFrozen.emplace(), s, out.costs, m.moe.denseLayers, true);
+            buildBackward(out.moeBwdFrozen.emplace(), s, out.costs, m.moe.denseLayers, true,
+                          full);
             run(*out.moeBwdFrozen);
         }
     }
@@ -1078,8 +1106,17 @@ void finishStep(const Scenario& s, Result& r) {
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
     r.modelFlopsPerStep =
         trainingFlopsPerStep(m, w.frozen, w.globalBatch, w.seqLen, s.strategy.recompute, false);
-    r.hardwareFlopsPerStep =
-        trainingFlopsPerStep(m, w.frozen, w.globalBatch, w.seqLen, s.strategy.recompute, true);
+    if (s.strategy.recompute == Recompute::Full && s.strategy.recomputeLayers > 0) {
+        // Only the first recompute_layers of each chunk run their forward again (nothing is
+        // frozen with recompute_layers).
+        const RecomputedLayers rc = modelRecomputedLayers(s);
+        r.hardwareFlopsPerStep =
+            trainingFlopsPerStep(m, w.frozen, w.globalBatch, w.seqLen, Recompute::None, true) +
+            tokens * recomputeFlopsPerToken(m, rc.layers - rc.moeLayers, rc.moeLayers, w.seqLen);
+    } else {
+        r.hardwareFlopsPerStep =
+            trainingFlopsPerStep(m, w.frozen, w.globalBatch, w.seqLen, s.strategy.recompute, true);
+    }
     r.modelTflopsPerGpu = r.modelFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
     r.hardwareTflopsPerGpu = r.hardwareFlopsPerStep / (r.stepTimeS * s.gpus) / 1e12;
     const double peak = s.system.gpu.peak(w.precision);

@@ -20,6 +20,11 @@ double moeRoutedCopiesPerGpu(const Model& m, const Strategy& st, double tokens) 
 }
 
 double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w, bool moeLayer) {
+    return layerActivationBytes(m, st, w, moeLayer, st.recompute);
+}
+
+double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w, bool moeLayer,
+                            Recompute recompute) {
     // Korthikanti et al. 2022, §4 and Table 2, generalised: element counts per layer for one
     // micro-batch, with 16-bit activations (2 bytes) and 1-byte dropout masks.
     const double s = double(w.seqLen) / st.cp; // CP splits the sequence
@@ -28,7 +33,7 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
     const double f = double(m.ffnHidden), t = st.tp;
     const double sb = s * b;
 
-    if (st.recompute == Recompute::Full) {
+    if (recompute == Recompute::Full) {
         // Only each layer's input is kept (2sbh), split by TP when SP shards it.
         return 2.0 * sb * h / (st.sequenceParallel ? t : 1.0);
     }
@@ -37,7 +42,7 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
     // input + fc2 input; 6sbf gated).
     // Selective recompute of an MLA layer also recomputes its up-projections (Megatron-Core
     // recompute module mla_up_proj): the per-head Q, K, V are rebuilt from the kept latents.
-    const bool selective = st.recompute == Recompute::Selective;
+    const bool selective = recompute == Recompute::Selective;
     const double kv = m.mla ? (selective ? 0.0 : 2.0 * sb * m.heads * (dqk + dv))
                             : 4.0 * sb * m.kvHeads * dqk;
     double split = (m.mla && selective ? 0.0 : 2.0 * sb * m.heads * dqk) + kv +
@@ -48,7 +53,7 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
         split += (m.gatedMlp ? 6.0 : 4.0) * sb * double(m.moe.sharedExperts) * m.moe.expertFfn;
     // The attention score matrices (softmax output 2, dropout mask 1, dropout output 2 bytes per
     // element: 5as² per sample) exist only with an unfused kernel and no selective recompute.
-    if (w.attention == AttentionKernel::Unfused && st.recompute != Recompute::Selective)
+    if (w.attention == AttentionKernel::Unfused && !selective)
         split += 5.0 * m.heads * s * double(w.seqLen) * b;
     // Tensors replicated across TP unless sequence parallelism splits them: two norm inputs
     // (4sbh), QKV and MLP inputs (4sbh), two dropout masks (2sbh); MLA's latents (2sb(d_q+d_c)).
@@ -144,14 +149,25 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     const int moeKept = stage.moeLayers - (frozenKeep ? 0 : stage.frozenMoeLayers);
     const int denseKept = layersOnStage - stage.moeLayers -
                           (frozenKeep ? 0 : stage.frozenLayers - stage.frozenMoeLayers);
-    double act = (denseKept * layerActivationBytes(m, st, w, false) +
-                  moeKept * layerActivationBytes(m, st, w, true)) *
-                 inFlight;
-    if (st.recompute == Recompute::Full && layersOnStage > 0) {
+    double act = 0;
+    if (st.recompute == Recompute::Full && st.recomputeLayers > 0) {
+        // The first recompute_layers of each chunk keep their input, the others everything
+        // (nothing is frozen: validation refuses recompute_layers with frozen layers).
+        const int recMoe = stage.recomputedMoeLayers;
+        const int recDense = stage.recomputedLayers - recMoe;
+        act = ((denseKept - recDense) * layerActivationBytes(m, st, w, false, Recompute::None) +
+               recDense * layerActivationBytes(m, st, w, false, Recompute::Full) +
+               (moeKept - recMoe) * layerActivationBytes(m, st, w, true, Recompute::None) +
+               recMoe * layerActivationBytes(m, st, w, true, Recompute::Full)) *
+              inFlight;
+    } else {
+        act = (denseKept * layerActivationBytes(m, st, w, false) +
+               moeKept * layerActivationBytes(m, st, w, true)) *
+              inFlight;
+    }
+    if (stage.recomputedLayers > 0) {
         // Backward recomputes one layer at a time: its full activations exist transiently.
-        Strategy none = st;
-        none.recompute = Recompute::None;
-        act += layerActivationBytes(m, none, w, stage.moeLayers > 0);
+        act += layerActivationBytes(m, st, w, stage.recomputedMoeLayers > 0, Recompute::None);
     }
     if (stage.moeLayers > 0) { // all-to-all send and receive buffers of one layer
         const double tokens = st.microBatch * double(w.seqLen) / st.cp;

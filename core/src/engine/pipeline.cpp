@@ -21,7 +21,107 @@ double headParams(const Model& m, const Strategy& st) {
            (m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams());
 }
 
+/// Stage `p`'s layers [begin, begin + layers) under the split distinctStages() uses.
+struct StageRange {
+    int begin = 0, layers = 0;
+};
+StageRange stageRange(const Scenario& s, int p) {
+    const Strategy& st = s.strategy;
+    const int l = s.model.layers;
+    if (st.pp <= 1) return {0, l};
+    int first = l / st.pp, middle = first, last = first;
+    if (st.firstStageLayers > 0 || st.lastStageLayers > 0) {
+        const int known = st.firstStageLayers + st.lastStageLayers;
+        const int others = st.pp - (st.firstStageLayers > 0) - (st.lastStageLayers > 0);
+        middle = others > 0 ? (l - known) / others : 0;
+        first = st.firstStageLayers > 0 ? st.firstStageLayers : middle;
+        last = st.lastStageLayers > 0 ? st.lastStageLayers : middle;
+    }
+    if (p == 0) return {0, first};
+    if (p == st.pp - 1) return {l - last, last};
+    return {first + (p - 1) * middle, middle};
+}
+
+/// `fn(begin, layers)` for each model chunk of physical stage `p`, which holds [begin, begin +
+/// layers): with the interleaved schedule and an even split, chunks p, p + pp, p + 2pp, … of
+/// L / (pp·vp) layers; with an uneven split, its layers cut into vp consecutive chunks.
+template <typename Fn>
+void forEachChunk(const Scenario& s, int p, int begin, int layers, Fn fn) {
+    const Strategy& st = s.strategy;
+    const int chunks = st.pp > 1 ? std::max(1, st.vp) : 1;
+    if (chunks > 1 && st.firstStageLayers == 0 && st.lastStageLayers == 0) {
+        const int chunk = s.model.layers / (st.pp * st.vp);
+        for (int c = 0; c < chunks; ++c)
+            fn((c * st.pp + p) * chunk, chunk);
+        return;
+    }
+    const int base = layers / chunks, extra = layers % chunks;
+    for (int c = 0, b = begin; c < chunks; ++c) {
+        const int len = base + (c < extra ? 1 : 0);
+        fn(b, len);
+        b += len;
+    }
+}
+
+/// The stage's layers whose backward recomputes their forward: none without full recompute;
+/// all of them with it; with strategy.recompute_layers = n, the first n of each model chunk
+/// (Megatron-Core's recompute_method "block": each chunk is its own TransformerBlock, which
+/// checkpoints its layers 0 … n − 1). MoE layers are counted by position, so the leading dense
+/// layers of a MoE model are the ones recomputed on the first chunk.
+void markRecompute(const Scenario& s, PipelineStage& out, int begin, int physical) {
+    const Strategy& st = s.strategy;
+    if (st.recompute != Recompute::Full) return;
+    if (st.recomputeLayers <= 0) {
+        out.recomputedLayers = out.layers;
+        out.recomputedMoeLayers = out.moeLayers;
+        return;
+    }
+    const Model& m = s.model;
+    int rec = 0, recMoe = 0;
+    forEachChunk(s, physical < 0 ? out.index : physical, begin, out.layers, [&](int b, int len) {
+        const int k = std::min(st.recomputeLayers, len);
+        rec += k;
+        recMoe += m.moeLayersBefore(b + k) - m.moeLayersBefore(b);
+    });
+    rec = std::min(rec, out.layers);
+    // The representative middle stage's MoE count is of consecutive layers; keep the split
+    // consistent with it.
+    const int dense = out.layers - out.moeLayers;
+    out.recomputedLayers = rec;
+    out.recomputedMoeLayers =
+        std::clamp(recMoe, std::max(0, rec - dense), std::min(rec, out.moeLayers));
+}
+
 } // namespace
+
+int largestChunkLayers(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    const int chunks = st.pp > 1 ? std::max(1, st.vp) : 1;
+    int most = 0;
+    for (int p : {0, 1, st.pp - 1}) {
+        if (p < 0 || p >= st.pp) continue;
+        const int layers = stageRange(s, p).layers;
+        most = std::max(most, (layers + chunks - 1) / chunks);
+    }
+    return most;
+}
+
+RecomputedLayers modelRecomputedLayers(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    const Model& m = s.model;
+    if (st.recompute != Recompute::Full) return {};
+    if (st.recomputeLayers <= 0) return {m.layers, m.moeLayerCount()};
+    RecomputedLayers out;
+    for (int p = 0; p < st.pp; ++p) {
+        const StageRange r = stageRange(s, p);
+        forEachChunk(s, p, r.begin, r.layers, [&](int b, int len) {
+            const int k = std::min(st.recomputeLayers, len);
+            out.layers += k;
+            out.moeLayers += m.moeLayersBefore(b + k) - m.moeLayersBefore(b);
+        });
+    }
+    return out;
+}
 
 PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool first, bool last,
                       int physical) {
@@ -29,7 +129,10 @@ PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool 
     const Strategy& st = s.strategy;
     const Frozen& f = s.workload.frozen;
     PipelineStage out = contiguous(m, index, begin, layers, first, last);
-    if (f.layers <= 0) return out;
+    if (f.layers <= 0) {
+        markRecompute(s, out, begin, physical);
+        return out;
+    }
     auto moeIn = [&](int b, int e) { return m.moeLayersBefore(e) - m.moeLayersBefore(b); };
     auto frozenMoeIn = [&](int b, int e) {
         const int lo = std::max(b, f.firstLayer), hi = std::min(e, f.firstLayer + f.layers);
@@ -48,10 +151,12 @@ PipelineStage stageOf(const Scenario& s, int index, int begin, int layers, bool 
             out.frozenLayers += f.frozenIn(b, b + chunk);
             out.frozenMoeLayers += frozenMoeIn(b, b + chunk);
         }
+        markRecompute(s, out, begin, physical);
         return out;
     }
     out.frozenLayers = f.frozenIn(begin, begin + layers);
     out.frozenMoeLayers = frozenMoeIn(begin, begin + layers);
+    markRecompute(s, out, begin, physical);
     return out;
 }
 
@@ -62,8 +167,10 @@ PipelineStages distinctStages(const Scenario& s) {
     // Nothing frozen (the common case, on the search's hot path): consecutive layers, inline.
     const bool frozen = s.workload.frozen.layers > 0;
     auto stage = [&](int index, int begin, int layers, bool first, bool last, int physical) {
-        return frozen ? stageOf(s, index, begin, layers, first, last, physical)
-                      : contiguous(m, index, begin, layers, first, last);
+        if (frozen) return stageOf(s, index, begin, layers, first, last, physical);
+        PipelineStage out = contiguous(m, index, begin, layers, first, last);
+        markRecompute(s, out, begin, physical);
+        return out;
     };
     PipelineStages out;
     if (st.pp == 1) {

@@ -1,4 +1,5 @@
 #include "madmax/scenario.hpp"
+#include "madmax/pipeline.hpp"
 #include "dlrm/dlrm_engine.hpp"
 
 #include <algorithm>
@@ -233,6 +234,27 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                str(st.vp) + " = " + str(1LL * st.pp * st.vp) +
                " equal chunks; choose pp and vp whose product divides the layer count, or set "
                "first_stage_layers / last_stage_layers";
+    }
+    if (st.recomputeLayers < 0)
+        return "strategy.recompute_layers must be 0 (recompute every layer) or a layer count "
+               "(got " + str(st.recomputeLayers) + ")";
+    if (st.recomputeLayers > 0) {
+        if (st.recompute != Recompute::Full)
+            return "strategy.recompute_layers = " + str(st.recomputeLayers) +
+                   " recomputes the first layers of each model chunk in full and applies to "
+                   "strategy.recompute = \"full\" only (it is \"" +
+                   std::string(toString(st.recompute)) +
+                   "\"); set recompute to \"full\" or remove recompute_layers";
+        if (w.frozen.layers > 0)
+            return "strategy.recompute_layers with frozen layers (workload.frozen) is not "
+                   "modelled; set recompute_layers to 0 (recompute every layer) or choose "
+                   "recompute none or selective";
+        const int chunk = largestChunkLayers(s);
+        if (st.recomputeLayers > chunk)
+            return "strategy.recompute_layers = " + str(st.recomputeLayers) + " exceeds the " +
+                   str(chunk) + " layers of a model chunk (" + str(m.layers) +
+                   " layers over pp × vp = " + str(st.pp) + "×" + str(st.vp) +
+                   "); use at most " + str(chunk) + ", or 0 to recompute every layer";
     }
     if (inference) {
         const auto& in = w.inference;

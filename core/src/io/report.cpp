@@ -238,7 +238,7 @@ std::string formatReport(const Scenario& s, const Result& r) {
          (st.vp > 1 ? " (v=" + std::to_string(st.vp) + ")" : "") + " CP" + std::to_string(st.cp) +
          " DP" + std::to_string(st.dp) + ", micro-batch " + std::to_string(st.microBatch) + " x " +
          std::to_string(r.microBatches) + ", ZeRO-" + std::to_string(st.zeroStage) +
-         ", recompute " + std::string(toString(st.recompute)) +
+         ", recompute " + recomputeLabel(st) +
          (st.sequenceParallel ? ", SP" : "") + (st.tpCommOverlap ? ", TP overlap" : "") + "\n";
     if (s.model.isMoe())
         o += "Experts    EP" + std::to_string(st.ep) + " ETP" + std::to_string(st.etp) + " EDP" +

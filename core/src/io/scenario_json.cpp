@@ -181,6 +181,7 @@ json toJson(const Strategy& st) {
             {"cuda_graphs", st.cudaGraphs},
             {"bucket_mb", st.bucketBytes / 1e6},
             {"recompute", std::string(toString(st.recompute))},
+            {"recompute_layers", st.recomputeLayers},
             {"schedule", std::string(toString(st.schedule))},
             {"ep", st.ep},
             {"etp", st.etp},

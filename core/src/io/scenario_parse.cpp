@@ -466,6 +466,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.cudaGraphs = r.boolean("cuda_graphs", false);
     st.bucketBytes = r.number("bucket_mb", 0, 1e6, 40.0, true) * 1e6;
     st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
+    st.recomputeLayers = int(r.integer("recompute_layers", 0, 1 << 20, 0));
     st.schedule = *parsePipelineSchedule(
         r.choice("schedule", {"1f1b", "interleaved"}, st.vp > 1 ? "interleaved" : "1f1b"));
     st.ep = int(r.integer("ep", 1, 1 << 20, 1));

@@ -76,6 +76,11 @@ double modelFlopsPerStep(const Model& m, double globalBatch, double seqLen) {
     return 3.0 * globalBatch * seqLen * forwardFlopsPerToken(m, seqLen);
 }
 
+double recomputeFlopsPerToken(const Model& m, int denseLayers, int moeLayers, double seqLen) {
+    return denseLayers * layerGemmFlopsPerToken(m) + moeLayers * moeLayerGemmFlopsPerToken(m) +
+           (denseLayers + moeLayers) * attentionFlopsPerToken(m, seqLen);
+}
+
 double hardwareFlopsPerStep(const Model& m, double globalBatch, double seqLen, Recompute r) {
     const double tokens = globalBatch * seqLen;
     double extra = 0;

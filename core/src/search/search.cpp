@@ -4,6 +4,7 @@
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
 #include "madmax/flops.hpp"
+#include "madmax/pipeline.hpp"
 #include "madmax/serving.hpp"
 #include "madmax/strategy_space.hpp"
 
@@ -13,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <span>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -63,8 +65,9 @@ void setRates(SearchStats& st) {
 auto keyOf(const Candidate& c) {
     const Strategy& s = c.strategy;
     return std::make_tuple(c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage,
-                           int(s.recompute), int(s.sequenceParallel), int(s.tpCommOverlap),
-                           s.firstStageLayers, s.lastStageLayers, s.ep, s.etp);
+                           int(s.recompute), s.recomputeLayers, int(s.sequenceParallel),
+                           int(s.tpCommOverlap), s.firstStageLayers, s.lastStageLayers, s.ep,
+                           s.etp);
 }
 
 /// A well-mixed 64-bit hash of the configuration: the deterministic scatter sample.
@@ -309,9 +312,23 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
         for (int zero : zeros) {
             if (!allowed(space.zeroStage, zero)) continue;
             st.zeroStage = zero;
-            for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+            // Full recompute once per recomputed-layer count asked for (0: every layer); a
+            // count reaching a whole chunk is "every layer" again, so it is skipped.
+            static constexpr int kEveryLayer[] = {0};
+            const std::span<const int> fullLayers =
+                space.recomputeLayers.empty() ? std::span<const int>(kEveryLayer)
+                                              : std::span<const int>(space.recomputeLayers);
+            const int chunkLayers = largestChunkLayers(s);
+            for (int rcIndex = 0; rcIndex < 2 + int(fullLayers.size()); ++rcIndex) {
+                const Recompute rc = rcIndex == 0   ? Recompute::None
+                                     : rcIndex == 1 ? Recompute::Selective
+                                                    : Recompute::Full;
                 if (!allowed(space.recompute, rc)) continue;
+                const int rcLayers = rc == Recompute::Full ? fullLayers[rcIndex - 2] : 0;
+                if (rcLayers > 0 && rcLayers >= chunkLayers) continue;
+                if (rcLayers > 0 && s.workload.frozen.layers > 0) continue;
                 st.recompute = rc;
+                st.recomputeLayers = rcLayers;
                 for (int sp : binary) {
                     if (!allowed(space.sequenceParallel, sp)) continue;
                     st.sequenceParallel = sp;
@@ -675,13 +692,22 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             auto r = parseRecompute(v);
             if (!r) throw InputError(where, k, "\"" + v + "\" is not none, selective or full");
             st.recompute = *r;
+        } else if (k == "recompute_layers" || k == "rl") {
+            st.recomputeLayers = toInt(v, k, where);
+            if (st.recomputeLayers < 0)
+                throw InputError(where, k, "must be 0 (every layer) or a layer count");
         } else {
             throw InputError(where, k,
                              "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
-                             "recompute, sp, overlap, first, last");
+                             "recompute, recompute_layers, sp, overlap, first, last");
         }
     }
     st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+    // A baseline that names a recompute other than full and no layer count recomputes no
+    // layers in full, whatever the scenario's recompute_layers said.
+    if (st.recompute != Recompute::Full && spec.find("recompute_layers=") == std::string::npos &&
+        spec.find("rl=") == std::string::npos)
+        st.recomputeLayers = 0;
     if (spec.find("dp=") == std::string::npos) {
         if (const int dp = dataParallelDegree(s.gpus, st)) st.dp = dp;
     }
@@ -733,6 +759,8 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
             ints(space.tpCommOverlap, 0, 1);
         else if (k == "gpus")
             ints(space.gpus, 1, 1 << 30);
+        else if (k == "recompute_layers" || k == "rl")
+            ints(space.recomputeLayers, 0, kDegreeMax);
         else if (k == "recompute") {
             for (const auto& i : items) {
                 auto r = parseRecompute(i);
@@ -742,8 +770,8 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
         } else {
             throw InputError(
                 where, k,
-                "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, sp, overlap, "
-                "gpus");
+                "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, "
+                "recompute_layers, sp, overlap, gpus");
         }
     }
 }
@@ -752,7 +780,10 @@ std::string strategySpec(const Strategy& st) {
     std::ostringstream os;
     os << "tp=" << st.tp << ",pp=" << st.pp << ",vp=" << st.vp << ",cp=" << st.cp << ",dp=" << st.dp
        << ",mb=" << st.microBatch << ",zero=" << st.zeroStage
-       << ",recompute=" << toString(st.recompute) << ",sp=" << int(st.sequenceParallel)
+       << ",recompute=" << toString(st.recompute);
+    if (st.recompute == Recompute::Full && st.recomputeLayers > 0)
+        os << ",recompute_layers=" << st.recomputeLayers;
+    os << ",sp=" << int(st.sequenceParallel)
        << ",overlap=" << int(st.tpCommOverlap);
     if (st.ep > 1 || st.etp > 1) os << ",ep=" << st.ep << ",etp=" << st.etp;
     if (st.firstStageLayers || st.lastStageLayers)
