@@ -165,9 +165,14 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
                moeKept * layerActivationBytes(m, st, w, true)) *
               inFlight;
     }
-    if (stage.recomputedLayers > 0) {
-        // Backward recomputes one layer at a time: its full activations exist transiently.
-        act += layerActivationBytes(m, st, w, stage.recomputedMoeLayers > 0, Recompute::None);
+    if (st.recompute == Recompute::Full && layersOnStage > 0 &&
+        stage.recomputedLayers >= layersOnStage) {
+        // Every layer recomputed: backward rebuilds one layer at a time, so that layer's full
+        // activations exist beside the kept inputs (its own input is one of them). With some
+        // layers kept, their backward runs first and frees more than a rebuilt layer holds.
+        const bool moe = stage.moeLayers > 0;
+        act += layerActivationBytes(m, st, w, moe, Recompute::None) -
+               layerActivationBytes(m, st, w, moe, Recompute::Full);
     }
     if (stage.moeLayers > 0) { // all-to-all send and receive buffers of one layer
         const double tokens = st.microBatch * double(w.seqLen) / st.cp;
