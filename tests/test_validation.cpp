@@ -2,6 +2,8 @@
 // shared/validation/public.json; sources in each case and in tests/data/VALIDATION.md).
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
+#include "madmax/memory.hpp"
+#include "madmax/pipeline.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/validation.hpp"
 #include "madmax/uncertainty.hpp"
@@ -761,5 +763,36 @@ TEST_CASE("A published DLRM embedding sharding is run as published, an unknown o
     n = notes(doc);
     CHECK(std::any_of(n.begin(), n.end(), [](const std::string& s) {
         return s.rfind("embedding sharding published as \"hybrid\", not one the engine runs", 0) == 0;
+    }));
+}
+
+TEST_CASE("A MoE row's unpublished recompute: the fewest layers per chunk under which it fits") {
+    // GPT-OSS-120B on 64 H100 (PP 4: chunks of 9 layers) fits neither without recompute nor
+    // with selective recompute as modelled; between selective and every layer, validation takes
+    // full recompute of the first n layers of each chunk with the smallest n that fits.
+    const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
+    const auto it = std::find_if(doc["cases"].begin(), doc["cases"].end(), [](const json& c) {
+        return c["id"] == "mbridge2511-gpt-oss-120b-dgx-h100-64-bf16";
+    });
+    REQUIRE(it != doc["cases"].end());
+    const Scenario sc = scenarioForCase(*it, PresetLibrary::builtin(), "public.json");
+    REQUIRE(sc.strategy.recompute == Recompute::Full);
+    REQUIRE(sc.strategy.recomputeLayers > 1);
+    CHECK(sc.strategy.recomputeLayers < largestChunkLayers(sc));
+    CHECK(peakMemory(sc).fits());
+    Scenario fewer = sc;
+    fewer.strategy.recomputeLayers -= 1;
+    CHECK_FALSE(peakMemory(fewer).fits());
+    Scenario selective = sc;
+    selective.strategy.recompute = Recompute::Selective;
+    selective.strategy.recomputeLayers = 0;
+    CHECK_FALSE(peakMemory(selective).fits());
+    const auto& r = report();
+    const auto& o = *std::find_if(r.cases.begin(), r.cases.end(),
+                                  [&](const CaseOutcome& x) { return x.id == (*it)["id"]; });
+    CHECK(std::any_of(o.notes.begin(), o.notes.end(), [&](const std::string& n) {
+        return n == "recompute not published: full (first " +
+                        std::to_string(sc.strategy.recomputeLayers) +
+                        " layers of each chunk), the least under which the run fits";
     }));
 }

@@ -26,6 +26,8 @@ std::span<const CrossFieldRule> crossFieldRules() {
         {"strategy.etp", "divides expert_ffn_hidden; 1 for dense models"},
         {"model.vocab", "divisible by TP"},
         {"model.layers", "divisible by PP × VP (or set first/last stage layers)"},
+        {"strategy.recompute_layers",
+         "0 (every layer) or ≤ the layers of a model chunk; needs recompute full, nothing frozen"},
         {"system.tiers.*.gpus", "≥ the tier inside; the last ≥ the scenario's GPUs"},
         {"workload.precision", "the GPU needs a peak for it"},
         {"workload.seq_len", "divisible by CP"},
