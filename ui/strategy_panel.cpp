@@ -1,5 +1,6 @@
 #include "strategy_panel.hpp"
 
+#include "madmax/pipeline.hpp"
 #include "madmax/strategy_space.hpp"
 
 #include <QFormLayout>
@@ -163,6 +164,14 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     addCombo(form, "recompute", "Recompute", {"none", "selective", "full"},
              "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
              "core, full the whole layer.");
+    recomputeLayers_ = new QSpinBox;
+    recomputeLayers_->setRange(0, 1 << 20);
+    recomputeLayers_->setSpecialValueText("every layer");
+    recomputeLayers_->setToolTip(
+        "With full recompute: recompute only the first n layers of each model chunk and keep the "
+        "others' activations (Megatron-Core recompute_method \"block\", recompute_num_layers). "
+        "Fewer layers recomputed: less extra forward work, more activation memory.");
+    form->addRow("Layers recomputed per chunk", recomputeLayers_);
     addCombo(
         form, "placement", "Placement (innermost first)", placements(),
         "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
@@ -353,7 +362,14 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         applyEdits({{"strategy.zero_stage", i}}, "ZeRO stage", combos_["zero_stage"]);
     });
     connect(combos_["recompute"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
-        applyEdits({{"strategy.recompute", t.toStdString()}}, "recompute", combos_["recompute"]);
+        // A layer count applies to full recompute only: leaving full recomputes no layer fully.
+        std::vector<std::pair<std::string, nlohmann::json>> edits{
+            {"strategy.recompute", t.toStdString()}};
+        if (t != "full") edits.push_back({"strategy.recompute_layers", 0});
+        applyEdits(edits, "recompute", combos_["recompute"]);
+    });
+    connect(recomputeLayers_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyEdits({{"strategy.recompute_layers", v}}, "layers recomputed", recomputeLayers_);
     });
     connect(combos_["placement"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
         nlohmann::json arr = nlohmann::json::array();
@@ -517,6 +533,14 @@ void StrategyPanel::refresh(const Scenario& s) {
         const QSignalBlocker b(combos_["recompute"]);
         combos_["recompute"]->setCurrentText(
             QString::fromStdString(std::string(toString(st.recompute))));
+    }
+    {
+        // Up to a whole chunk (which is every layer again); only with full recompute.
+        const QSignalBlocker b(recomputeLayers_);
+        const bool full = st.recompute == Recompute::Full;
+        recomputeLayers_->setRange(0, std::max(st.recomputeLayers, largestChunkLayers(s)));
+        recomputeLayers_->setValue(st.recomputeLayers);
+        recomputeLayers_->setEnabled(full);
     }
     {
         const QSignalBlocker b(combos_["placement"]);

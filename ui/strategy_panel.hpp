@@ -28,6 +28,7 @@ class StrategyPanel : public QWidget {
     QSpinBox* spinBox(const QString& key) const { return rows_.at(key).spin; }
     QComboBox* combo(const QString& key) const { return combos_.at(key); }
     QCheckBox* check(const QString& key) const { return checks_.at(key); }
+    QSpinBox* recomputeLayersBox() const { return recomputeLayers_; }
     QComboBox* workloadSwitch() const { return kind_; }
     QWidget* moeBox() const { return moe_; }
     DlrmPanel* dlrmPanel() const { return dlrm_; }
@@ -72,6 +73,7 @@ class StrategyPanel : public QWidget {
     QDoubleSpinBox* imbalance_;
     QDoubleSpinBox* capacity_;
     QSpinBox* nodeLimit_;
+    QSpinBox* recomputeLayers_; ///< full recompute of the first n layers per chunk (0: all)
     QWidget* frozen_;       ///< fine-tuning: what is frozen (training only)
     QSpinBox* frozenFirst_; ///< first frozen layer
     QSpinBox* frozenCount_; ///< frozen layers

@@ -750,3 +750,31 @@ TEST_CASE("Calibrate from measurements: fit, before/after chart, saved as a user
     REQUIRE(d.result());
     CHECK(d.chartBarCount() == 2);
 }
+
+TEST_CASE("Partial recompute in the explorer: layers per chunk under full recompute only") {
+    test::Explorer e("gpt3-175b-1024-a100"); // 96 layers on PP 8 × VP 2: chunks of 6
+    auto& w = *e.window;
+    auto* panel = w.strategyPanel();
+    auto* layers = panel->recomputeLayersBox();
+    panel->combo("recompute")->setCurrentText("full");
+    REQUIRE(e.settle());
+    CHECK(layers->isEnabled());
+    CHECK(layers->maximum() == 6);
+    const double every = w.shown().result.memory.totalBytes();
+    const double everyTime = w.shown().result.stepTimeS;
+    layers->setValue(2);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.recomputeLayers == 2);
+    // The result shown is evaluate()'s for that scenario: more memory, less time than every
+    // layer recomputed.
+    const Result direct = evaluate(w.document()->scenario());
+    CHECK(w.shown().result.stepTimeS == Approx(direct.stepTimeS));
+    CHECK(w.shown().result.memory.totalBytes() > every);
+    CHECK(w.shown().result.stepTimeS < everyTime);
+    // Leaving full recompute drops the layer count (it applies to full only) and disables it.
+    panel->combo("recompute")->setCurrentText("selective");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.recompute == Recompute::Selective);
+    CHECK(w.document()->scenario().strategy.recomputeLayers == 0);
+    CHECK_FALSE(layers->isEnabled());
+}
