@@ -236,3 +236,40 @@ TEST_CASE("Search: recompute_layers tries full recompute of the first n layers p
         CHECK(c.strategy.recomputeLayers == 0);
     CHECK_THROWS_AS(parseRestriction("recompute_layers=-1", space), InputError);
 }
+
+TEST_CASE("Recompute layers on an interleaved MoE: dense and MoE layers by their chunk positions") {
+    // 8 layers, the first 3 dense, on PP 2 × VP 2 (chunks of 2 layers): stage 0 holds chunks 0
+    // and 2 (layers 0–1 and 4–5), stage 1 chunks 1 and 3 (layers 2–3, 6–7). n = 1 recomputes
+    // layers 0 and 4 on stage 0 (one dense, one MoE), 2 and 6 on stage 1: 4 in all, 2 MoE.
+    json doc = json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy-moe-interleaved",
+  "model": {"id": "toy-moe", "arch": "moe", "layers": 8, "hidden": 1024, "heads": 8,
+            "kv_heads": 8, "head_dim": 128, "vocab": 32768, "gated_mlp": false,
+            "ffn_hidden": 4096,
+            "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512, "dense_layers": 3}},
+  "gpus": 32,
+  "strategy": {"tp": 1, "pp": 2, "vp": 2, "dp": 16, "ep": 8, "micro_batch": 1,
+               "zero_stage": 0, "recompute": "full", "recompute_layers": 1},
+  "workload": {"kind": "training", "global_batch": 32, "seq_len": 1024, "precision": "bf16",
+               "attention": "flash"}
+})");
+    doc["system"] = test::toySystem();
+    const Scenario s = parseScenario(doc, "toy-moe-interleaved");
+    const RecomputedLayers all = modelRecomputedLayers(s);
+    CHECK(all.layers == 4);
+    CHECK(all.moeLayers == 2);
+    const PipelineStages stages = distinctStages(s);
+    REQUIRE(stages.stage[0].first);
+    CHECK(stages.stage[0].recomputedLayers == 2);
+    CHECK(stages.stage[0].recomputedMoeLayers == 1); // layer 4; layer 0 is dense
+    CHECK(stages.stage[1].recomputedMoeLayers == 2); // layers 2 and 6 are MoE
+    // Hardware FLOPs add those four layers' forward: two dense and two MoE layers' GEMMs and
+    // four attention cores per token, over 32 sequences of 1,024 tokens.
+    const Result r = evaluate(s);
+    const Model& m = s.model;
+    const double perToken = 2 * layerGemmFlopsPerToken(m) + 2 * moeLayerGemmFlopsPerToken(m) +
+                            4 * attentionFlopsPerToken(m, 1024);
+    CHECK(r.hardwareFlopsPerStep - r.modelFlopsPerStep ==
+          Approx(32 * 1024 * perToken).epsilon(1e-12));
+}
