@@ -19,14 +19,7 @@ namespace {
 
 // Toy model: l = 4, h = 1024, a = g = 8 heads of d = 128, f = 4096 (plain GELU MLP), V = 32768
 // (test::toyScenario on the shared toy hardware).
-const json kToy = test::toyScenario();
-
-Scenario toy(const std::vector<std::pair<std::string, json>>& edits = {}) {
-    json doc = kToy;
-    for (const auto& [path, value] : edits)
-        applyOverride(doc, path, value, "toy");
-    return parseScenario(doc, "toy");
-}
+using test::toy;
 
 double seconds(const Result& r, ParallelDim d, Collective c, bool exposed = false) {
     const CommTime& t = r.comm[int(d)][int(c)];

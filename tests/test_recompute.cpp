@@ -22,27 +22,13 @@ using nlohmann::json;
 
 namespace {
 
-const json kToy = test::toyScenario();
-
-Scenario toy(const std::vector<std::pair<std::string, json>>& edits = {}) {
-    json doc = kToy;
-    for (const auto& [path, value] : edits)
-        applyOverride(doc, path, value, "toy");
-    return parseScenario(doc, "toy");
-}
+using test::toy;
 
 Scenario toyFull(int layers) {
     return toy({{"strategy.recompute", "full"}, {"strategy.recompute_layers", layers}});
 }
 
-std::string errorFor(const std::vector<std::pair<std::string, json>>& edits) {
-    try {
-        toy(edits);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+std::string errorFor(const test::Edits& edits) { return test::toyError(edits); }
 
 // Korthikanti et al. 2022 Table 2 on the toy, flash attention (no score matrices), TP 1:
 // a layer keeps sbh·34 = 1024·1024·34 = 35,651,584 B; under full recompute its input, 2sbh =

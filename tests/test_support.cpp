@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include "madmax/error.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +41,22 @@ nlohmann::json toyScenario() {
 })");
     doc["system"] = toySystem();
     return doc;
+}
+
+Scenario toy(const Edits& edits) {
+    nlohmann::json doc = toyScenario();
+    for (const auto& [path, value] : edits)
+        applyOverride(doc, path, value, "toy");
+    return parseScenario(doc, "toy");
+}
+
+std::string toyError(const Edits& edits) {
+    try {
+        toy(edits);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no error)";
 }
 
 std::vector<double> opDurations(const Result& r, const std::string& label) {

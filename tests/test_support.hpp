@@ -26,6 +26,13 @@ nlohmann::json toySystem();
 /// sequences of 1024 (two micro-batches per step), bf16, flash attention.
 nlohmann::json toyScenario();
 
+/// Edits by JSON path, as `--set` applies them.
+using Edits = std::vector<std::pair<std::string, nlohmann::json>>;
+/// The toy scenario with these edits, parsed.
+Scenario toy(const Edits& edits = {});
+/// The error parsing the toy with these edits gives ("(no error)" when it parses).
+std::string toyError(const Edits& edits);
+
 /// Durations of the timeline ops with this label, in order (empty when none).
 std::vector<double> opDurations(const Result& r, const std::string& label);
 /// Duration of the first timeline op with this label; fails the test when there is none.

@@ -247,7 +247,10 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
             table_->setItem(i, col++, numberItem(v, 0));
         table_->setItem(
             i, col++,
-            new QTableWidgetItem(QString::fromStdString(std::string(toString(s.recompute)))));
+            new QTableWidgetItem(QString::fromStdString(
+                s.recompute == Recompute::Full && s.recomputeLayers > 0
+                    ? "full (" + std::to_string(s.recomputeLayers) + "/chunk)"
+                    : std::string(toString(s.recompute)))));
         table_->setItem(i, col++, new QTableWidgetItem(s.sequenceParallel ? "yes" : "no"));
         table_->setItem(i, col++, new QTableWidgetItem(s.tpCommOverlap ? "yes" : "no"));
         table_->setItem(i, col++, numberItem(c.tokensPerS / c.gpus, 1));

@@ -167,6 +167,7 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     recomputeLayers_ = new QSpinBox;
     recomputeLayers_->setRange(0, 1 << 20);
     recomputeLayers_->setSpecialValueText("every layer");
+    recomputeLayers_->setKeyboardTracking(false); // typing "12" does not try 1 first
     recomputeLayers_->setToolTip(
         "With full recompute: recompute only the first n layers of each model chunk and keep the "
         "others' activations (Megatron-Core recompute_method \"block\", recompute_num_layers). "

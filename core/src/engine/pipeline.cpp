@@ -21,25 +21,36 @@ double headParams(const Model& m, const Strategy& st) {
            (m.tiedEmbeddings ? (st.pp > 1 ? m.embeddingParams() : 0.0) : m.lmHeadParams());
 }
 
+/// Layers on the first, each middle and the last stage: an even split of l / pp, or the
+/// strategy's first/last stage counts with the rest split evenly over the other stages.
+struct StageSplit {
+    int first = 0, middle = 0, last = 0;
+};
+StageSplit stageSplit(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    const int l = s.model.layers;
+    StageSplit out{l / st.pp, l / st.pp, l / st.pp};
+    if (st.firstStageLayers > 0 || st.lastStageLayers > 0) {
+        const int known = st.firstStageLayers + st.lastStageLayers;
+        const int others = st.pp - (st.firstStageLayers > 0) - (st.lastStageLayers > 0);
+        out.middle = others > 0 ? (l - known) / others : 0;
+        out.first = st.firstStageLayers > 0 ? st.firstStageLayers : out.middle;
+        out.last = st.lastStageLayers > 0 ? st.lastStageLayers : out.middle;
+    }
+    return out;
+}
+
 /// Stage `p`'s layers [begin, begin + layers) under the split distinctStages() uses.
 struct StageRange {
     int begin = 0, layers = 0;
 };
 StageRange stageRange(const Scenario& s, int p) {
-    const Strategy& st = s.strategy;
     const int l = s.model.layers;
-    if (st.pp <= 1) return {0, l};
-    int first = l / st.pp, middle = first, last = first;
-    if (st.firstStageLayers > 0 || st.lastStageLayers > 0) {
-        const int known = st.firstStageLayers + st.lastStageLayers;
-        const int others = st.pp - (st.firstStageLayers > 0) - (st.lastStageLayers > 0);
-        middle = others > 0 ? (l - known) / others : 0;
-        first = st.firstStageLayers > 0 ? st.firstStageLayers : middle;
-        last = st.lastStageLayers > 0 ? st.lastStageLayers : middle;
-    }
-    if (p == 0) return {0, first};
-    if (p == st.pp - 1) return {l - last, last};
-    return {first + (p - 1) * middle, middle};
+    if (s.strategy.pp <= 1) return {0, l};
+    const StageSplit split = stageSplit(s);
+    if (p == 0) return {0, split.first};
+    if (p == s.strategy.pp - 1) return {l - split.last, split.last};
+    return {split.first + (p - 1) * split.middle, split.middle};
 }
 
 /// `fn(begin, layers)` for each model chunk of physical stage `p`, which holds [begin, begin +
@@ -177,14 +188,7 @@ PipelineStages distinctStages(const Scenario& s) {
         out.stage[out.count++] = stage(0, 0, l, true, true, 0);
         return out;
     }
-    int first = l / st.pp, middle = first, last = first;
-    if (st.firstStageLayers > 0 || st.lastStageLayers > 0) {
-        const int known = st.firstStageLayers + st.lastStageLayers;
-        const int others = st.pp - (st.firstStageLayers > 0) - (st.lastStageLayers > 0);
-        middle = others > 0 ? (l - known) / others : 0;
-        first = st.firstStageLayers > 0 ? st.firstStageLayers : middle;
-        last = st.lastStageLayers > 0 ? st.lastStageLayers : middle;
-    }
+    const auto [first, middle, last] = stageSplit(s);
     out.stage[out.count++] = stage(0, 0, first, true, false, 0);
     out.stage[out.count++] = stage(st.pp - 1, l - last, last, false, true, st.pp - 1);
     if (st.pp == 2) return out;
