@@ -39,7 +39,8 @@ void addCommon(CLI::App* c, Common& o) {
     c->add_option("--restrict", o.restrict,
                   "Limit a dimension: tp=1,2,4,8 (also pp vp cp ep etp mb zero recompute sp overlap gpus); "
                   "recompute_layers=1,2,4 also tries full recompute of only the first n layers of "
-                  "each model chunk (0: every layer)")
+                  "each model chunk (0: every layer); offload_layers=0,20,40 tries activation offloading where "
+                  "a configuration allows it (PP 1, no recompute)")
         ->type_name("DIM=V1,V2");
     c->add_option("--objective", o.objective,
                   "throughput, time (to train the token budget) or cost")
@@ -284,6 +285,7 @@ void addSearchCommand(CLI::App& app) {
                 {"mb", !sp.microBatch.empty()}, {"zero", !sp.zeroStage.empty()},
                 {"etp", !sp.etp.empty()},      {"recompute", !sp.recompute.empty()},
                 {"recompute_layers", !sp.recomputeLayers.empty()},
+                {"offload_layers", !sp.offloadLayers.empty()},
                 {"sp", !sp.sequenceParallel.empty()}, {"overlap", !sp.tpCommOverlap.empty()},
                 {"gpus", !sp.gpus.empty()}};
             for (const auto& [dim, set] : other)

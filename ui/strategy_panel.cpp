@@ -173,6 +173,16 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         "others' activations (Megatron-Core recompute_method \"block\", recompute_num_layers). "
         "Fewer layers recomputed: less extra forward work, more activation memory.");
     form->addRow("Layers recomputed per chunk", recomputeLayers_);
+    offloadLayers_ = new QSpinBox;
+    offloadLayers_->setRange(0, 1 << 20);
+    offloadLayers_->setSpecialValueText("none");
+    offloadLayers_->setKeyboardTracking(false);
+    offloadLayers_->setToolTip(
+        "Activation offloading (Megatron-Core cpu_offloading_num_layers): the first n layers' "
+        "activations go to host memory in the forward pass and come back in the backward, over "
+        "the system's host link (host_link_gbps), overlapping the following layers. Megatron-Core "
+        "allows it with PP 1, no recompute and no CUDA graphs.");
+    form->addRow("Layers offloaded to host", offloadLayers_);
     addCombo(
         form, "placement", "Placement (innermost first)", placements(),
         "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
@@ -372,6 +382,9 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     connect(recomputeLayers_, &QSpinBox::valueChanged, this, [this](int v) {
         applyEdits({{"strategy.recompute_layers", v}}, "layers recomputed", recomputeLayers_);
     });
+    connect(offloadLayers_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyEdits({{"strategy.offload_layers", v}}, "layers offloaded", offloadLayers_);
+    });
     connect(combos_["placement"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
         nlohmann::json arr = nlohmann::json::array();
         for (const QString& d : t.split(", "))
@@ -542,6 +555,13 @@ void StrategyPanel::refresh(const Scenario& s) {
         recomputeLayers_->setRange(0, std::max(st.recomputeLayers, largestChunkLayers(s)));
         recomputeLayers_->setValue(st.recomputeLayers);
         recomputeLayers_->setEnabled(full);
+    }
+    {
+        // Fewer than the model's layers (the last one stays); Megatron-Core's other rules are
+        // said when a value breaks them.
+        const QSignalBlocker b(offloadLayers_);
+        offloadLayers_->setRange(0, std::max(st.offloadLayers, s.model.layers - 1));
+        offloadLayers_->setValue(st.offloadLayers);
     }
     {
         const QSignalBlocker b(combos_["placement"]);

@@ -29,6 +29,7 @@ class StrategyPanel : public QWidget {
     QComboBox* combo(const QString& key) const { return combos_.at(key); }
     QCheckBox* check(const QString& key) const { return checks_.at(key); }
     QSpinBox* recomputeLayersBox() const { return recomputeLayers_; }
+    QSpinBox* offloadLayersBox() const { return offloadLayers_; }
     QComboBox* workloadSwitch() const { return kind_; }
     QWidget* moeBox() const { return moe_; }
     DlrmPanel* dlrmPanel() const { return dlrm_; }
@@ -74,6 +75,7 @@ class StrategyPanel : public QWidget {
     QDoubleSpinBox* capacity_;
     QSpinBox* nodeLimit_;
     QSpinBox* recomputeLayers_; ///< full recompute of the first n layers per chunk (0: all)
+    QSpinBox* offloadLayers_;   ///< activations of the first n layers offloaded to the host
     QWidget* frozen_;       ///< fine-tuning: what is frozen (training only)
     QSpinBox* frozenFirst_; ///< first frozen layer
     QSpinBox* frozenCount_; ///< frozen layers

@@ -778,3 +778,26 @@ TEST_CASE("Partial recompute in the explorer: layers per chunk under full recomp
     CHECK(w.document()->scenario().strategy.recomputeLayers == 0);
     CHECK_FALSE(layers->isEnabled());
 }
+
+TEST_CASE("Activation offloading in the explorer: memory falls, a refused value says why") {
+    test::Explorer e("llama3-8b-fsdp-64-h100"); // PP 1, DGX H100 (PCIe Gen5 host links)
+    auto& w = *e.window;
+    auto* panel = w.strategyPanel();
+    panel->combo("recompute")->setCurrentText("none");
+    REQUIRE(e.settle());
+    REQUIRE(w.document()->scenario().strategy.pp == 1);
+    auto* box = panel->offloadLayersBox();
+    CHECK(box->maximum() == w.document()->scenario().model.layers - 1);
+    const double before = w.shown().result.memory.activationsBytes;
+    box->setValue(16);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.offloadLayers == 16);
+    const Result direct = evaluate(w.document()->scenario());
+    CHECK(w.shown().result.stepTimeS == Approx(direct.stepTimeS));
+    CHECK(w.shown().result.memory.activationsBytes < before);
+    // Megatron-Core does not offload with recompute: the choice is refused, with the reason.
+    panel->combo("recompute")->setCurrentText("selective");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.recompute == Recompute::None);
+    CHECK(w.document()->scenario().strategy.offloadLayers == 16);
+}

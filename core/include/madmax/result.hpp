@@ -25,6 +25,10 @@ struct ComputeBreakdown {
     /// (eager mode; 0 with CUDA graphs or a host_op_us of 0).
     double hostStallS = 0;
     double hostStallForwardS = 0; ///< the part of hostStallS inside forwardS (the rest: backward)
+    /// Of forward + backward: the GPU waiting for offloaded activations to reach host memory
+    /// (forward) or come back (backward) where the copy outlasts the layers it overlaps.
+    double offloadWaitS = 0;
+    double offloadWaitForwardS = 0; ///< the part of offloadWaitS inside forwardS
     double totalS() const { return forwardS + backwardS + recomputeS + optimizerS; }
 };
 

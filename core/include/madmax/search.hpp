@@ -25,6 +25,9 @@ struct SearchSpace {
     /// Under full recompute, the layers of each model chunk recomputed (strategy.recompute_
     /// layers); 0 = every layer. Empty: every layer only.
     std::vector<int> recomputeLayers;
+    /// Activation offload counts (strategy.offload_layers) to try where a configuration allows
+    /// offloading (PP 1, no recompute); elsewhere none. Empty: the scenario's.
+    std::vector<int> offloadLayers;
     std::vector<int> sequenceParallel; ///< 0 / 1
     std::vector<int> tpCommOverlap;    ///< 0 / 1
     std::vector<int> gpus;             ///< GPU counts to sweep (empty: the scenario's)

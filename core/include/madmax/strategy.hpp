@@ -38,6 +38,10 @@ struct Strategy {
     /// others' activations (Megatron-Core recompute_method "block", recompute_num_layers = n);
     /// 0 recomputes every layer.
     int recomputeLayers = 0;
+    /// Activation offloading (Megatron-Core cpu_offloading_num_layers, Transformer Engine's
+    /// double-buffered offload handler): the first n layers' activations go to host memory in
+    /// the forward pass and come back in the backward, over system.host_link_gbps; 0 = off.
+    int offloadLayers = 0;
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
     int firstStageLayers = 0; ///< uneven split: layers on the first stage (0 = even split)
     int lastStageLayers = 0;  ///< uneven split: layers on the last stage (0 = even split)

@@ -94,6 +94,9 @@ struct System {
     std::vector<NetworkTier> tiers; ///< innermost first; the last spans the whole cluster
     double reserveBytes = 0;        ///< CUDA context, workspace, fragmentation
     double pricePerGpuHour = 0;     ///< USD per GPU-hour, for cost estimates (0: unknown)
+    /// Each GPU's link to host memory, per direction (PCIe, or its share of NVLink-C2C), in
+    /// bytes/s; what activation offloading copies over (0: not given).
+    double hostLinkBytesPerS = 0;
     /// All-gather and reduce-scatter across more than one tier: NCCL runs one flat ring over
     /// every rank (each of the n−1 steps paced by the slowest link it crosses: its latency and,
     /// per GPU, its bandwidth) — true by default; false models a hierarchical algorithm (an

@@ -906,7 +906,48 @@ void simulateLayer(const Scenario& s, const StepContext& ctx, LayerSchedule& out
 struct StagePass {
     PipelineStage stage;
     double fwd = 0, bwd = 0;
+    double offloadFwd = 0, offloadBwd = 0; ///< of fwd and bwd: waits for activation offload
 };
+
+/// Activation offloading's waits per micro-batch, as Transformer Engine's double-buffered
+/// handler (AsyncDoubleBufferGroupOffloadHandler, which Megatron-Core's cpu_offloading_num_layers
+/// runs) schedules the copies: layer i < n is copied to the host on its own stream, starting
+/// when the previous copy's window closes (layer 0's: when layer 0 ends), and the compute stream
+/// waits for it at the end of layer window(i) = (L / n)(i + 1) − 1, with the remainder L mod n
+/// spread one layer each over the first windows. A copy longer than the forward compute of
+/// the layers in its window is waited for; the backward brings each back over the same window
+/// of layers, against their backward compute. PP 1 and no recompute (the scenario check).
+void addOffloadWaits(const Scenario& s, const LayerSchedule& l, StagePass& pass) {
+    const Strategy& st = s.strategy;
+    const Model& m = s.model;
+    const int n = st.offloadLayers, layers = m.layers;
+    if (n <= 0 || n >= layers) return;
+    const double link = s.system.hostLinkBytesPerS;
+    const double dense = layerActivationBytes(m, st, s.workload, false) / link;
+    const double moe = m.isMoe() ? layerActivationBytes(m, st, s.workload, true) / link : 0.0;
+    int prev = 0, constant = 0;
+    for (int i = 0; i < n; ++i) {
+        int window = (layers / n) * (i + 1) - 1;
+        if (i < layers % n) {
+            window += i + 1;
+            constant = i + 1;
+        } else {
+            window += constant;
+        }
+        double fwd = 0, bwd = 0;
+        for (int j = prev + 1; j <= window; ++j) {
+            const bool moeLayer = m.isMoeLayer(j);
+            fwd += moeLayer ? l.moeFwd.makespanS() : l.fwd.makespanS();
+            bwd += moeLayer ? l.moeBwd.makespanS() : l.bwd.makespanS();
+        }
+        const double copy = m.isMoeLayer(i) ? moe : dense;
+        pass.offloadFwd += std::max(0.0, copy - fwd);
+        pass.offloadBwd += std::max(0.0, copy - bwd);
+        prev = window;
+    }
+    pass.fwd += pass.offloadFwd;
+    pass.bwd += pass.offloadBwd;
+}
 
 StagePass stagePass(const LayerSchedule& l, const PipelineStage& stage) {
     const int dense = stage.layers - stage.moeLayers;
@@ -1162,6 +1203,7 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
         appendTimeline(tl, l.moeFwd, t0);
         t0 += l.moeFwd.makespanS();
     }
+    compute("activation offload wait", TimelineKind::Forward, crit.offloadFwd);
     if (stage.last) compute("LM head + loss", TimelineKind::Forward, e.headFwd);
     span("pipeline p2p (activations)", Lane::Comm, TimelineKind::Comm, p2pEach, ParallelDim::PP,
          Collective::P2P);
@@ -1177,6 +1219,7 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
             t0 += sim.makespanS();
         }
     });
+    compute("activation reload wait", TimelineKind::Backward, crit.offloadBwd);
     if (stage.first) compute("embedding (bwd)", TimelineKind::Backward, e.embedBwd);
     span("pipeline p2p (gradients)", Lane::Comm, TimelineKind::Comm, p2pEach, ParallelDim::PP,
          Collective::P2P);
@@ -1260,18 +1303,26 @@ Result evaluate(const Scenario& s, const EvaluateOptions& options) {
         if (b.first || b.last) return false;
         for (const PipelineStage& a : stages)
             if ((a.first || a.last) && a.layers == b.layers && a.moeLayers == b.moeLayers &&
-                a.frozenLayers == b.frozenLayers && a.frozenMoeLayers == b.frozenMoeLayers)
+                a.frozenLayers == b.frozenLayers && a.frozenMoeLayers == b.frozenMoeLayers &&
+                a.recomputedLayers == b.recomputedLayers &&
+                a.recomputedMoeLayers == b.recomputedMoeLayers)
                 return true;
         return false;
     };
     for (const PipelineStage& stage : stages) {
         if (dominated(stage)) continue;
-        const StagePass cand = stagePass(layer, stage);
+        StagePass cand = stagePass(layer, stage);
+        addOffloadWaits(s, layer, cand);
         Result rc;
         rc.microBatches = ctx.microBatches;
         rc.criticalStage = cand.stage.index;
         CommTable comm{};
         const PipelineTimes pc = pipelineStep(s, ctx, layer, cand, rc, comm);
+        // The offload waits are forward and backward time the layers' own ops do not hold.
+        rc.compute.offloadWaitForwardS = ctx.microBatches * cand.offloadFwd;
+        rc.compute.offloadWaitS = ctx.microBatches * (cand.offloadFwd + cand.offloadBwd);
+        rc.compute.forwardS += rc.compute.offloadWaitForwardS;
+        rc.compute.backwardS += ctx.microBatches * cand.offloadBwd;
         const double dc = dataParallelSync(s, ctx, cand, comm);
         rc.compute.optimizerS = optimizerStep(s, ctx, cand);
         const double t = stepTotals(s, comm, pc.bubbleS, rc);

@@ -165,6 +165,20 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
                moeKept * layerActivationBytes(m, st, w, true)) *
               inFlight;
     }
+    if (st.offloadLayers > 0) {
+        // Activation offloading (PP 1, nothing frozen, no recompute: the scenario check): the
+        // first n layers' activations leave for host memory during the forward pass. At the
+        // turn to backward the GPU holds the other layers' and one offloaded layer's, the last
+        // one sent, whose copy the last layer's forward waits for and whose return the
+        // backward starts with (Transformer Engine's double buffer: "at most two activation
+        // groups" on the GPU when all but the last layer are offloaded).
+        const int n = st.offloadLayers;
+        const int moeOff = m.moeLayersBefore(n), denseOff = n - moeOff;
+        const bool lastMoe = m.isMoeLayer(n - 1);
+        act -= ((denseOff - (lastMoe ? 0 : 1)) * layerActivationBytes(m, st, w, false) +
+                (moeOff - (lastMoe ? 1 : 0)) * layerActivationBytes(m, st, w, true)) *
+               inFlight;
+    }
     if (st.recompute == Recompute::Full && layersOnStage > 0 &&
         stage.recomputedLayers >= layersOnStage) {
         // Every layer recomputed: backward rebuilds one layer at a time, so that layer's full

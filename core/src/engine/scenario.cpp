@@ -26,6 +26,8 @@ std::span<const CrossFieldRule> crossFieldRules() {
         {"strategy.etp", "divides expert_ffn_hidden; 1 for dense models"},
         {"model.vocab", "divisible by TP"},
         {"model.layers", "divisible by PP × VP (or set first/last stage layers)"},
+        {"strategy.offload_layers",
+         "< the model's layers; PP 1, no recompute, no CUDA graphs, system.host_link_gbps set"},
         {"strategy.recompute_layers",
          "0 (every layer) or ≤ the layers of a model chunk; needs recompute full, nothing frozen"},
         {"system.tiers.*.gpus", "≥ the tier inside; the last ≥ the scenario's GPUs"},
@@ -257,6 +259,36 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
                    str(chunk) + " layers of a model chunk (" + str(m.layers) +
                    " layers over pp × vp = " + str(st.pp) + "×" + str(st.vp) +
                    "); use at most " + str(chunk) + ", or 0 to recompute every layer";
+    }
+    if (st.offloadLayers < 0)
+        return "strategy.offload_layers must be 0 (off) or a layer count (got " +
+               str(st.offloadLayers) + ")";
+    if (st.offloadLayers > 0) {
+        // Megatron-Core's own rules for cpu_offloading (TransformerConfig.__post_init__).
+        const std::string n = "strategy.offload_layers = " + str(st.offloadLayers);
+        if (inference)
+            return n + ": activation offloading applies to training; set it to 0 for serving";
+        if (st.offloadLayers >= m.layers)
+            return n + " must be below the model's " + str(m.layers) +
+                   " layers (the last layer's activations stay on the GPU); use at most " +
+                   str(m.layers - 1);
+        if (st.pp > 1)
+            return n + " with pp = " + str(st.pp) +
+                   ": Megatron-Core offloads activations without pipeline parallelism only; set "
+                   "pp = 1 or offload_layers = 0";
+        if (st.recompute != Recompute::None)
+            return n + " with recompute \"" + std::string(toString(st.recompute)) +
+                   "\": Megatron-Core does not offload with activation recompute; set recompute "
+                   "to none or offload_layers = 0";
+        if (st.cudaGraphs)
+            return n + " with cuda_graphs: Megatron-Core does not capture offloading in CUDA "
+                       "graphs; set cuda_graphs to false or offload_layers = 0";
+        if (w.frozen.layers > 0)
+            return n + " with frozen layers (workload.frozen) is not modelled; set one of them "
+                       "to 0";
+        if (sys.hostLinkBytesPerS <= 0)
+            return n + " needs system.host_link_gbps, each GPU's link to host memory per "
+                       "direction (PCIe Gen5 x16: 64; a GB200 GPU's share of NVLink-C2C: 225)";
     }
     if (inference) {
         const auto& in = w.inference;

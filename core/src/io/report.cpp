@@ -239,6 +239,9 @@ std::string formatReport(const Scenario& s, const Result& r) {
          " DP" + std::to_string(st.dp) + ", micro-batch " + std::to_string(st.microBatch) + " x " +
          std::to_string(r.microBatches) + ", ZeRO-" + std::to_string(st.zeroStage) +
          ", recompute " + recomputeLabel(st) +
+         (st.offloadLayers > 0
+              ? ", activations of " + std::to_string(st.offloadLayers) + " layers offloaded"
+              : "") +
          (st.sequenceParallel ? ", SP" : "") + (st.tpCommOverlap ? ", TP overlap" : "") + "\n";
     if (s.model.isMoe())
         o += "Experts    EP" + std::to_string(st.ep) + " ETP" + std::to_string(st.etp) + " EDP" +
@@ -268,6 +271,7 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("backward", r.compute.backwardS);
     line("recompute", r.compute.recomputeS);
     if (r.compute.hostStallS > 0) line("  fwd/bwd: host idle", r.compute.hostStallS);
+    if (r.compute.offloadWaitS > 0) line("  fwd/bwd: offload wait", r.compute.offloadWaitS);
     line("optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     line("pipeline bubble", r.bubbleS);

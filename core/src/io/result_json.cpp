@@ -44,6 +44,8 @@ json toJson(const Result& r) {
                   {"recompute_s", r.compute.recomputeS},
                   {"host_stall_s", r.compute.hostStallS},
                   {"host_stall_forward_s", r.compute.hostStallForwardS},
+                  {"offload_wait_s", r.compute.offloadWaitS},
+                  {"offload_wait_forward_s", r.compute.offloadWaitForwardS},
                   {"optimizer_s", r.compute.optimizerS}}},
                 {"comm", {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}}},
                 {"memory",

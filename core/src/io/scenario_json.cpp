@@ -159,6 +159,7 @@ json toJson(const System& s) {
             {"gpus_per_node", s.gpusPerNode},
             {"reserve_gb", s.reserveBytes / 1e9},
             {"price_per_gpu_hour", s.pricePerGpuHour},
+            {"host_link_gbps", s.hostLinkBytesPerS / 1e9},
             {"gather_algorithm", s.flatRingGathers ? "flat_ring" : "hierarchical"},
             {"tiers", tiers}};
 }
@@ -182,6 +183,7 @@ json toJson(const Strategy& st) {
             {"bucket_mb", st.bucketBytes / 1e6},
             {"recompute", std::string(toString(st.recompute))},
             {"recompute_layers", st.recomputeLayers},
+            {"offload_layers", st.offloadLayers},
             {"schedule", std::string(toString(st.schedule))},
             {"ep", st.ep},
             {"etp", st.etp},

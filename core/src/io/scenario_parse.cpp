@@ -405,6 +405,7 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     s.gpu = parseGpu(r.raw("gpu"), file, r.pathOf("gpu"));
     s.gpusPerNode = int(r.integer("gpus_per_node", 1, 4096, 8));
     s.reserveBytes = r.number("reserve_gb", 0, 1e6, 0.0) * 1e9;
+    s.hostLinkBytesPerS = r.number("host_link_gbps", 0, 1e6, 0.0) * 1e9;
     s.flatRingGathers =
         r.choice("gather_algorithm", {"flat_ring", "hierarchical"}, "flat_ring") == "flat_ring";
     r.record("gather_algorithm",
@@ -467,6 +468,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.bucketBytes = r.number("bucket_mb", 0, 1e6, 40.0, true) * 1e6;
     st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
     st.recomputeLayers = int(r.integer("recompute_layers", 0, 1 << 20, 0));
+    st.offloadLayers = int(r.integer("offload_layers", 0, 1 << 20, 0));
     st.schedule = *parsePipelineSchedule(
         r.choice("schedule", {"1f1b", "interleaved"}, st.vp > 1 ? "interleaved" : "1f1b"));
     st.ep = int(r.integer("ep", 1, 1 << 20, 1));

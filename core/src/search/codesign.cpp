@@ -183,6 +183,7 @@ std::vector<std::size_t> SweepResult::strategyChanges() const {
         if (x.tp != y.tp || x.pp != y.pp || x.vp != y.vp || x.cp != y.cp || x.dp != y.dp ||
             x.microBatch != y.microBatch || x.zeroStage != y.zeroStage ||
             x.recompute != y.recompute || x.recomputeLayers != y.recomputeLayers ||
+            x.offloadLayers != y.offloadLayers ||
             x.sequenceParallel != y.sequenceParallel ||
             x.tpCommOverlap != y.tpCommOverlap || a.best.gpus != b.best.gpus)
             out.push_back(i);

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 namespace madmax {
 
@@ -65,7 +66,8 @@ void setRates(SearchStats& st) {
 auto keyOf(const Candidate& c) {
     const Strategy& s = c.strategy;
     return std::make_tuple(c.gpus, s.tp, s.pp, s.vp, s.cp, s.dp, s.microBatch, s.zeroStage,
-                           int(s.recompute), s.recomputeLayers, int(s.sequenceParallel),
+                           int(s.recompute), s.recomputeLayers, s.offloadLayers,
+                           int(s.sequenceParallel),
                            int(s.tpCommOverlap), s.firstStageLayers, s.lastStageLayers, s.ep,
                            s.etp);
 }
@@ -281,6 +283,16 @@ double scoreUpperBound(const Scenario& s, Objective o, double budget, double gem
     return objectiveScore(o, tokens / lbStep, s.gpus, s.system.pricePerGpuHour, budget);
 }
 
+/// Whether `layers` offloaded layers are a configuration of `s` as the search has set it
+/// (Megatron-Core: PP 1, no recompute, no CUDA graphs, fewer than the model's layers; the engine
+/// also needs the host link and nothing frozen).
+bool offloadAllowed(const Scenario& s, int layers) {
+    const Strategy& st = s.strategy;
+    return layers > 0 && layers < s.model.layers && st.pp == 1 &&
+           st.recompute == Recompute::None && !st.cudaGraphs && s.workload.frozen.layers == 0 &&
+           s.system.hostLinkBytesPerS > 0;
+}
+
 void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchOptions& opt,
              double sampleBelow, double gemmFlopsPerStep, LocalState& L) {
     Strategy& st = s.strategy;
@@ -329,49 +341,57 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                 if (rcLayers > 0 && s.workload.frozen.layers > 0) continue;
                 st.recompute = rc;
                 st.recomputeLayers = rcLayers;
-                for (int sp : binary) {
-                    if (!allowed(space.sequenceParallel, sp)) continue;
-                    st.sequenceParallel = sp;
-                    for (int ov : binary) {
-                        if (!allowed(space.tpCommOverlap, ov)) continue;
-                        if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
-                        st.tpCommOverlap = ov;
-                        if (explainInvalid(s))
-                            continue; // not a configuration (cannot happen by construction)
-                        cell.anyValid = true;
-                        ++L.stats.enumerated;
-                        const MemoryBreakdown mem = peakMemory(s);
-                        if (!mem.fits()) {
-                            ++L.stats.infeasible;
-                            continue;
-                        }
-                        Candidate probe;
-                        probe.gpus = s.gpus;
-                        probe.strategy = st;
-                        const bool sampled = double(hashOf(probe)) < sampleBelow;
-                        if (opt.prune && !sampled) {
-                            const double ub = scoreUpperBound(s, opt.objective, opt.tokenBudget,
-                                                              gemmFlopsPerStep);
-                            auto g = L.bestPerGpus.find(s.gpus);
-                            const bool belowTop = L.top.full() && ub < L.top.threshold();
-                            const bool belowCell = cell.anyFeasible && ub < cell.best.score;
-                            const bool belowGpus = g != L.bestPerGpus.end() && ub < g->second.score;
-                            if (belowTop && belowCell && belowGpus &&
-                                L.dominatedOnMemory(ub, mem.marginBytes())) {
-                                ++L.stats.pruned;
+                // Activation offloading where the configuration allows it (PP 1, no
+                // recompute: Megatron-Core's rules): each offload count asked for, else none.
+                bool offloadNone = false;
+                for (int off : space.offloadLayers) {
+                    const int offload = offloadAllowed(s, off) ? off : 0;
+                    if (offload == 0 && std::exchange(offloadNone, true)) continue;
+                    st.offloadLayers = offload;
+                    for (int sp : binary) {
+                        if (!allowed(space.sequenceParallel, sp)) continue;
+                        st.sequenceParallel = sp;
+                        for (int ov : binary) {
+                            if (!allowed(space.tpCommOverlap, ov)) continue;
+                            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
+                            st.tpCommOverlap = ov;
+                            if (explainInvalid(s))
+                                continue; // not a configuration (cannot happen by construction)
+                            cell.anyValid = true;
+                            ++L.stats.enumerated;
+                            const MemoryBreakdown mem = peakMemory(s);
+                            if (!mem.fits()) {
+                                ++L.stats.infeasible;
                                 continue;
                             }
+                            Candidate probe;
+                            probe.gpus = s.gpus;
+                            probe.strategy = st;
+                            const bool sampled = double(hashOf(probe)) < sampleBelow;
+                            if (opt.prune && !sampled) {
+                                const double ub = scoreUpperBound(s, opt.objective, opt.tokenBudget,
+                                                                  gemmFlopsPerStep);
+                                auto g = L.bestPerGpus.find(s.gpus);
+                                const bool belowTop = L.top.full() && ub < L.top.threshold();
+                                const bool belowCell = cell.anyFeasible && ub < cell.best.score;
+                                const bool belowGpus = g != L.bestPerGpus.end() && ub < g->second.score;
+                                if (belowTop && belowCell && belowGpus &&
+                                    L.dominatedOnMemory(ub, mem.marginBytes())) {
+                                    ++L.stats.pruned;
+                                    continue;
+                                }
+                            }
+                            const Candidate c = evaluateCandidate(s, opt.objective, opt.tokenBudget);
+                            ++L.stats.feasible;
+                            L.top.offer(c);
+                            if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
+                            cell.anyFeasible = true;
+                            auto g = L.bestPerGpus.find(s.gpus);
+                            if (g == L.bestPerGpus.end() || candidateBefore(c, g->second))
+                                L.bestPerGpus[s.gpus] = c;
+                            L.addPareto(c);
+                            if (sampled) L.scatter.push_back(c);
                         }
-                        const Candidate c = evaluateCandidate(s, opt.objective, opt.tokenBudget);
-                        ++L.stats.feasible;
-                        L.top.offer(c);
-                        if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
-                        cell.anyFeasible = true;
-                        auto g = L.bestPerGpus.find(s.gpus);
-                        if (g == L.bestPerGpus.end() || candidateBefore(c, g->second))
-                            L.bestPerGpus[s.gpus] = c;
-                        L.addPareto(c);
-                        if (sampled) L.scatter.push_back(c);
                     }
                 }
             }
@@ -492,8 +512,12 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
             throw InputError("--objective", std::string(toString(opt.objective)), *why);
         return searchInference(base, space, opt);
     }
+    // Offload counts to try: the scenario's unless restricted.
+    SearchSpace normalized = space;
+    if (normalized.offloadLayers.empty())
+        normalized.offloadLayers.push_back(base.strategy.offloadLayers);
     const auto start = std::chrono::steady_clock::now();
-    std::vector<Task> all = buildTasks(base, space);
+    std::vector<Task> all = buildTasks(base, normalized);
     std::vector<Task> tasks;
     for (std::size_t i = 0; i < all.size(); ++i)
         if (int(i % std::size_t(std::max(1, opt.shardCount))) == opt.shardIndex)
@@ -525,7 +549,7 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
             if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
             const std::size_t i = next.fetch_add(1);
             if (i >= tasks.size()) return;
-            runTask(tasks[i], s, space, opt, sampleBelow, gemmFlops, L);
+            runTask(tasks[i], s, normalized, opt, sampleBelow, gemmFlops, L);
             const std::size_t d = done.fetch_add(1) + 1;
             if (opt.progress && (d % 16 == 0 || d == tasks.size())) opt.progress(d, tasks.size());
         }
@@ -692,6 +716,9 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             auto r = parseRecompute(v);
             if (!r) throw InputError(where, k, "\"" + v + "\" is not none, selective or full");
             st.recompute = *r;
+        } else if (k == "offload_layers") {
+            st.offloadLayers = toInt(v, k, where);
+            if (st.offloadLayers < 0) throw InputError(where, k, "must be 0 (off) or a layer count");
         } else if (k == "recompute_layers" || k == "rl") {
             st.recomputeLayers = toInt(v, k, where);
             if (st.recomputeLayers < 0)
@@ -699,7 +726,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
         } else {
             throw InputError(where, k,
                              "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
-                             "recompute, recompute_layers, sp, overlap, first, last");
+                             "recompute, recompute_layers, offload_layers, sp, overlap, first, last");
         }
     }
     st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
@@ -708,6 +735,10 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
     if (st.recompute != Recompute::Full && spec.find("recompute_layers=") == std::string::npos &&
         spec.find("rl=") == std::string::npos)
         st.recomputeLayers = 0;
+    // Likewise offloading, where the baseline's pipeline or recompute rules it out.
+    if ((st.pp > 1 || st.recompute != Recompute::None) &&
+        spec.find("offload_layers=") == std::string::npos)
+        st.offloadLayers = 0;
     if (spec.find("dp=") == std::string::npos) {
         if (const int dp = dataParallelDegree(s.gpus, st)) st.dp = dp;
     }
@@ -761,6 +792,8 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
             ints(space.gpus, 1, 1 << 30);
         else if (k == "recompute_layers" || k == "rl")
             ints(space.recomputeLayers, 0, kDegreeMax);
+        else if (k == "offload_layers")
+            ints(space.offloadLayers, 0, kDegreeMax);
         else if (k == "recompute") {
             for (const auto& i : items) {
                 auto r = parseRecompute(i);
@@ -771,7 +804,7 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
             throw InputError(
                 where, k,
                 "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, "
-                "recompute_layers, sp, overlap, gpus");
+                "recompute_layers, offload_layers, sp, overlap, gpus");
         }
     }
 }
@@ -783,6 +816,7 @@ std::string strategySpec(const Strategy& st) {
        << ",recompute=" << toString(st.recompute);
     if (st.recompute == Recompute::Full && st.recomputeLayers > 0)
         os << ",recompute_layers=" << st.recomputeLayers;
+    if (st.offloadLayers > 0) os << ",offload_layers=" << st.offloadLayers;
     os << ",sp=" << int(st.sequenceParallel)
        << ",overlap=" << int(st.tpCommOverlap);
     if (st.ep > 1 || st.etp > 1) os << ",ep=" << st.ep << ",etp=" << st.etp;
