@@ -53,6 +53,17 @@ TEST_CASE("Offloading: a copy longer than its window of layers is waited for") {
     CHECK(slow.compute.offloadWaitS - fast.compute.offloadWaitS ==
           Approx(2 * 2 * 2 * 0.017825792).epsilon(1e-9));
     CHECK(slow.stepTimeS - fast.stepTimeS == Approx(2 * 2 * 2 * 0.017825792).epsilon(1e-6));
+    // Absolute: layer 0's copy less one layer's forward, layer 1's less two: 2c − 3t per
+    // micro-batch, t the toy's layer forward (its no-offload forward less the embedding and the
+    // LM head, over its four layers).
+    EvaluateOptions withTimeline;
+    withTimeline.timeline = true;
+    const Result plain = evaluate(test::toy(), withTimeline);
+    const double layer = (plain.forwardPerMicroBatchS - test::opSeconds(plain, "embedding") -
+                          test::opSeconds(plain, "LM head + loss")) /
+                         4;
+    CHECK(slow.compute.offloadWaitForwardS / 2 ==
+          Approx(2 * 0.035651584 - 3 * layer).epsilon(1e-9));
     // The waits are forward and backward time: the step is the no-offload step plus them.
     const Result none = evaluate(test::toy());
     CHECK(slow.compute.forwardS - none.compute.forwardS ==
