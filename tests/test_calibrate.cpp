@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 using namespace madmax;
 using nlohmann::json;
@@ -155,7 +156,8 @@ TEST_CASE("Bad calibration inputs are refused with the file and the fix") {
 TEST_CASE("madmax calibrate writes a new preset, never over a file without --force, and "
           "evaluate uses it") {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / "madmax-calibrate-test";
+    const fs::path dir = std::filesystem::temp_directory_path() /
+                         ("madmax-calibrate-test-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     const System sys = test::systemPreset("dgx-h100-superpod");

@@ -50,7 +50,8 @@ std::string errorForSet(const std::vector<std::string>& sets) {
 } // namespace
 
 TEST_CASE("Malformed JSON names the file, line and column") {
-    const auto dir = std::filesystem::temp_directory_path() / "madmax-bad-json";
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("madmax-bad-json-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto file = (dir / "broken.json").string();
     std::ofstream(file) << "{\n  \"model\": \"llama3-8b\",\n  \"gpus\": 8,,\n}";

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <unistd.h>
 
 using namespace madmax;
 using nlohmann::json;
@@ -120,7 +121,8 @@ TEST_CASE("Bad seed files get an error naming the file and the field") {
 
 TEST_CASE("madmax evaluate reads the seed's three files with the reference engine") {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / "madmax-seed-cli";
+    const fs::path dir =
+        std::filesystem::temp_directory_path() / ("madmax-seed-cli-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const json& c = cases()[1];
     for (const char* k : {"model", "system", "task"})

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 using namespace madmax;
 namespace fs = std::filesystem;
@@ -66,7 +67,8 @@ TEST_CASE("dp is derived from the GPU count when omitted") {
 }
 
 TEST_CASE("Atomic save replaces the file, and a failed save leaves the old one intact") {
-    const fs::path dir = fs::temp_directory_path() / "madmax-save-test";
+    const fs::path dir =
+        std::filesystem::temp_directory_path() / ("madmax-save-test-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     const std::string file = (dir / "s.json").string();
