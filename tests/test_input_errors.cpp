@@ -88,6 +88,17 @@ TEST_CASE("A negative size is out of range, with the allowed range") {
                Contains("model.layers: value -3 is out of range; allowed: 1 to"));
 }
 
+TEST_CASE("A number no double holds (--set x=1e400) names the field, not a JSON library error") {
+    // It had escaped as nlohmann's out_of_range.406 ("internal error: number overflow").
+    for (const char* set : {"system.host_link_gbps=1e400", "strategy.tp=-1e999"}) {
+        const std::string e = errorForSet({set});
+        INFO(set);
+        CHECK_THAT(e, Contains("number overflow") && Contains("give a finite value"));
+        CHECK_THAT(e, Contains(std::string(set).substr(0, std::string(set).find('='))));
+        CHECK_THAT(e, !Contains("json.exception"));
+    }
+}
+
 TEST_CASE("An exponential rate must be positive, and says its unit") {
     CHECK_THAT(errorForSet({"system.gpu.peak_exp_tera_per_s=0"}),
                Contains("system.gpu.peak_exp_tera_per_s: value 0 is out of range; allowed: "

@@ -212,6 +212,11 @@ QString ScenarioPanel::editField(const QString& path, const QString& text) {
         value = nlohmann::json::parse(text.toStdString());
     } catch (const nlohmann::json::parse_error&) {
         value = text.toStdString(); // a bare word is a string
+    } catch (const nlohmann::json::out_of_range&) { // 1e400: no number holds it
+        const QString err = path + ": number overflow: " + text +
+                            " is beyond what a number can hold (±1.8e308); give a finite value";
+        message_->setText(err);
+        return err;
     }
     const QString err = doc_->setField(path.toStdString(), value);
     message_->setText(err);

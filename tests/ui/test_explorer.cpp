@@ -153,6 +153,10 @@ TEST_CASE("An invalid field edit is marked with the core's message and changes n
     CHECK_THAT(err.toStdString(), Contains("model.layers: value -3 is out of range"));
     CHECK(w.scenarioPanel()->message() == err);
     CHECK(toJson(w.document()->scenario()) == before);
+    // A number no double holds is refused with the field, not thrown out of the editor.
+    const QString huge = w.scenarioPanel()->editField("system.gpu.hbm_gb", "1e400");
+    CHECK_THAT(huge.toStdString(), Contains("system.gpu.hbm_gb: number overflow"));
+    CHECK(toJson(w.document()->scenario()) == before);
     CHECK(w.scenarioPanel()->editField("system.gpu.hbm_gb", "141").isEmpty());
     CHECK(w.document()->scenario().system.gpu.hbmBytes == 141e9);
 }

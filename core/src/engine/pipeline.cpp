@@ -74,6 +74,20 @@ void forEachChunk(const Scenario& s, int p, int begin, int layers, Fn fn) {
     }
 }
 
+/// With strategy.recompute_layers = n: the first n layers of each of stage p's chunks, with
+/// the MoE layers among them (by position).
+RecomputedLayers firstLayersOfChunks(const Scenario& s, int p, int begin, int layers) {
+    const int n = s.strategy.recomputeLayers;
+    const Model& m = s.model;
+    RecomputedLayers out;
+    forEachChunk(s, p, begin, layers, [&](int b, int len) {
+        const int k = std::min(n, len);
+        out.layers += k;
+        out.moeLayers += m.moeLayersBefore(b + k) - m.moeLayersBefore(b);
+    });
+    return out;
+}
+
 /// The stage's layers whose backward recomputes their forward: none without full recompute;
 /// all of them with it; with strategy.recompute_layers = n, the first n of each model chunk
 /// (Megatron-Core's recompute_method "block": each chunk is its own TransformerBlock, which
@@ -87,14 +101,9 @@ void markRecompute(const Scenario& s, PipelineStage& out, int begin, int physica
         out.recomputedMoeLayers = out.moeLayers;
         return;
     }
-    const Model& m = s.model;
-    int rec = 0, recMoe = 0;
-    forEachChunk(s, physical < 0 ? out.index : physical, begin, out.layers, [&](int b, int len) {
-        const int k = std::min(st.recomputeLayers, len);
-        rec += k;
-        recMoe += m.moeLayersBefore(b + k) - m.moeLayersBefore(b);
-    });
-    rec = std::min(rec, out.layers);
+    const RecomputedLayers first =
+        firstLayersOfChunks(s, physical < 0 ? out.index : physical, begin, out.layers);
+    const int rec = std::min(first.layers, out.layers), recMoe = first.moeLayers;
     // The representative middle stage's MoE count is of consecutive layers; keep the split
     // consistent with it.
     const int dense = out.layers - out.moeLayers;
@@ -125,11 +134,9 @@ RecomputedLayers modelRecomputedLayers(const Scenario& s) {
     RecomputedLayers out;
     for (int p = 0; p < st.pp; ++p) {
         const StageRange r = stageRange(s, p);
-        forEachChunk(s, p, r.begin, r.layers, [&](int b, int len) {
-            const int k = std::min(st.recomputeLayers, len);
-            out.layers += k;
-            out.moeLayers += m.moeLayersBefore(b + k) - m.moeLayersBefore(b);
-        });
+        const RecomputedLayers stage = firstLayersOfChunks(s, p, r.begin, r.layers);
+        out.layers += stage.layers;
+        out.moeLayers += stage.moeLayers;
     }
     return out;
 }

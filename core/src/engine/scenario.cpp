@@ -14,6 +14,21 @@ std::string str(long long v) {
 }
 } // namespace
 
+OffloadBlock offloadBlock(const Scenario& s, int layers) {
+    // Megatron-Core's own rules for cpu_offloading (TransformerConfig.__post_init__), then the
+    // engine's.
+    const Strategy& st = s.strategy;
+    if (layers <= 0) return OffloadBlock::None;
+    if (s.workload.kind == WorkloadKind::Inference) return OffloadBlock::Inference;
+    if (layers >= s.model.layers) return OffloadBlock::TooMany;
+    if (st.pp > 1) return OffloadBlock::Pipeline;
+    if (st.recompute != Recompute::None) return OffloadBlock::Recompute;
+    if (st.cudaGraphs) return OffloadBlock::CudaGraphs;
+    if (s.workload.frozen.layers > 0) return OffloadBlock::Frozen;
+    if (s.system.hostLinkBytesPerS <= 0) return OffloadBlock::NoHostLink;
+    return OffloadBlock::None;
+}
+
 std::span<const CrossFieldRule> crossFieldRules() {
     // Each line restates one check of explainInvalid() below, for the editor's "allowed" column.
     static constexpr CrossFieldRule rules[] = {
@@ -264,31 +279,34 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
         return "strategy.offload_layers must be 0 (off) or a layer count (got " +
                str(st.offloadLayers) + ")";
     if (st.offloadLayers > 0) {
-        // Megatron-Core's own rules for cpu_offloading (TransformerConfig.__post_init__).
         const std::string n = "strategy.offload_layers = " + str(st.offloadLayers);
-        if (inference)
+        switch (offloadBlock(s, st.offloadLayers)) {
+        case OffloadBlock::None:
+            break;
+        case OffloadBlock::Inference:
             return n + ": activation offloading applies to training; set it to 0 for serving";
-        if (st.offloadLayers >= m.layers)
+        case OffloadBlock::TooMany:
             return n + " must be below the model's " + str(m.layers) +
                    " layers (the last layer's activations stay on the GPU); use at most " +
                    str(m.layers - 1);
-        if (st.pp > 1)
+        case OffloadBlock::Pipeline:
             return n + " with pp = " + str(st.pp) +
                    ": Megatron-Core offloads activations without pipeline parallelism only; set "
                    "pp = 1 or offload_layers = 0";
-        if (st.recompute != Recompute::None)
+        case OffloadBlock::Recompute:
             return n + " with recompute \"" + std::string(toString(st.recompute)) +
                    "\": Megatron-Core does not offload with activation recompute; set recompute "
                    "to none or offload_layers = 0";
-        if (st.cudaGraphs)
+        case OffloadBlock::CudaGraphs:
             return n + " with cuda_graphs: Megatron-Core does not capture offloading in CUDA "
                        "graphs; set cuda_graphs to false or offload_layers = 0";
-        if (w.frozen.layers > 0)
+        case OffloadBlock::Frozen:
             return n + " with frozen layers (workload.frozen) is not modelled; set one of them "
                        "to 0";
-        if (sys.hostLinkBytesPerS <= 0)
+        case OffloadBlock::NoHostLink:
             return n + " needs system.host_link_gbps, each GPU's link to host memory per "
                        "direction (PCIe Gen5 x16: 64; a GB200 GPU's share of NVLink-C2C: 225)";
+        }
     }
     if (inference) {
         const auto& in = w.inference;

@@ -55,11 +55,15 @@ void resolvePresetRefs(json& doc, const PresetLibrary& lib, const std::string& f
 
 namespace {
 
-json parseOverrideValue(const std::string& text) {
+json parseOverrideValue(const std::string& path, const std::string& text) {
     try {
         return json::parse(text);
     } catch (const json::parse_error&) {
         return json(text); // a bare word is a string: --set model=llama3-70b
+    } catch (const json::out_of_range&) { // 1e400: a number no double holds
+        throw InputError("--set " + path + "=" + text, path,
+                         "number overflow: " + text +
+                             " is beyond what a number can hold (±1.8e308); give a finite value");
     }
 }
 
@@ -142,7 +146,7 @@ json resolveScenario(const json& doc, const PresetLibrary& lib, const std::strin
         }
     }
     for (const auto& o : extra) {
-        const json v = parseOverrideValue(o.value);
+        const json v = parseOverrideValue(o.path, o.value);
         // A whole number too large for any integer field: say so quoting it as written
         // (JSON would have turned it into 1e+20 by the time a field reads it).
         const bool digits = !o.value.empty() &&

@@ -283,16 +283,6 @@ double scoreUpperBound(const Scenario& s, Objective o, double budget, double gem
     return objectiveScore(o, tokens / lbStep, s.gpus, s.system.pricePerGpuHour, budget);
 }
 
-/// Whether `layers` offloaded layers are a configuration of `s` as the search has set it
-/// (Megatron-Core: PP 1, no recompute, no CUDA graphs, fewer than the model's layers; the engine
-/// also needs the host link and nothing frozen).
-bool offloadAllowed(const Scenario& s, int layers) {
-    const Strategy& st = s.strategy;
-    return layers > 0 && layers < s.model.layers && st.pp == 1 &&
-           st.recompute == Recompute::None && !st.cudaGraphs && s.workload.frozen.layers == 0 &&
-           s.system.hostLinkBytesPerS > 0;
-}
-
 void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchOptions& opt,
              double sampleBelow, double gemmFlopsPerStep, LocalState& L) {
     Strategy& st = s.strategy;
@@ -316,6 +306,7 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
     cell.tp = t.tp;
     cell.pp = t.layout.pp;
 
+    const int chunkLayers = largestChunkLayers(s); // the task fixes pp, vp and the split
     for (int mb : divisorsOf(perReplica, perReplica)) {
         if (!allowed(space.microBatch, mb)) continue;
         st.microBatch = mb;
@@ -330,7 +321,6 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
             const std::span<const int> fullLayers =
                 space.recomputeLayers.empty() ? std::span<const int>(kEveryLayer)
                                               : std::span<const int>(space.recomputeLayers);
-            const int chunkLayers = largestChunkLayers(s);
             for (int rcIndex = 0; rcIndex < 2 + int(fullLayers.size()); ++rcIndex) {
                 const Recompute rc = rcIndex == 0   ? Recompute::None
                                      : rcIndex == 1 ? Recompute::Selective
@@ -345,7 +335,7 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                 // recompute: Megatron-Core's rules): each offload count asked for, else none.
                 bool offloadNone = false;
                 for (int off : space.offloadLayers) {
-                    const int offload = offloadAllowed(s, off) ? off : 0;
+                    const int offload = offloadBlock(s, off) == OffloadBlock::None ? off : 0;
                     if (offload == 0 && std::exchange(offloadNone, true)) continue;
                     st.offloadLayers = offload;
                     for (int sp : binary) {
@@ -399,10 +389,16 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
     }
 }
 
-std::size_t innerCount(const Task& t, const Scenario& base) {
+/// At most the configurations runTask() visits for task `t`: micro-batches × ZeRO stages ×
+/// recompute choices (none, selective, full once per layer count) × offload counts × SP ×
+/// overlap.
+std::size_t innerCount(const Task& t, const Scenario& base, const SearchSpace& space) {
     const int perReplica = base.workload.globalBatch / t.dp;
     const std::size_t mbs = divisorsOf(perReplica, perReplica).size();
-    return mbs * (t.dp * t.cp > 1 ? 4 : 1) * 3 * (t.tp > 1 ? 4 : 1);
+    const std::size_t recompute =
+        2 + (space.recomputeLayers.empty() ? 1 : space.recomputeLayers.size());
+    const std::size_t offload = std::max<std::size_t>(1, space.offloadLayers.size());
+    return mbs * (t.dp * t.cp > 1 ? 4 : 1) * recompute * offload * (t.tp > 1 ? 4 : 1);
 }
 
 } // namespace
@@ -526,7 +522,7 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     // The scatter sample is drawn over the whole space (not the shard) so shards merge exactly.
     std::size_t estimate = 0;
     for (const auto& t : all)
-        estimate += innerCount(t, base);
+        estimate += innerCount(t, base, normalized);
     const double fraction =
         estimate == 0 ? 1.0 : std::min(1.0, double(opt.scatterLimit) / double(estimate));
     const double sampleBelow = fraction * 18446744073709551615.0;
