@@ -314,6 +314,50 @@ TEST_CASE("MoE fused grouped-MLP kernels: no activation pass, no host sync, neve
     CHECK(test::opSeconds(fused, "expert up GEMMs") == test::opSeconds(unfused, "expert up GEMMs"));
 }
 
+TEST_CASE("Host launches: a GEMM below 16 bits quantises its input, three kernels under current "
+          "scaling") {
+    // Transformer Engine quantises a GEMM's input before the forward GEMM and, in the backward,
+    // the output gradient once for both the data- and the weight-gradient GEMM
+    // (_GroupedLinear.backward; Linear likewise). One quantisation is one cast kernel, or under
+    // current scaling three: the amax, the scale from it, the cast
+    // (Float8CurrentScalingQuantizer::quantize_impl). So a GEMM launches 1 + q kernels forward
+    // and q + 2 backward, q = 0 (16-bit), 1 (delayed or block scaling) or 3 (current scaling);
+    // a grouped GEMM that per local expert.
+    // The toy with 32 experts (4 local at EP 8) and a 10 ms host cost per launch: the MoE
+    // layer's backward has no host sync, so it is host-bound and lasts exactly its launches ×
+    // 10 ms. Its GEMMs: QKV, the output projection and 4 + 4 expert GEMMs, 10 in all, so each
+    // launch of q adds 10 backward launches: block scaling +100 ms over bf16, current +300 ms.
+    // (Counting each backward GEMM's quantisation twice, as before, gave +160 and +320 ms.)
+    auto backwardLayer = [](const char* precision, const char* scaling) {
+        EvaluateOptions o;
+        o.timeline = true;
+        const Result r = evaluate(toyMoe({{"model.moe.experts", 32},
+                                          {"system.gpu.peak_tflops.fp8", 200},
+                                          {"workload.precision", precision},
+                                          {"workload.fp8_scaling", scaling},
+                                          {"system.gpu.calibration.host_op_us", 10000.0}}),
+                                  o);
+        // One MoE layer's backward: from its first op to the host stall that closes it.
+        double begin = -1;
+        for (const auto& e : r.timeline) {
+            if (begin < 0 && e.label == "residual (bwd)") begin = e.startS;
+            if (begin >= 0 && e.label == "host launch stalls") return e.endS - begin;
+        }
+        return -1.0;
+    };
+    const double bf16 = backwardLayer("bf16", "delayed");
+    const double block = backwardLayer("fp8", "block");
+    const double current = backwardLayer("fp8", "current");
+    REQUIRE(bf16 > 0);
+    CHECK(block - bf16 == Approx(0.100).epsilon(1e-6));
+    CHECK(current - bf16 == Approx(0.300).epsilon(1e-6));
+    // And bf16 itself: residual, unpermute, combine all-to-all, unsort (4), 4 × 2 down-GEMM
+    // gradients (12), activation, 4 × 2 up-GEMM gradients (21), sort, dispatch all-to-all,
+    // permute, router (25); residual + norm, 2 output-projection gradients, attention, 2 QKV
+    // gradients, norm (32): 32 launches, 320 ms.
+    CHECK(bf16 == Approx(0.320).epsilon(1e-6));
+}
+
 TEST_CASE("MoE presets: parameter counts as published") {
     // DeepSeek-V3 report: 671B total, 37B activated; Qwen3 report Table 1: 30.5B / 3.3B and
     // 235B / 22B; GPT-OSS model card: 116.8B / 5.1B (5.13B incl. embedding); Mixtral paper:

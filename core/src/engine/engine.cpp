@@ -105,7 +105,16 @@ struct LayerCosts {
     /// tokens regrouped by local expert after the dispatch, and back before the combine.
     double sortChunks;
     double dispatch, combine; ///< one all-to-all each (backward: both in 16-bit, as combine)
-    int expertKernels;        ///< launches of one grouped GEMM: per local expert (+ FP8 casts)
+    int localExperts;
+    /// Launches of `gemms` GEMMs below 16 bits (Transformer Engine): forward, each GEMM after
+    /// the quantisation of its input; backward, the quantisation of its output gradient, which
+    /// its `passes` data- and weight-gradient GEMMs share, then those GEMMs. `casts`: the
+    /// launches of one quantisation (0 for 16-bit GEMMs).
+    int casts;
+    int gemmKernels(int gemms) const { return gemms * (1 + casts); }
+    int gemmBwdKernels(int gemms, int passes) const { return gemms * (casts + passes); }
+    /// The attention projections' GEMMs (QKV as one; MLA's down- and up-projections).
+    int projGemms;
     /// Unfused expert extras (Megatron-Core's path for clamped, biased experts): the clamp of
     /// the activation's inputs, forward and backward, and the down projection's bias scaled
     /// by the routing weight, forward and backward; launches of the bias ops.
@@ -194,12 +203,8 @@ void moeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Grou
                        ? oc.elementwise(2.0 * sh.moeCopies * sh.h * act)
                        : 0.0;
     // Grouped GEMMs run one GEMM per local expert (Transformer Engine GroupedLinear), each
-    // with a quantisation kernel of its input below 16 bits — two under current scaling, whose
-    // amax is a pass of its own before the cast (the extra read castBytesPerElement counts).
-    const int casts = bytesPerElement(w.precision) >= 2.0 ? 0
-                      : w.lowPrecisionScaling == LowPrecisionScaling::Current ? 2
-                                                                              : 1;
-    c.expertKernels = local * (1 + casts);
+    // quantising its own input (LayerCosts::gemmKernels).
+    c.localExperts = local;
     if (moe.sharedExperts > 0) {
         const double fs = double(moe.sharedExperts) * moe.expertFfn / sh.t;
         const double sUp = (m.gatedMlp ? 2.0 : 1.0) * fs;
@@ -241,6 +246,16 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     const double act = 2.0; // 16-bit activations
     c.norm = oc.elementwise(2.0 * sh.hSp * act);
     c.qkv = attentionProjections(m, sh, oc);
+    c.projGemms = !m.mla ? 1 : m.mlaShape.qLoraRank > 0 ? 4 : 3;
+    // Below 16 bits every GEMM input is quantised first, forward and backward (Transformer
+    // Engine's Linear and GroupedLinear: the input, then in the backward the output gradient
+    // once for both gradient GEMMs). One cast kernel, three under current scaling: the amax,
+    // the scale from it, then the cast (Float8CurrentScalingQuantizer::quantize_impl:
+    // nvte_compute_amax_with_config, nvte_compute_scale_from_amax, nvte_quantize_v2); the
+    // amax's extra read is in castBytesPerElement.
+    c.casts = bytesPerElement(w.precision) >= 2.0                       ? 0
+              : w.lowPrecisionScaling == LowPrecisionScaling::Current ? 3
+                                                                      : 1;
     if (m.mla) c.mlaUp = mlaUpProjections(m, sh, oc);
     const double heads = m.heads / sh.t;
     if (w.attention == AttentionKernel::Flash) {
@@ -422,7 +437,7 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
     const bool sp = st.sequenceParallel;
     b.compute("norm (attention)", c.norm, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
-    b.compute("QKV GEMM", c.qkv, phase);
+    b.compute("QKV GEMM", c.qkv, phase, c.gemmKernels(c.projGemms));
     if (c.loraAttn > 0) b.compute("LoRA adapters (attention)", c.loraAttn, phase);
     if (c.dequantAttn > 0) b.compute("dequantize base weights (attention)", c.dequantAttn, phase);
     if (st.cp > 1)
@@ -430,7 +445,7 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
                      Collective::AllGather);
     b.compute("attention core", c.attention, phase);
     if (c.cpMerge > 0) b.compute("CP partial-output merge", c.cpMerge, phase);
-    b.compute("output projection", c.outProj, phase);
+    b.compute("output projection", c.outProj, phase, c.gemmKernels(1));
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
 }
@@ -439,9 +454,9 @@ void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     const bool sp = s.strategy.sequenceParallel;
     b.compute("residual + norm (MLP)", c.residual + c.norm, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
-    b.compute("MLP up GEMM", c.mlpUp, phase);
+    b.compute("MLP up GEMM", c.mlpUp, phase, c.gemmKernels(1));
     b.compute("activation", c.activation, phase);
-    b.compute("MLP down GEMM", c.mlpDown, phase);
+    b.compute("MLP down GEMM", c.mlpDown, phase, c.gemmKernels(1));
     if (c.loraMlp > 0) b.compute("LoRA adapters (MLP)", c.loraMlp, phase);
     if (c.dequantMlp > 0) b.compute("dequantize base weights (MLP)", c.dequantMlp, phase);
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
@@ -455,12 +470,13 @@ void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     const bool sp = s.strategy.sequenceParallel;
     b.compute("residual (bwd)", c.residual, Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
-    b.compute("MLP down GEMM (bwd)", g * c.mlpDown, Phase::Backward);
+    const int passes = g > 1.5 ? 2 : 1;
+    b.compute("MLP down GEMM (bwd)", g * c.mlpDown, Phase::Backward, c.gemmBwdKernels(1, passes));
     if (c.loraMlp > 0) b.compute("LoRA adapters (MLP, bwd)", 2.0 * c.loraMlp, Phase::Backward);
     if (c.dequantMlp > 0)
         b.compute("dequantize base weights (MLP, bwd)", c.dequantMlp, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
-    b.compute("MLP up GEMM (bwd)", g * c.mlpUp, Phase::Backward);
+    b.compute("MLP up GEMM (bwd)", g * c.mlpUp, Phase::Backward, c.gemmBwdKernels(1, passes));
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
 }
@@ -470,9 +486,13 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
     const bool sp = st.sequenceParallel;
     b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
-    b.compute("output projection (bwd)", g * c.outProj, Phase::Backward);
+    const int passes = g > 1.5 ? 2 : 1;
+    b.compute("output projection (bwd)", g * c.outProj, Phase::Backward,
+              c.gemmBwdKernels(1, passes));
     if (st.recompute == Recompute::Selective) {
-        if (s.model.mla) b.compute("MLA up-projections (recompute)", c.mlaUp, Phase::Recompute);
+        if (s.model.mla)
+            b.compute("MLA up-projections (recompute)", c.mlaUp, Phase::Recompute,
+                      c.gemmKernels(2));
         b.compute("attention core (recompute)", c.attention, Phase::Recompute);
         if (c.cpMerge > 0) b.compute("CP partial-output merge", c.cpMerge, Phase::Recompute);
     }
@@ -481,7 +501,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
                      Collective::ReduceScatter);
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
     if (c.cpMergeBwd > 0) b.compute("CP gradient accumulation", c.cpMergeBwd, Phase::Backward);
-    b.compute("QKV GEMM (bwd)", g * c.qkv, Phase::Backward);
+    b.compute("QKV GEMM (bwd)", g * c.qkv, Phase::Backward, c.gemmBwdKernels(c.projGemms, passes));
     if (c.loraAttn > 0)
         b.compute("LoRA adapters (attention, bwd)", 2.0 * c.loraAttn, Phase::Backward);
     if (c.dequantAttn > 0)
@@ -534,15 +554,15 @@ void moeForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all", Lane::Comm, c.dispatch, ParallelDim::EP,
                      Collective::AllToAll);
-        b.compute("shared experts", c.shared, phase);
+        b.compute("shared experts", c.shared, phase, c.gemmKernels(2) + 1);
     } else {
         moeA2a(b, s, "EP dispatch all-to-all", c.dispatch);
-        if (c.shared > 0) b.compute("shared experts", c.shared, phase);
+        if (c.shared > 0) b.compute("shared experts", c.shared, phase, c.gemmKernels(2) + 1);
     }
     if (c.sortChunks > 0) b.compute("sort by local expert", c.sortChunks, phase);
-    b.compute("expert up GEMMs", c.expertUp, phase, c.expertKernels);
+    b.compute("expert up GEMMs", c.expertUp, phase, c.gemmKernels(c.localExperts));
     expertActivation(b, c, phase);
-    b.compute("expert down GEMMs", c.expertDown, phase, c.expertKernels);
+    b.compute("expert down GEMMs", c.expertDown, phase, c.gemmKernels(c.localExperts));
     if (c.expertBias > 0)
         b.compute("expert output bias", c.expertBias, phase, c.expertBiasKernels);
     if (c.sortChunks > 0) b.compute("unsort by local expert", c.sortChunks, phase);
@@ -569,19 +589,23 @@ void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     if (s.strategy.recompute == Recompute::Selective) expertActivation(b, c, Phase::Recompute);
     const int passes = g > 1.5 ? 2 : 1;
     b.compute("expert down GEMMs (bwd)", g * c.expertDown, Phase::Backward,
-              passes * c.expertKernels);
+              c.gemmBwdKernels(c.localExperts, passes));
     if (c.expertAct > 0) b.compute("expert activation (bwd)", 2.0 * c.expertAct, Phase::Backward);
     if (c.expertClampBwd > 0)
         b.compute("expert activation clamp (bwd)", c.expertClampBwd, Phase::Backward, 2);
-    b.compute("expert up GEMMs (bwd)", g * c.expertUp, Phase::Backward, passes * c.expertKernels);
+    b.compute("expert up GEMMs (bwd)", g * c.expertUp, Phase::Backward,
+              c.gemmBwdKernels(c.localExperts, passes));
     if (c.sortChunks > 0) b.compute("sort by local expert (bwd)", c.sortChunks, Phase::Backward);
     if (c.shared > 0 && !overlap) {
         b.besideNext("EP dispatch all-to-all (bwd)", Lane::Comm, c.combine, ParallelDim::EP,
                      Collective::AllToAll);
-        b.compute("shared experts (bwd)", g * c.shared, Phase::Backward);
+        b.compute("shared experts (bwd)", g * c.shared, Phase::Backward,
+                  c.gemmBwdKernels(2, passes) + 1);
     } else {
         moeA2a(b, s, "EP dispatch all-to-all (bwd)", c.combine);
-        if (c.shared > 0) b.compute("shared experts (bwd)", g * c.shared, Phase::Backward);
+        if (c.shared > 0)
+            b.compute("shared experts (bwd)", g * c.shared, Phase::Backward,
+                      c.gemmBwdKernels(2, passes) + 1);
     }
     b.compute("permute tokens (bwd)", c.permute, Phase::Backward);
     b.compute("router (bwd)", g * c.router, Phase::Backward);
