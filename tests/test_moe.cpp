@@ -106,6 +106,32 @@ TEST_CASE("Hand-derived MoE: dispatch all-to-all bytes and time, flat and per-no
                                           {"strategy.moe_dispatcher", "deepep"}}));
     CHECK(dedup.moe.dispatchScaleOutBytes == Approx(1572864.0));
     CHECK(dedup.moe.dispatchS == Approx(1.572864e-4).epsilon(1e-9));
+    // With one expert a GPU the fan-out inside each domain is every copy's: the 7/16 of the
+    // copies that stay home plus the 7/8 of the 8/16 that arrive from the other domain and go
+    // on to another GPU, 1,835,008 + 1,835,008 B.
+    CHECK(dedup.moe.dispatchScaleUpBytes == Approx(3670016.0));
+    // Inside a domain DeepEP sends a token to a GPU once, however many of its k experts that GPU
+    // holds (its is_token_in_rank), and the copies are made on arrival. 32 experts on EP 8 (4 a
+    // GPU), top-2: a given GPU holds one of a token's two with probability 1 − (28/32)(27/31) =
+    // 236/992, so the 7 other GPUs receive 1024 · 2048 · 7 · 236/992 = 3,492,434.58 B, 3.4924e-5 s
+    // at 100 GB/s; the flat dispatcher sends each copy, 3,670,016 B. DeepEP's own bandwidth
+    // figure counts what every GPU, this one included, receives: 1024 · 2048 · 8 · 236/992.
+    const auto wide = [](const char* dispatcher) {
+        return evaluate(toyMoe({{"model.moe.experts", 32}, {"strategy.moe_dispatcher", dispatcher}}));
+    };
+    const Result perGpu = wide("deepep"), perCopy = wide("all_to_all");
+    CHECK(perGpu.moe.dispatchScaleUpBytes == Approx(3492434.580645).epsilon(1e-9));
+    CHECK(perGpu.moe.dispatchS == Approx(3.492434580645e-5).epsilon(1e-9));
+    CHECK(perCopy.moe.dispatchScaleUpBytes == Approx(3670016.0));
+    MoeA2aRequest req;
+    req.tokens = 1024;
+    req.topK = 2;
+    req.bytesPerToken = 2048;
+    req.dedupPerNode = true;
+    req.experts = 32;
+    const Scenario toy32 = toyMoe();
+    const MoeA2aTraffic t = moeAllToAll(toy32.system, layoutGroup(toy32.system, 8, 1), req);
+    CHECK(t.logicalBytes == Approx(1024.0 * 2048 * 8 * 236 / 992).epsilon(1e-12));
     // Node-limited routing to 1 of 2 domains halves the network share: 1,048,576 B.
     const Result limited = evaluate(toyMoe({{"strategy.ep", 16},
                                             {"model.moe.experts", 16},

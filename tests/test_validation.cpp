@@ -83,7 +83,7 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 11.5% and max ≈ 70.1% (README "Validation"). One row stands outside 35%:
+    // median ≈ 11.7% and max ≈ 70.1% (README "Validation"). One row stands outside 35%:
     // Qwen3-30B-A3B on 16 H100 (+70%, over-predicted: run, as its performance script sets,
     // without recompute — an earlier activation count that kept a copy of every expert output
     // made it not fit and inferred full recompute, +27.5% by accident). GPT-OSS-120B on 64

@@ -35,6 +35,10 @@ struct MoeA2aRequest {
     int topK = 1;             ///< k: expert copies per token
     double bytesPerToken = 0; ///< hidden × element size (+ FP8 scales)
     bool dedupPerNode = false; ///< DeepEP: once per destination node over RDMA, then NVLink
+    /// Routed experts, spread evenly over the group: with dedupPerNode a token reaches each GPU
+    /// holding any of its k experts once (DeepEP's is_token_in_rank). 0: not known, every copy
+    /// travels on its own inside a domain.
+    int experts = 0;
     int nodeLimit = 0;         ///< node-limited routing: ≤ this many nodes per token (0 = off)
     double overheadS = 0;      ///< fixed cost of one dispatch/combine kernel call
 };
@@ -50,7 +54,10 @@ struct MoeA2aTraffic {
 /// copy travels to its expert's GPU: the share (peers in a tier)/n of tokens·k copies crosses
 /// that tier, and node-limited routing cuts the cross-domain share to M/nodes. With dedup a
 /// token crosses the network once per distinct remote domain, N·(1−(1−1/N)^k) domains (at most
-/// M), and fans out over NVLink inside it. The transfer streams at each tier's large-message
+/// M), and fans out over NVLink inside it, once per destination GPU: a GPU holding E/n of the
+/// E experts is among a token's destinations with probability 1 − C(E − E/n, k)/C(E, k) (k drawn
+/// without replacement), and the experts it holds are expanded from that one copy on arrival.
+/// The transfer streams at each tier's large-message
 /// efficiency (kernels post every peer's message at once, no ring steps); tiers work at once,
 /// so the slowest bounds it; plus one α per tier used and the kernel's fixed cost.
 MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aRequest& r);

@@ -121,8 +121,20 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
         }
     const double L = first == 0 ? g.factor[0] : 1.0;
     const double nodes = n / L;
+    // DeepEP sends a token to a GPU once, whichever of its experts there it chose: the chance
+    // that a given GPU holds one of the k (drawn without replacement from E, E/n on each GPU).
+    double rankHit = 0;
+    const bool perGpu = r.dedupPerNode && r.experts >= g.size && r.experts % g.size == 0;
+    if (perGpu) {
+        const double e = r.experts, own = e / n;
+        double miss = 1;
+        for (int i = 0; i < r.topK; ++i)
+            miss *= std::max(0.0, (e - own - i) / (e - i));
+        rankHit = 1.0 - miss;
+    }
+    const double perToken = r.tokens * r.bytesPerToken;
     double remote = 0; // bytes leaving the domain
-    double local = copies * (L - 1) / n;
+    double local = perGpu ? perToken * (L - 1) * rankHit : copies * (L - 1) / n;
     if (nodes > 1) {
         const double k = r.topK;
         double distinct = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
@@ -130,7 +142,10 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
         out.remoteNodes = distinct * (nodes - 1) / nodes;
         if (r.dedupPerNode) {
             remote = r.tokens * r.bytesPerToken * out.remoteNodes;
-            local += copies * (n - L) / n * (L - 1) / L; // fan-out after the RDMA hop
+            // Fan-out after the RDMA hop: the receiving GPU forwards to the others of that
+            // domain among the destinations.
+            local += perGpu ? perToken * (nodes - 1) * (L - 1) * rankHit
+                            : copies * (n - L) / n * (L - 1) / L;
             out.logicalBytes = r.tokens * r.bytesPerToken * distinct;
         } else {
             remote = copies * (n - L) / n;
@@ -138,7 +153,7 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
             out.logicalBytes = copies;
         }
     } else {
-        out.logicalBytes = copies;
+        out.logicalBytes = perGpu ? perToken * L * rankHit : copies;
     }
     // Spread the cross-domain bytes over the outer tiers by the peers each one adds.
     long long inner = 1;

@@ -219,6 +219,7 @@ void moeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Grou
     req.tokens = sh.moeSend * load;
     req.topK = moe.topK;
     req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
+    req.experts = moe.experts;
     req.nodeLimit = st.moeNodeLimit;
     req.overheadS = s.system.gpu.calibration.allToAllOverheadS;
     // FP8 dispatch: one byte per element plus an fp32 scale per 128 (DeepEP).

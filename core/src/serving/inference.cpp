@@ -187,6 +187,7 @@ struct Serving {
         req.tokens = rows * st.etp / t * load;
         req.topK = moe.topK;
         req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
+        req.experts = moe.experts;
         req.nodeLimit = st.moeNodeLimit;
         req.overheadS = gpu.calibration.allToAllOverheadS;
         req.bytesPerToken = st.moeFp8Dispatch ? h * (1.0 + 4.0 / 128.0) : h * aB;
