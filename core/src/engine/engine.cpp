@@ -105,7 +105,7 @@ struct LayerCosts {
     /// tokens regrouped by local expert after the dispatch, and back before the combine.
     double sortChunks;
     double dispatch, combine; ///< one all-to-all each (backward: both in 16-bit, as combine)
-    int localExperts;
+    int localExperts; ///< E / EP
     /// Launches of `gemms` GEMMs below 16 bits (Transformer Engine): forward, each GEMM after
     /// the quantisation of its input; backward, the quantisation of its output gradient, which
     /// its `passes` data- and weight-gradient GEMMs share, then those GEMMs. `casts`: the
@@ -431,6 +431,10 @@ class LayerBuilder {
     int detached_ = -1;
 };
 
+/// The gradient GEMMs of a backward of `g` forward GEMM passes: 2 (input and weight
+/// gradients), or 1 for a frozen layer (the input gradient only).
+int gradientGemms(double g) { return g > 1.5 ? 2 : 1; }
+
 // Each block kind yields its ops onto the streams; a layer is its model's sequence of blocks.
 
 void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
@@ -471,7 +475,7 @@ void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     const bool sp = s.strategy.sequenceParallel;
     b.compute("residual (bwd)", c.residual, Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
-    const int passes = g > 1.5 ? 2 : 1;
+    const int passes = gradientGemms(g);
     b.compute("MLP down GEMM (bwd)", g * c.mlpDown, Phase::Backward, c.gemmBwdKernels(1, passes));
     if (c.loraMlp > 0) b.compute("LoRA adapters (MLP, bwd)", 2.0 * c.loraMlp, Phase::Backward);
     if (c.dequantMlp > 0)
@@ -487,7 +491,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
     const bool sp = st.sequenceParallel;
     b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
-    const int passes = g > 1.5 ? 2 : 1;
+    const int passes = gradientGemms(g);
     b.compute("output projection (bwd)", g * c.outProj, Phase::Backward,
               c.gemmBwdKernels(1, passes));
     if (st.recompute == Recompute::Selective) {
@@ -588,7 +592,7 @@ void moeBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
         b.compute("expert output bias (bwd)", c.expertBiasBwd, Phase::Backward,
                   c.expertBiasBwdKernels);
     if (s.strategy.recompute == Recompute::Selective) expertActivation(b, c, Phase::Recompute);
-    const int passes = g > 1.5 ? 2 : 1;
+    const int passes = gradientGemms(g);
     b.compute("expert down GEMMs (bwd)", g * c.expertDown, Phase::Backward,
               c.gemmBwdKernels(c.localExperts, passes));
     if (c.expertAct > 0) b.compute("expert activation (bwd)", 2.0 * c.expertAct, Phase::Backward);
