@@ -145,8 +145,8 @@ TEST_CASE("Host launch cost: CUDA graphs remove it, a GPU-bound dense step never
     CHECK(eager.stepTimeS == Approx(eager.computeS + eager.exposedCommS + eager.bubbleS));
     CHECK(eager.tokensPerSPerGpu == Approx(9299).epsilon(0.05));
     CHECK(graphs.tokensPerSPerGpu > 2.0 * eager.tokensPerSPerGpu);
-    // Current scaling takes its amax in a kernel of its own before each cast: one launch more
-    // per expert GEMM than block scaling, so a host-bound layer idles longer.
+    // Current scaling quantises in three kernels (amax, scale, cast) where block scaling uses
+    // one: two launches more per quantisation, so a host-bound layer idles longer.
     auto currentSets = b200;
     currentSets.back() = "workload.fp8_scaling=current";
     const Result current = evaluate(preset("default", currentSets));

@@ -141,12 +141,12 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
         if (r.nodeLimit > 0) distinct = std::min(distinct, double(r.nodeLimit));
         out.remoteNodes = distinct * (nodes - 1) / nodes;
         if (r.dedupPerNode) {
-            remote = r.tokens * r.bytesPerToken * out.remoteNodes;
+            remote = perToken * out.remoteNodes;
             // Fan-out after the RDMA hop: the receiving GPU forwards to the others of that
             // domain among the destinations.
             local += perGpu ? perToken * (nodes - 1) * (L - 1) * rankHit
                             : copies * (n - L) / n * (L - 1) / L;
-            out.logicalBytes = r.tokens * r.bytesPerToken * distinct;
+            out.logicalBytes = perToken * distinct;
         } else {
             remote = copies * (n - L) / n;
             if (r.nodeLimit > 0 && r.nodeLimit < nodes) remote *= r.nodeLimit / nodes;
