@@ -11,6 +11,11 @@
 
 namespace madmax {
 
+/// What evaluate() lays out beyond the figures.
+struct EvaluateOptions {
+    bool timeline = false; ///< also lay out the critical stage's ops for a chart (allocates)
+};
+
 struct CommTime {
     double serializedS = 0; ///< time the collective occupies its stream, summed over the step
     double exposedS = 0;    ///< time the compute stream waited on it (not hidden by overlap)

@@ -2,7 +2,8 @@
 #pragma once
 
 #include "madmax/collectives.hpp"
-#include "madmax/engine.hpp"
+#include "madmax/result.hpp"
+#include "madmax/scenario.hpp"
 
 namespace madmax::detail {
 

@@ -1,6 +1,6 @@
-#include "madmax/scenario.hpp"
+#include "engine/scenario_rules.hpp"
+
 #include "madmax/pipeline.hpp"
-#include "dlrm/dlrm_engine.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -93,8 +93,10 @@ std::optional<std::string> explainInvalidMoe(const Scenario& s) {
     return std::nullopt;
 }
 
+} // namespace
+
 /// The system's tiers and the precision's peak: shared by every model kind.
-std::optional<std::string> explainInvalidSystem(const Scenario& s) {
+std::optional<std::string> detail::explainInvalidSystem(const Scenario& s) {
     const System& sys = s.system;
     const Workload& w = s.workload;
     if (sys.tiers.empty()) return "system.tiers must list at least one network tier";
@@ -119,10 +121,8 @@ std::optional<std::string> explainInvalidSystem(const Scenario& s) {
     return std::nullopt;
 }
 
-} // namespace
-
 /// workload.frozen: a range inside the model, components the model has, something to train.
-static std::optional<std::string> explainInvalidFrozen(const Scenario& s) {
+std::optional<std::string> detail::explainInvalidFrozen(const Scenario& s) {
     const Frozen& f = s.workload.frozen;
     const Model& m = s.model;
     if (!f.any()) return std::nullopt;
@@ -157,16 +157,11 @@ static std::optional<std::string> explainInvalidFrozen(const Scenario& s) {
     return std::nullopt;
 }
 
-std::optional<std::string> explainInvalid(const Scenario& s) {
+std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
     const System& sys = s.system;
-    if (auto why = explainInvalidFrozen(s)) return why;
-    if (m.isDlrm()) {
-        if (auto why = explainInvalidSystem(s)) return why;
-        return detail::explainInvalidDlrm(s);
-    }
 
     // Model shape.
     if (m.layers < 1) return "model.layers must be at least 1";
@@ -179,7 +174,7 @@ std::optional<std::string> explainInvalid(const Scenario& s) {
         return "model.kv_heads (" + str(m.kvHeads) + ") must divide model.heads (" + str(m.heads) +
                "): each KV head serves a whole group of query heads";
 
-    if (auto why = explainInvalidSystem(s)) return why;
+    if (auto why = detail::explainInvalidSystem(s)) return why;
 
     // Workload.
     if (w.seqLen < 1) return "workload.seq_len must be at least 1";

@@ -1,6 +1,6 @@
 #include "madmax/presets.hpp"
 
-#include "io/embedded_presets.hpp"
+#include "files/embedded_presets.hpp"
 #include "madmax/error.hpp"
 #include "madmax/scenario_io.hpp"
 

@@ -1,5 +1,5 @@
 // Strict reading of the seed's model, system and task files (SEED-FORMAT.md §1 and §1.8).
-#include "io/embedded_presets.hpp"
+#include "files/embedded_presets.hpp"
 #include "madmax/error.hpp"
 #include "madmax/file_io.hpp"
 #include "madmax/json_reader.hpp"

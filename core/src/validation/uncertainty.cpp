@@ -1,6 +1,6 @@
 #include "madmax/uncertainty.hpp"
 
-#include "io/embedded_presets.hpp"
+#include "files/embedded_presets.hpp"
 #include "madmax/file_io.hpp"
 #include "madmax/presets.hpp"
 

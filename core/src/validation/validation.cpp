@@ -1,6 +1,6 @@
 #include "madmax/validation.hpp"
 
-#include "io/embedded_presets.hpp"
+#include "files/embedded_presets.hpp"
 
 #include "madmax/collectives.hpp"
 #include "madmax/engine.hpp"

@@ -1,9 +1,7 @@
-#include "dlrm/dlrm_engine.hpp"
 #include "madmax/memory.hpp"
-#include "madmax/flops.hpp"
 
-#include "madmax/engine.hpp"
-#include "serving/inference.hpp"
+#include "madmax/flops.hpp"
+#include "transformer/layer.hpp"
 
 #include <algorithm>
 
@@ -43,10 +41,10 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
     // Selective recompute of an MLA layer also recomputes its up-projections (Megatron-Core
     // recompute module mla_up_proj): the per-head Q, K, V are rebuilt from the kept latents.
     const bool selective = recompute == Recompute::Selective;
-    const double kv = m.mla ? (selective ? 0.0 : 2.0 * sb * m.heads * (dqk + dv))
-                            : 4.0 * sb * m.kvHeads * dqk;
-    double split = (m.mla && selective ? 0.0 : 2.0 * sb * m.heads * dqk) + kv +
-                   2.0 * sb * m.heads * dv;
+    const double kv =
+        m.mla ? (selective ? 0.0 : 2.0 * sb * m.heads * (dqk + dv)) : 4.0 * sb * m.kvHeads * dqk;
+    double split =
+        (m.mla && selective ? 0.0 : 2.0 * sb * m.heads * dqk) + kv + 2.0 * sb * m.heads * dv;
     if (!moeLayer)
         split += (m.gatedMlp ? 6.0 : 4.0) * sb * f;
     else // shared experts: a dense MLP of width shared × f_e
@@ -92,8 +90,8 @@ double inFlightMicroBatches(const Strategy& st, int microBatches, int stage) {
 
 MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
     const int begin = std::min(stage * layersOnStage, s.model.layers);
-    return stageMemory(s, stageOf(s, stage, begin, layersOnStage, stage == 0,
-                                  stage == s.strategy.pp - 1));
+    return stageMemory(
+        s, stageOf(s, stage, begin, layersOnStage, stage == 0, stage == s.strategy.pp - 1));
 }
 
 MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
@@ -201,9 +199,7 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     return mem;
 }
 
-MemoryBreakdown peakMemory(const Scenario& s) {
-    if (s.model.isDlrm()) return detail::dlrmMemory(s);
-    if (s.workload.kind == WorkloadKind::Inference) return detail::evaluateInference(s).memory;
+MemoryBreakdown detail::transformerMemory(const Scenario& s) {
     // The first stage holds the most micro-batches in flight, the last the logits; with an
     // uneven split a middle stage (p-1 in flight, a middle stage's layers) can top both.
     MemoryBreakdown worst;

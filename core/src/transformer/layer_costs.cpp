@@ -1,0 +1,197 @@
+// A dense layer's ops costed (MODEL.md §§1-2): attention projections (GQA, MLA), the attention
+// core (FlashAttention or unfused), the MLP, LoRA adapters, QLoRA dequantisation, context
+// parallelism's merges, the TP, CP and FSDP collectives; and a language model's stage edges.
+#include "transformer/layer.hpp"
+
+#include "madmax/flops.hpp"
+#include "madmax/memory.hpp"
+
+#include <algorithm>
+
+namespace madmax::detail {
+
+namespace {
+
+/// MLA's up-projections: queries from their latent, per-head K and V from the KV latent.
+double mlaUpProjections(const Model& m, const Shape& sh, const OpCoster& oc) {
+    const MlaShape& a = m.mlaShape;
+    const double heads = m.heads / sh.t;
+    return oc.gemm(sh.T, heads * double(a.qkNopeDim + a.qkRopeDim),
+                   a.qLoraRank > 0 ? double(a.qLoraRank) : sh.h) +
+           oc.gemm(sh.T, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank));
+}
+
+double attentionProjections(const Model& m, const Shape& sh, const OpCoster& oc) {
+    if (!m.mla) return oc.gemm(sh.T, sh.qDim + 2.0 * sh.kvDim, sh.h);
+    // MLA (DeepSeek-V2 §2.1): down-projections replicated over TP, up-projections split by
+    // heads: W_DQ, W_UQ, W_DKV+W_KR, W_UK+W_UV.
+    const MlaShape& a = m.mlaShape;
+    const double heads = m.heads / sh.t;
+    double t = oc.gemm(sh.T, heads * double(a.qkNopeDim + a.qkRopeDim),
+                       a.qLoraRank > 0 ? double(a.qLoraRank) : sh.h);
+    if (a.qLoraRank > 0) t += oc.gemm(sh.T, double(a.qLoraRank), sh.h);
+    t += oc.gemm(sh.T, double(a.kvLoraRank + a.qkRopeDim), sh.h);
+    t += oc.gemm(sh.T, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank));
+    return t;
+}
+
+} // namespace
+
+LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    LayerCosts c{};
+    const double act = 2.0; // 16-bit activations
+    c.norm = oc.elementwise(2.0 * sh.hSp * act);
+    c.qkv = attentionProjections(m, sh, oc);
+    c.projGemms = !m.mla ? 1 : m.mlaShape.qLoraRank > 0 ? 4 : 3;
+    // Below 16 bits every GEMM input is quantised first, forward and backward (Transformer
+    // Engine's Linear and GroupedLinear: the input, then in the backward the output gradient
+    // once for both gradient GEMMs). One cast kernel, three under current scaling: the amax,
+    // the scale from it, then the cast (Float8CurrentScalingQuantizer::quantize_impl:
+    // nvte_compute_amax_with_config, nvte_compute_scale_from_amax, nvte_quantize_v2); the
+    // amax's extra read is in castBytesPerElement.
+    c.casts = bytesPerElement(w.precision) >= 2.0                     ? 0
+              : w.lowPrecisionScaling == LowPrecisionScaling::Current ? 3
+                                                                      : 1;
+    if (m.mla) c.mlaUp = mlaUpProjections(m, sh, oc);
+    const double heads = m.heads / sh.t;
+    if (w.attention == AttentionKernel::Flash) {
+        // FlashAttention (Dao 2022): causal kernels skip the masked half; the backward pass
+        // recomputes the scores, 2.5× the forward FLOPs (FlashAttention-2 §3.1).
+        // One exponential per score, forward and again backward (P is recomputed).
+        const double scores = sh.T * sh.keys * heads;
+        const double fwd = scores * attentionFlopsPerScore(m);
+        c.attention = oc.flashAttention(fwd, scores);
+        c.attentionBwd = oc.flashAttention(2.5 * fwd, scores, true);
+    } else {
+        // Unfused (Megatron 2021-22): batched QKᵀ and AV GEMMs over the full square, and the
+        // scaled-masked softmax + dropout reading and writing the score matrix (≈11 B/element).
+        const double scores = heads * st.microBatch * (sh.T / st.microBatch) * sh.context;
+        const double gemms = 2.0 * oc.gemm(sh.T, sh.context, sh.qDim);
+        c.attention = gemms + oc.elementwise(11.0 * scores);
+        c.attentionBwd = 2.0 * gemms + oc.elementwise(2.0 * 11.0 * scores);
+    }
+    c.outProj = oc.gemm(sh.T, sh.h, heads * double(m.vHeadDim()));
+    c.residual = oc.elementwise(7.0 * sh.hSp * act * 0.5 + 2.0 * sh.hSp * act);
+    if (m.denseLayerCount() > 0) {
+        const double up = (m.gatedMlp ? 2.0 : 1.0) * sh.f / sh.t;
+        c.mlpUp = oc.gemm(sh.T, up, sh.h);
+        c.activation = oc.elementwise((up + sh.f / sh.t) * sh.T * act);
+        c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
+    }
+
+    const double tpBytes = sh.T * sh.h * act;
+    c.tpComm = collectiveTime(
+        s.system, g.tp, st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce,
+        tpBytes);
+    c.cpComm =
+        collectiveTime(s.system, g.cp, Collective::AllGather, 2.0 * sh.T * sh.kvDim * act * st.cp);
+    c.cpMerge = c.cpMergeBwd = 0;
+    c.loraAttn = c.loraMlp = 0;
+    c.dequantAttn = c.dequantMlp = 0;
+    if (const Frozen& f = w.frozen; f.lora() && f.loraBaseBytes < 2.0) {
+        const double perWeight = f.loraBaseBytes + 2.0;
+        c.dequantAttn = oc.elementwise((m.attentionParamsPerLayer() / sh.t) * perWeight);
+        if (m.denseLayerCount() > 0)
+            c.dequantMlp = oc.elementwise((m.mlpParamsPerLayer() / sh.t) * perWeight);
+    }
+    if (const Frozen& f = w.frozen; f.lora()) {
+        // Column-parallel layers (Q, K, V, MLP up) split their outputs over TP, row-parallel
+        // ones (output projection, MLP down) their inputs; the rank-r side is whole.
+        const double r = f.loraRank;
+        auto adapter = [&](double in, double out) {
+            return oc.gemm(sh.T, r, in) + oc.gemm(sh.T, out, r);
+        };
+        const double kvOut = double(m.kvHeads) * m.vHeadDim() / sh.t;
+        if (f.loraTargets != LoraTargets::Mlp)
+            c.loraAttn = adapter(sh.h, sh.qDim) + adapter(sh.h, sh.kvDim) + adapter(sh.h, kvOut) +
+                         adapter(double(m.heads) * m.vHeadDim() / sh.t, sh.h);
+        if (f.loraTargets != LoraTargets::Attention && m.denseLayerCount() > 0)
+            c.loraMlp =
+                (m.gatedMlp ? 2.0 : 1.0) * adapter(sh.h, sh.f / sh.t) + adapter(sh.f / sh.t, sh.h);
+    }
+    if (st.cp > 1) {
+        // Ring attention (Transformer Engine's CP, Liu et al. 2023) computes attention in cp
+        // steps, one K/V block each, and merges the partial results: every step's output is
+        // rescaled by its log-sum-exp into an fp32 accumulator (read the bf16 partial, read and
+        // write the fp32 sum: 10 B per element); the backward accumulates dQ, dK and dV the
+        // same way. With causal load balancing the diagonal step covers all local queries and
+        // each other step, on average, three quarters of them.
+        const double rows = sh.T * (1.0 + 0.75 * (st.cp - 1));
+        c.cpMerge = oc.elementwise(rows * sh.qDim * 10.0);
+        c.cpMergeBwd = oc.elementwise(rows * (sh.qDim + 2.0 * sh.kvDim) * 10.0);
+    }
+    const double layerParams = m.paramsPerLayer() / sh.t;
+    // Per weight tensor (DeepSpeed ZeRO-3 unbucketed): QKV as three, the output projection,
+    // the MLP's two or three matrices and two norms, each its own collective and latency.
+    const double tensors = st.fsdpPerTensor ? (m.gatedMlp ? 9.0 : 8.0) : 1.0;
+    c.fsdpGather = tensors * collectiveTime(s.system, g.dpShard, Collective::AllGather,
+                                            layerParams * 2.0 / tensors);
+    c.fsdpReduce =
+        tensors * collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
+                                 layerParams * bytesPerElement(w.gradReducePrecision) / tensors);
+    return c;
+}
+
+Shape layerShape(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    Shape sh{};
+    sh.t = st.tp;
+    sh.T = double(st.microBatch) * w.seqLen / st.cp;
+    sh.h = double(m.hidden);
+    sh.f = double(m.ffnHidden);
+    sh.qDim = double(m.heads) * m.headDim / st.tp;
+    sh.kvDim = double(m.kvHeads) * m.headDim / st.tp;
+    sh.context = w.seqLen;
+    sh.hSp = sh.T * sh.h / (st.sequenceParallel ? st.tp : 1);
+    // Keys per query: causal full attention sees s/2 on average; a causal window of W < s
+    // sees W(1 − W/2s); windowed layers are a share of all (GPT-OSS alternates).
+    {
+        const double seq = w.seqLen, win = double(m.slidingWindow);
+        const double full = m.causal ? 0.5 * seq : seq;
+        const double windowed =
+            win > 0 && win < seq ? (m.causal ? win * (1.0 - win / (2.0 * seq)) : win) : full;
+        const double frac = windowedLayerFraction(m);
+        sh.keys = (1.0 - frac) * full + frac * windowed;
+    }
+    if (m.isMoe()) {
+        sh.moeSend = sh.T * st.etp / st.tp;
+        sh.moeCopies = moeRoutedCopiesPerGpu(m, st, sh.T);
+    }
+    return sh;
+}
+
+HeadBackward headBackward(const Scenario& s) {
+    const Frozen& f = s.workload.frozen;
+    const bool belowTrains = f.belowHeadTrains(s.model.layers);
+    return {belowTrains, (f.head ? 0.0 : 1.0) + (belowTrains ? 1.0 : 0.0)};
+}
+
+EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
+    const Strategy& st = s.strategy;
+    const Frozen& f = s.workload.frozen;
+    EdgeCosts e;
+    const double act = 2.0;
+    const auto [belowTrains, headPasses] = headBackward(s);
+    e.embedKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
+    e.headKind = st.sequenceParallel ? Collective::AllGather : Collective::AllReduce;
+    // Vocab-parallel embedding: gather rows, then combine over TP (Shoeybi et al. 2019).
+    e.embedFwd = oc.elementwise(2.0 * sh.T * sh.h * act);
+    e.embedBwd = f.embedding ? 0.0 : oc.elementwise(3.0 * sh.T * sh.h * act);
+    e.embedComm = collectiveTime(s.system, g.tp, e.embedKind, sh.T * sh.h * act);
+    // Vocab-parallel LM head: final norm, GEMM, fused cross-entropy over fp32 logits.
+    const double vocab = double(s.model.vocab) / sh.t;
+    e.headFwd = oc.elementwise(2.0 * sh.hSp * act) + oc.gemm(sh.T, vocab, sh.h) +
+                oc.elementwise(sh.T * vocab * (act + 4.0));
+    e.headBwd = headPasses * oc.gemm(sh.T, vocab, sh.h) +
+                oc.elementwise(sh.T * vocab * (4.0 + act)) +
+                (belowTrains ? oc.elementwise(4.0 * sh.hSp * act) : 0.0);
+    e.headComm = belowTrains ? collectiveTime(s.system, g.tp, e.headKind, sh.T * sh.h * act) : 0.0;
+    return e;
+}
+
+} // namespace madmax::detail

@@ -1,0 +1,61 @@
+// The workload registry: which room evaluates a scenario, reports its memory and checks its
+// rules. Adding a workload is its own room plus one line in kRooms (docs/architecture.md).
+#include "madmax/engine.hpp"
+
+#include "dlrm/dlrm_engine.hpp"
+#include "engine/scenario_rules.hpp"
+#include "serving/inference.hpp"
+#include "training/step.hpp"
+
+namespace madmax {
+
+namespace {
+
+using Why = std::optional<std::string>;
+
+struct WorkloadRoom {
+    const char* name;
+    bool (*owns)(const Scenario&);
+    Result (*evaluate)(const Scenario&, const EvaluateOptions&);
+    MemoryBreakdown (*memory)(const Scenario&);
+    Why (*explainInvalid)(const Scenario&); ///< after the frozen-range rules every room shares
+};
+
+/// First match wins; the last room takes every scenario the others do not.
+constexpr WorkloadRoom kRooms[] = {
+    {"dlrm", [](const Scenario& s) { return s.model.isDlrm(); }, detail::evaluateDlrm,
+     [](const Scenario& s) { return detail::dlrmMemory(s); },
+     [](const Scenario& s) -> Why {
+         if (auto why = detail::explainInvalidSystem(s)) return why;
+         return detail::explainInvalidDlrm(s);
+     }},
+    {"serving", [](const Scenario& s) { return s.workload.kind == WorkloadKind::Inference; },
+     [](const Scenario& s, const EvaluateOptions&) { return detail::evaluateInference(s); },
+     [](const Scenario& s) { return detail::evaluateInference(s).memory; },
+     detail::explainInvalidLayered},
+    {"training", [](const Scenario&) { return true; }, detail::evaluateTraining,
+     detail::transformerMemory, detail::explainInvalidLayered},
+};
+
+const WorkloadRoom& roomOf(const Scenario& s) {
+    for (const WorkloadRoom& room : kRooms)
+        if (room.owns(s)) return room;
+    return kRooms[std::size(kRooms) - 1];
+}
+
+} // namespace
+
+Result evaluate(const Scenario& s, const EvaluateOptions& options) {
+    return roomOf(s).evaluate(s, options);
+}
+
+MemoryBreakdown peakMemory(const Scenario& s) {
+    return roomOf(s).memory(s);
+}
+
+std::optional<std::string> explainInvalid(const Scenario& s) {
+    if (auto why = detail::explainInvalidFrozen(s)) return why;
+    return roomOf(s).explainInvalid(s);
+}
+
+} // namespace madmax
