@@ -18,29 +18,38 @@ SOURCE_EXT = (".cpp", ".hpp", ".h", ".cc")
 # core/src/<folder> -> layer rank; a file may include headers of its own rank or lower only.
 # The public headers in core/include/madmax/ are ranked by the folder that implements them.
 LAYERS = [
+    ("files", ["files"]),
     ("model", ["model"]),
     ("engine parts", ["collectives", "engine"]),
-    ("workloads", ["transformer", "moe", "dlrm", "vit", "serving"]),
+    ("workload rooms", ["transformer", "moe", "vit", "dlrm", "serving"]),
+    ("step assembly", ["training"]),
+    ("workload registry", ["workloads"]),
+    ("formats", ["io"]),
     ("studies", ["search"]),
     ("validation, calibration, seed", ["validation", "calibration", "seed"]),
-    ("io", ["io"]),
 ]
 RANK = {folder: i for i, (_, folders) in enumerate(LAYERS) for folder in folders}
 
-# Public header -> the folder that owns it (its implementation's room).
+# Rooms are siblings: one may build on another only along these edges (the MoE block and ViT's
+# edges are transformer layers' parts); every other include between rooms is a breach.
+ROOM_EDGES = {("moe", "transformer"), ("vit", "transformer")}
+
+# Public header -> the folder that owns it (its implementation's room or layer).
 HEADER_OWNER = {
+    "error": "files", "file_io": "files", "json_reader": "files",
     "types": "model", "model": "model", "system": "model", "strategy": "model",
-    "workload": "model", "curve": "model", "flops": "model", "error": "model", "result": "model",
+    "workload": "model", "curve": "model", "flops": "model", "result": "model",
+    "dlrm": "model", "scenario": "model",
     "collectives": "collectives",
-    "engine": "engine", "memory": "engine", "pipeline": "engine", "scenario": "engine",
-    "dlrm": "dlrm", "dlrm_search": "dlrm",
-    "serving": "serving",
-    "search": "search", "strategy_space": "search", "codesign": "search", "curve_io": "search",
+    "pipeline": "engine",
+    "memory": "transformer", "moe": "moe",
+    "engine": "workloads",
+    "presets": "io", "scenario_io": "io", "report": "io",
+    "search": "search", "strategy_space": "search", "codesign": "search", "search_io": "search",
+    "serving": "search", "dlrm_search": "search",
     "validation": "validation", "uncertainty": "validation",
     "calibrate": "calibration",
     "seed": "seed",
-    "file_io": "io", "json_reader": "io", "presets": "io", "scenario_io": "io",
-    "report": "io", "search_io": "io",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
@@ -165,6 +174,10 @@ def main(argv):
                 continue
             if dep.startswith("?"):
                 breaches.append(f"{rel}:{n}: {inc} has no layer (add it to HEADER_OWNER)")
+            elif RANK[dep] == RANK[own] == RANK["transformer"] and dep != own \
+                    and (own, dep) not in ROOM_EDGES:
+                breaches.append(f"{rel}:{n}: the {own} room includes {inc} from the {dep} room "
+                                f"(rooms build on each other only along ROOM_EDGES)")
             elif RANK[dep] > RANK[own]:
                 breaches.append(f"{rel}:{n}: {own} ({LAYERS[RANK[own]][0]}) includes {inc} "
                                 f"from {dep} ({LAYERS[RANK[dep]][0]}), a higher layer")

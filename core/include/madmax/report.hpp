@@ -3,7 +3,6 @@
 
 #include "madmax/result.hpp"
 #include "madmax/scenario.hpp"
-#include "madmax/validation.hpp"
 
 #include <string>
 
@@ -12,6 +11,5 @@ namespace madmax {
 std::string formatSeconds(double s);
 std::string formatBytes(double bytes);
 std::string formatReport(const Scenario& s, const Result& r);
-std::string formatValidation(const ValidationReport& r);
 
 } // namespace madmax

@@ -68,4 +68,8 @@ nlohmann::json toJson(const ValidationReport& r);
 ErrorStats errorStats(std::vector<double> absErrorsPct);
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
+/// The report as the command line prints it (one line a case, then the summary).
+std::string formatValidation(const ValidationReport& r);
+
+
 } // namespace madmax

@@ -1,5 +1,7 @@
 #include "madmax/report.hpp"
 
+#include "files/text_columns.hpp"
+
 #include "madmax/flops.hpp"
 
 #include "engine/op_cost.hpp"
@@ -13,7 +15,8 @@ namespace madmax {
 
 namespace {
 
-std::string fmt(const char* f, double v);
+using detail::fmt;
+using detail::pad;
 
 /// "Frozen     …" for a fine-tuning scenario (ends in a newline), or nothing.
 std::string frozenLine(const Scenario& s) {
@@ -45,19 +48,8 @@ std::string frozenLine(const Scenario& s) {
     return "Frozen     " + parts + " (fine-tuning: no weight gradients, reduction or optimizer "
                                "state for them)\n";
 }
-std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 std::string pct(double part, double whole) {
     return whole > 0 ? fmt("%5.1f%%", 100.0 * part / whole) : "   - ";
-}
-/// `s` left-aligned in a column of `w`, always followed by a space (a longer label pushes its
-/// value right rather than running into it).
-std::string pad(std::string s, std::size_t w) {
-    s.append(s.size() < w ? w - s.size() : 1, ' ');
-    return s;
 }
 } // namespace
 
@@ -325,42 +317,6 @@ std::string formatReport(const Scenario& s, const Result& r) {
              "\n";
     }
     appendMemory(o, r.memory, nullptr);
-    return o;
-}
-
-std::string formatValidation(const ValidationReport& r) {
-    // The case column fits the longest id (ids run into the metric otherwise).
-    std::size_t w = 44;
-    for (const auto& c : r.cases)
-        w = std::max(w, c.id.size() + 2);
-    std::string o = pad("case", w) + pad("metric", 26) + pad("measured", 12) +
-                    pad("predicted", 12) + "error\n";
-    for (const auto& c : r.cases) {
-        if (c.predicted) {
-            o += pad(c.id, w) + pad(c.metric, 26) + pad(fmt("%.4g", c.measured), 12) +
-                 pad(fmt("%.4g", *c.predicted), 12) + fmt("%+.1f%%", c.errorPct()) + "\n";
-            for (const auto& n : c.notes)
-                o += "    " + n + "\n";
-        }
-        else
-            o += pad(c.id, w) + "skipped: " + c.skipped + "\n";
-    }
-    auto stats = [&](const std::string& name, const ErrorStats& s) {
-        o += pad(name, 36) + fmt("n=%-4.0f", double(s.count)) +
-             fmt(" median %5.1f%%", s.medianAbsPct) + fmt("  p90 %5.1f%%", s.p90AbsPct) +
-             fmt("  max %5.1f%%\n", s.maxAbsPct);
-    };
-    o += "\nSummary (absolute % error)\n";
-    stats("all predicted", r.overall);
-    for (const auto& [k, v] : r.byKind)
-        stats("  kind " + k, v);
-    for (const auto& [k, v] : r.byMetric)
-        stats("  metric " + k, v);
-    if (r.spearmanMean) {
-        o += fmt("Spearman rank correlation within groups: mean %.2f\n", *r.spearmanMean);
-        for (const auto& [g, v] : r.spearmanByGroup)
-            o += "  " + pad(g, 60) + fmt("%+.2f\n", v);
-    }
     return o;
 }
 
