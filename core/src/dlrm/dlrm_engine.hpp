@@ -29,6 +29,12 @@ struct DlrmPlacement {
     double replicaSyncS = 0, dpTableSyncS = 0;
 };
 
+/// The bottom MLP's output width, and the width of all features concatenated with it.
+double bottomOut(const DlrmShape& d);
+double concatWidth(const DlrmShape& d);
+/// Σ 2·in·out (FLOPs) or Σ in·out + out (parameters) of an MLP from `in`.
+double mlpSum(double in, const std::vector<std::int64_t>& widths, bool flops);
+
 DlrmPlacement dlrmPlacement(const Scenario& s);
 /// Dense parameters (bottom MLP, interaction, top MLP) that train under `f`.
 double trainableDenseParams(const DlrmShape& d, const Frozen& f);

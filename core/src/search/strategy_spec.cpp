@@ -1,0 +1,244 @@
+// Strategy and restriction specs as the command line writes them ("tp=8,pp=4,dp=16",
+// "tp=1..8"), parsed with the field and the fix in every error, and written back.
+#include "madmax/search.hpp"
+
+#include "madmax/dlrm_search.hpp"
+#include "madmax/engine.hpp"
+#include "madmax/error.hpp"
+#include "madmax/flops.hpp"
+#include "madmax/pipeline.hpp"
+#include "madmax/serving.hpp"
+#include "madmax/strategy_space.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <span>
+#include <sstream>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+namespace madmax {
+
+
+namespace {
+int toInt(const std::string& v, const std::string& key, const std::string& where) {
+    try {
+        std::size_t used = 0;
+        const int x = std::stoi(v, &used);
+        if (used == v.size() && x >= 0) return x;
+    } catch (const std::exception&) {
+    }
+    throw InputError(where, key, "\"" + v + "\" is not a non-negative integer");
+}
+
+std::vector<std::pair<std::string, std::string>> splitPairs(const std::string& spec,
+                                                            const std::string& where) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::stringstream ss(spec);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (item.empty()) continue;
+        const auto eq = item.find('=');
+        if (eq == std::string::npos) {
+            if (out.empty()) throw InputError(where, item, "expected name=value");
+            out.back().second += "," + item; // a list continues: tp=1,2,4
+            continue;
+        }
+        out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+    return out;
+}
+} // namespace
+
+Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
+    Strategy st = s.strategy;
+    const std::string where = "--baseline";
+    for (const auto& [k, v] : splitPairs(spec, where)) {
+        if (k == "tp")
+            st.tp = toInt(v, k, where);
+        else if (k == "pp")
+            st.pp = toInt(v, k, where);
+        else if (k == "vp")
+            st.vp = toInt(v, k, where);
+        else if (k == "cp")
+            st.cp = toInt(v, k, where);
+        else if (k == "dp")
+            st.dp = toInt(v, k, where);
+        else if (k == "mb" || k == "micro_batch")
+            st.microBatch = toInt(v, k, where);
+        else if (k == "zero" || k == "zero_stage")
+            st.zeroStage = toInt(v, k, where);
+        else if (k == "sp")
+            st.sequenceParallel = toInt(v, k, where) != 0;
+        else if (k == "overlap" || k == "tp_comm_overlap")
+            st.tpCommOverlap = toInt(v, k, where) != 0;
+        else if (k == "ep")
+            st.ep = toInt(v, k, where);
+        else if (k == "etp")
+            st.etp = toInt(v, k, where);
+        else if (k == "first")
+            st.firstStageLayers = toInt(v, k, where);
+        else if (k == "last")
+            st.lastStageLayers = toInt(v, k, where);
+        else if (k == "recompute") {
+            auto r = parseRecompute(v);
+            if (!r) throw InputError(where, k, "\"" + v + "\" is not none, selective or full");
+            st.recompute = *r;
+        } else if (k == "offload_layers") {
+            st.offloadLayers = toInt(v, k, where);
+            if (st.offloadLayers < 0) throw InputError(where, k, "must be 0 (off) or a layer count");
+        } else if (k == "recompute_layers" || k == "rl") {
+            st.recomputeLayers = toInt(v, k, where);
+            if (st.recomputeLayers < 0)
+                throw InputError(where, k, "must be 0 (every layer) or a layer count");
+        } else {
+            throw InputError(where, k,
+                             "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
+                             "recompute, recompute_layers, offload_layers, sp, overlap, first, last");
+        }
+    }
+    st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+    // A baseline that names a recompute other than full and no layer count recomputes no
+    // layers in full, whatever the scenario's recompute_layers said.
+    if (st.recompute != Recompute::Full && spec.find("recompute_layers=") == std::string::npos &&
+        spec.find("rl=") == std::string::npos)
+        st.recomputeLayers = 0;
+    // Likewise offloading, where the baseline's pipeline or recompute rules it out.
+    if ((st.pp > 1 || st.recompute != Recompute::None) &&
+        spec.find("offload_layers=") == std::string::npos)
+        st.offloadLayers = 0;
+    if (spec.find("dp=") == std::string::npos) {
+        if (const int dp = dataParallelDegree(s.gpus, st)) st.dp = dp;
+    }
+    return st;
+}
+
+void parseRestriction(const std::string& spec, SearchSpace& space) {
+    const std::string where = "--restrict";
+    for (const auto& pair : splitPairs(spec, where)) {
+        const std::string& k = pair.first; // a plain reference: lambdas below capture it
+        const std::string& v = pair.second;
+        std::vector<std::string> items;
+        std::stringstream ss(v);
+        std::string item;
+        while (std::getline(ss, item, ','))
+            items.push_back(item);
+        // Each dimension's own range: a degree below 1 is not a configuration (and must not
+        // surface later as "nothing fits in memory").
+        auto ints = [&](std::vector<int>& into, int min, int max) {
+            for (const auto& i : items) {
+                const int x = toInt(i, k, where);
+                if (x < min || x > max)
+                    throw InputError(where, k,
+                                     "\"" + i + "\" is out of range: " + k + " takes " +
+                                         std::to_string(min) + " to " + std::to_string(max));
+                into.push_back(x);
+            }
+        };
+        constexpr int kDegreeMax = 1 << 20;
+        if (k == "tp")
+            ints(space.tp, 1, kDegreeMax);
+        else if (k == "pp")
+            ints(space.pp, 1, kDegreeMax);
+        else if (k == "vp")
+            ints(space.vp, 1, kDegreeMax);
+        else if (k == "cp")
+            ints(space.cp, 1, kDegreeMax);
+        else if (k == "ep")
+            ints(space.ep, 1, kDegreeMax);
+        else if (k == "etp")
+            ints(space.etp, 1, kDegreeMax);
+        else if (k == "mb" || k == "micro_batch")
+            ints(space.microBatch, 1, kDegreeMax);
+        else if (k == "zero" || k == "zero_stage")
+            ints(space.zeroStage, 0, 3);
+        else if (k == "sp")
+            ints(space.sequenceParallel, 0, 1);
+        else if (k == "overlap")
+            ints(space.tpCommOverlap, 0, 1);
+        else if (k == "gpus")
+            ints(space.gpus, 1, 1 << 30);
+        else if (k == "recompute_layers" || k == "rl")
+            ints(space.recomputeLayers, 0, kDegreeMax);
+        else if (k == "offload_layers")
+            ints(space.offloadLayers, 0, kDegreeMax);
+        else if (k == "recompute") {
+            for (const auto& i : items) {
+                auto r = parseRecompute(i);
+                if (!r) throw InputError(where, k, "\"" + i + "\" is not none, selective or full");
+                space.recompute.push_back(*r);
+            }
+        } else {
+            throw InputError(
+                where, k,
+                "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, "
+                "recompute_layers, offload_layers, sp, overlap, gpus");
+        }
+    }
+}
+
+std::string strategySpec(const Strategy& st) {
+    std::ostringstream os;
+    os << "tp=" << st.tp << ",pp=" << st.pp << ",vp=" << st.vp << ",cp=" << st.cp << ",dp=" << st.dp
+       << ",mb=" << st.microBatch << ",zero=" << st.zeroStage
+       << ",recompute=" << toString(st.recompute);
+    if (st.recompute == Recompute::Full && st.recomputeLayers > 0)
+        os << ",recompute_layers=" << st.recomputeLayers;
+    if (st.offloadLayers > 0) os << ",offload_layers=" << st.offloadLayers;
+    os << ",sp=" << int(st.sequenceParallel)
+       << ",overlap=" << int(st.tpCommOverlap);
+    if (st.ep > 1 || st.etp > 1) os << ",ep=" << st.ep << ",etp=" << st.etp;
+    if (st.firstStageLayers || st.lastStageLayers)
+        os << ",first=" << st.firstStageLayers << ",last=" << st.lastStageLayers;
+    return os.str();
+}
+
+namespace {
+std::string servingSpec(const Candidate& c, bool withBatch) {
+    const Strategy& st = c.strategy;
+    std::ostringstream os;
+    os << "tp=" << st.tp << ",pp=" << st.pp << ",replicas=" << st.dp << ",ep=" << st.ep
+       << ",etp=" << st.etp << ",precision=" << toString(c.servingPrecision);
+    if (withBatch) os << ",batch=" << c.servingBatch;
+    return os.str();
+}
+} // namespace
+
+std::string candidateSpec(const Candidate& c) {
+    if (c.servingBatch > 0) return servingSpec(c, true);
+    if (c.embTables <= 0) return strategySpec(c.strategy);
+    const DlrmPlan& p = c.strategy.dlrm;
+    std::ostringstream os;
+    os << "emb=";
+    for (int i = 0; i < c.embTables && i < kMaxTableGroups; ++i)
+        os << (i ? "," : "") << toString(p.sharding[i]);
+    os << ",group=" << p.groupSize << ",pipeline=" << int(p.pipelineSparse)
+       << ",kernels=" << (p.perTableKernels ? "per_table" : "fused");
+    return os.str();
+}
+
+std::string scenarioSpec(const Scenario& s) {
+    if (s.model.isDlrm()) return describePlan(s, s.strategy.dlrm);
+    if (s.workload.kind != WorkloadKind::Inference) return strategySpec(s.strategy);
+    Candidate c;
+    c.strategy = s.strategy;
+    c.servingPrecision = s.workload.precision;
+    c.servingBatch = std::max(1, s.workload.inference.batch);
+    std::string spec = servingSpec(c, s.workload.inference.batch > 0);
+    if (s.workload.inference.batch <= 0) spec += ",batch=auto";
+    return spec;
+}
+
+bool sameStrategy(const Candidate& a, const Candidate& b) {
+    if (a.servingBatch > 0 || b.servingBatch > 0)
+        return a.gpus == b.gpus && (a.servingBatch > 0) == (b.servingBatch > 0) &&
+               servingSpec(a, false) == servingSpec(b, false);
+    return a.gpus == b.gpus && a.embTables == b.embTables && candidateSpec(a) == candidateSpec(b);
+}
+
+} // namespace madmax
