@@ -16,9 +16,9 @@ namespace detail {
 
 namespace {
 
-constexpr double kLine = 64.0;        ///< HBM access granularity of a random row read (bytes)
-constexpr double kIdBytes = 8.0;      ///< int64 indices
-constexpr double kSortBytes = 64.0;   ///< radix sort of (index, position) pairs per lookup
+constexpr double kLine = 64.0;      ///< HBM access granularity of a random row read (bytes)
+constexpr double kIdBytes = 8.0;    ///< int64 indices
+constexpr double kSortBytes = 64.0; ///< radix sort of (index, position) pairs per lookup
 
 /// Bytes one random row read moves: whole 64-byte lines (a 16-byte row costs 64).
 double rowBytes(double dim, double elemBytes) {
@@ -28,9 +28,12 @@ double rowBytes(double dim, double elemBytes) {
 /// Optimizer state read and written per updated row.
 double optimizerBytesPerLookup(EmbOptimizer o, double dim) {
     switch (o) {
-    case EmbOptimizer::RowwiseAdagrad: return 2.0 * kLine; // one fp32 per row, a line each way
-    case EmbOptimizer::Adam: return 2.0 * 2.0 * rowBytes(dim, 4.0); // m and v, fp32
-    case EmbOptimizer::Sgd: return 0.0;
+    case EmbOptimizer::RowwiseAdagrad:
+        return 2.0 * kLine; // one fp32 per row, a line each way
+    case EmbOptimizer::Adam:
+        return 2.0 * 2.0 * rowBytes(dim, 4.0); // m and v, fp32
+    case EmbOptimizer::Sgd:
+        return 0.0;
     }
     return 0.0;
 }
@@ -49,9 +52,12 @@ double eagerGradientBytesPerLookup(EmbOptimizer o, double dim, double elemBytes)
 /// Optimizer state stored per row.
 double optimizerBytesPerRow(EmbOptimizer o, double dim) {
     switch (o) {
-    case EmbOptimizer::RowwiseAdagrad: return 4.0;
-    case EmbOptimizer::Adam: return 2.0 * 4.0 * dim;
-    case EmbOptimizer::Sgd: return 0.0;
+    case EmbOptimizer::RowwiseAdagrad:
+        return 4.0;
+    case EmbOptimizer::Adam:
+        return 2.0 * 4.0 * dim;
+    case EmbOptimizer::Sgd:
+        return 0.0;
     }
     return 0.0;
 }
@@ -158,8 +164,8 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
     const double hbm = sys.gpu.hbmBytesPerS * sys.gpu.calibration.memoryEfficiency;
     const GroupLayout group = layoutGroup(sys, G, 1);
     // Seconds per byte of an all-to-all send buffer on this group, for placement costs only.
-    const double a2aPerByte = G > 1 ? collectiveTime(sys, group, Collective::AllToAll, 1e9) / 1e9
-                                    : 0.0;
+    const double a2aPerByte =
+        G > 1 ? collectiveTime(sys, group, Collective::AllToAll, 1e9) / 1e9 : 0.0;
     const int nl = nodeRanks(sys, G);
     const int nodes = G / nl;
     const GroupLayout node = layoutGroup(sys, nl, 1);
@@ -178,8 +184,7 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
         const double optRow = optimizerBytesPerRow(w.embOptimizer, dim);
         // One embedding module per table: its gradient passes, besides the fused update's.
         auto eager = [&](double sd) {
-            return plan.perTableKernels ? eagerGradientBytesPerLookup(w.embOptimizer, sd, e)
-                                        : 0.0;
+            return plan.perTableKernels ? eagerGradientBytesPerLookup(w.embOptimizer, sd, e) : 0.0;
         };
         const double eagerPerLookup = eager(dim);
         const double bwdPerLookup = 2.0 * rowBytes(dim, e) +
@@ -200,8 +205,8 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
                                  optimizerBytesPerLookup(w.embOptimizer, sd) + kSortBytes) +
                       Bg * sd * e + sh.eagerB;
             sh.sendB = Bg * sd * e;
-            sh.optB = rows * (type == EmbSharding::ColumnWise && w.embOptimizer ==
-                                                                     EmbOptimizer::RowwiseAdagrad
+            sh.optB = rows * (type == EmbSharding::ColumnWise &&
+                                      w.embOptimizer == EmbOptimizer::RowwiseAdagrad
                                   ? optRow
                                   : optimizerBytesPerRow(w.embOptimizer, sd));
             sh.memB = rows * sd * e + sh.optB;
@@ -295,11 +300,11 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
         // Reduce-scatter of each table's partial sums over the node (NVLink), then the pooled
         // outputs all-to-all across nodes: a rank sends its 1/nl of its node's tables.
         const double nodePooled = p.twrwNode.sendB;
-        p.twrwNodeS = nl > 1 ? collectiveTime(sys, node, Collective::ReduceScatter, nodePooled)
-                             : 0.0;
-        p.twrwA2aS = nodes > 1 ? collectiveTime(sys, acrossNodes, Collective::AllToAll,
-                                                nodePooled / nl)
-                               : 0.0;
+        p.twrwNodeS =
+            nl > 1 ? collectiveTime(sys, node, Collective::ReduceScatter, nodePooled) : 0.0;
+        p.twrwA2aS = nodes > 1
+                         ? collectiveTime(sys, acrossNodes, Collective::AllToAll, nodePooled / nl)
+                         : 0.0;
     }
     p.replicaSyncS = R > 1 && p.replicaSyncB > 0
                          ? collectiveTime(sys, replicas, Collective::AllReduce, p.replicaSyncB)
@@ -338,14 +343,16 @@ MemoryBreakdown dlrmMemory(const Scenario& s, const DlrmPlacement& p) {
     if (d.interaction == DlrmInteraction::Dcnv2) inter *= 2.0 * std::max(1, d.dcnLayers);
     if (d.interaction == DlrmInteraction::Transformer)
         inter *= 16.0 * std::max(1, d.transformerLayers);
-    m.activationsBytes = b * (2.0 * widths + inter) * pB +
-                         2.0 * (p.critical.sendB + p.a2aRecvB) + p.rwPooledB + p.twrwNode.sendB;
+    m.activationsBytes = b * (2.0 * widths + inter) * pB + 2.0 * (p.critical.sendB + p.a2aRecvB) +
+                         p.rwPooledB + p.twrwNode.sendB;
     m.reserveBytes = s.system.reserveBytes;
     m.capacityBytes = s.system.gpu.hbmBytes;
     return m;
 }
 
-MemoryBreakdown dlrmMemory(const Scenario& s) { return dlrmMemory(s, dlrmPlacement(s)); }
+MemoryBreakdown dlrmMemory(const Scenario& s) {
+    return dlrmMemory(s, dlrmPlacement(s));
+}
 
 std::optional<std::string> explainInvalidDlrm(const Scenario& s) {
     auto str = [](long long v) { return std::to_string(v); };
@@ -358,20 +365,24 @@ std::optional<std::string> explainInvalidDlrm(const Scenario& s) {
                "reference";
     if (d.tables.empty()) return "model.dlrm.tables must list at least one table group";
     if (int(d.tables.size()) > kMaxTableGroups)
-        return "model.dlrm.tables has " + str(long(d.tables.size())) +
-               " groups; at most " + str(kMaxTableGroups) +
-               " (list identical tables as one group with a count)";
+        return "model.dlrm.tables has " + str(long(d.tables.size())) + " groups; at most " +
+               str(kMaxTableGroups) + " (list identical tables as one group with a count)";
     if (d.topMlp.empty()) return "model.dlrm.top_mlp must have at least one layer";
     if (s.gpus < 1) return "gpus must be at least 1";
     if (s.gpus > s.system.maxGpus())
         return "gpus (" + str(s.gpus) + ") exceeds the " + str((long long)s.system.maxGpus()) +
                " GPUs of the system's outermost tier";
-    for (auto [name, v] : {std::pair{"tp", st.tp}, {"pp", st.pp}, {"cp", st.cp},
-                           {"vp", st.vp}, {"ep", st.ep}, {"etp", st.etp}})
+    for (auto [name, v] : {std::pair{"tp", st.tp},
+                           {"pp", st.pp},
+                           {"cp", st.cp},
+                           {"vp", st.vp},
+                           {"ep", st.ep},
+                           {"etp", st.etp}})
         if (v != 1)
             return "strategy." + std::string(name) + " = " + str(v) +
                    ": a DLRM's dense part is data-parallel over every GPU and its tables follow "
-                   "strategy.emb_sharding; set " + name + " to 1";
+                   "strategy.emb_sharding; set " +
+                   name + " to 1";
     if (st.dp != s.gpus)
         return "strategy.dp (" + str(st.dp) + ") must equal the GPU count (" + str(s.gpus) +
                "): a DLRM's dense part is data-parallel over every GPU";
@@ -400,7 +411,8 @@ std::optional<std::string> explainInvalidDlrm(const Scenario& s) {
     if (d.interaction == DlrmInteraction::Transformer &&
         (d.transformerHeads < 1 || d.transformerLayers < 1 || h % d.transformerHeads != 0))
         return "model.dlrm: a transformer interaction needs transformer_layers ≥ 1 and "
-               "transformer_heads ≥ 1 dividing the feature width " + str(h);
+               "transformer_heads ≥ 1 dividing the feature width " +
+               str(h);
     const int node = s.system.tiers.empty() ? s.system.gpusPerNode : s.system.tiers.front().gpus;
     for (std::size_t t = 0; t < d.tables.size(); ++t) {
         const EmbSharding k = st.dlrm.sharding[t];

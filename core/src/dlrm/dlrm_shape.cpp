@@ -13,20 +13,28 @@ namespace madmax {
 
 std::string_view toString(DlrmInteraction k) {
     switch (k) {
-    case DlrmInteraction::Dot: return "dot";
-    case DlrmInteraction::Dcnv2: return "dcnv2";
-    case DlrmInteraction::Transformer: return "transformer";
+    case DlrmInteraction::Dot:
+        return "dot";
+    case DlrmInteraction::Dcnv2:
+        return "dcnv2";
+    case DlrmInteraction::Transformer:
+        return "transformer";
     }
     return "dot";
 }
 
 std::string_view toString(EmbSharding k) {
     switch (k) {
-    case EmbSharding::TableWise: return "tw";
-    case EmbSharding::RowWise: return "rw";
-    case EmbSharding::ColumnWise: return "cw";
-    case EmbSharding::TableRowWise: return "twrw";
-    case EmbSharding::DataParallel: return "dp";
+    case EmbSharding::TableWise:
+        return "tw";
+    case EmbSharding::RowWise:
+        return "rw";
+    case EmbSharding::ColumnWise:
+        return "cw";
+    case EmbSharding::TableRowWise:
+        return "twrw";
+    case EmbSharding::DataParallel:
+        return "dp";
     }
     return "tw";
 }
@@ -42,9 +50,12 @@ std::optional<EmbSharding> parseEmbSharding(std::string_view s) {
 
 std::string_view toString(EmbOptimizer k) {
     switch (k) {
-    case EmbOptimizer::RowwiseAdagrad: return "rowwise_adagrad";
-    case EmbOptimizer::Adam: return "adam";
-    case EmbOptimizer::Sgd: return "sgd";
+    case EmbOptimizer::RowwiseAdagrad:
+        return "rowwise_adagrad";
+    case EmbOptimizer::Adam:
+        return "adam";
+    case EmbOptimizer::Sgd:
+        return "sgd";
     }
     return "rowwise_adagrad";
 }
@@ -93,8 +104,10 @@ double DlrmShape::interactionOutput() const {
     case DlrmInteraction::Dot:
         // Naumov et al. 2019: the bottom output next to the F(F−1)/2 distinct dot products.
         return bottomOut(*this) + F * (F - 1) / 2.0;
-    case DlrmInteraction::Dcnv2: return concatWidth(*this);
-    case DlrmInteraction::Transformer: return F * bottomOut(*this);
+    case DlrmInteraction::Dcnv2:
+        return concatWidth(*this);
+    case DlrmInteraction::Transformer:
+        return F * bottomOut(*this);
     }
     return 0;
 }
@@ -115,7 +128,9 @@ double DlrmShape::denseForwardFlopsPerSample() const {
     double f = mlpSum(double(denseFeatures), bottomMlp, true);
     const double F = featureCount(), D = concatWidth(*this), d = bottomOut(*this);
     switch (interaction) {
-    case DlrmInteraction::Dot: f += 2.0 * F * F * d; break; // batched (F×d)·(d×F)
+    case DlrmInteraction::Dot:
+        f += 2.0 * F * F * d;
+        break; // batched (F×d)·(d×F)
     case DlrmInteraction::Dcnv2:
         f += dcnLayers * (dcnLowRank > 0 ? 4.0 * D * dcnLowRank : 2.0 * D * D);
         break;
@@ -127,6 +142,5 @@ double DlrmShape::denseForwardFlopsPerSample() const {
     if (topExperts > 0) return f + topK * top + 2.0 * interactionOutput() * topExperts;
     return f + top;
 }
-
 
 } // namespace madmax

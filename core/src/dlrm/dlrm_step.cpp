@@ -29,7 +29,9 @@ struct DenseBackwardPasses {
     bool topInputGrad = true; ///< the top MLP's first layer passes gradients down
 };
 
-bool interactionHasWeights(const DlrmShape& d) { return d.interaction != DlrmInteraction::Dot; }
+bool interactionHasWeights(const DlrmShape& d) {
+    return d.interaction != DlrmInteraction::Dot;
+}
 
 DenseBackwardPasses denseBackwardPasses(const DlrmShape& d, const Frozen& f) {
     DenseBackwardPasses p;
@@ -75,10 +77,11 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
         // the bottom output: the features are read, the F² scores written and gathered.
         const double flops = 2.0 * b * F * F * h;
         const double bytes = b * (F * h + 2.0 * F * F + d.interactionOutput()) * pB;
-        c.interFwd = std::max(flops / (oc.peak * oc.gpu.calibration.gemmEfficiency(
-                                                     flops / b * oc.efficiencyKey)),
-                              oc.memoryTime(bytes)) +
-                     2.0 * oc.gpu.calibration.kernelLaunchS;
+        c.interFwd =
+            std::max(
+                flops / (oc.peak * oc.gpu.calibration.gemmEfficiency(flops / b * oc.efficiencyKey)),
+                oc.memoryTime(bytes)) +
+            2.0 * oc.gpu.calibration.kernelLaunchS;
         c.interBwd = passes.inter > 0 ? 2.0 * c.interFwd : 0.0; // input gradients only
         break;
     }
@@ -111,15 +114,15 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
         const double router = oc.gemm(b, double(d.topExperts), in);
         c.topFwd += router;
         c.topBwd += passes.top * router;
-        mlp(in, d.topMlp, b * d.topK, d.topExperts, !frozen.topMlp, passes.topInputGrad,
-            c.topFwd, c.topBwd);
+        mlp(in, d.topMlp, b * d.topK, d.topExperts, !frozen.topMlp, passes.topInputGrad, c.topFwd,
+            c.topBwd);
     } else {
         mlp(d.interactionOutput(), d.topMlp, b, 1, !frozen.topMlp, passes.topInputGrad, c.topFwd,
             c.topBwd);
     }
     // Sigmoid + binary cross-entropy over the outputs.
-    const double loss = oc.elementwise(4.0 * b * double(d.topMlp.empty() ? 1 : d.topMlp.back()) *
-                                       pB);
+    const double loss =
+        oc.elementwise(4.0 * b * double(d.topMlp.empty() ? 1 : d.topMlp.back()) * pB);
     c.topFwd += loss;
     c.topBwd += loss;
     return c;
@@ -135,7 +138,7 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
 /// and a scatter per optimizer state tensor. A fused table kernel (FBGEMM TBE, HugeCTR) is one
 /// gather forward and a sort plus one fused backward-update for every table.
 struct HostKernels {
-    int inputs = 4;  ///< dense features, ids and labels to the GPU; ids widened
+    int inputs = 4; ///< dense features, ids and labels to the GPU; ids widened
     int bottomFwd = 0, lookups = 0, interFwd = 0, topFwd = 0;
     int topBwd = 0, interBwd = 0, bottomBwd = 0, embBwd = 0, update = 0;
     int readBack = 1; ///< the loss read back: the host waits for the GPU every step
@@ -180,12 +183,12 @@ HostKernels hostKernels(const DlrmShape& d, const DlrmPlan& plan, const Workload
     k.lookups = plan.perTableKernels ? tables : 1;
     k.embBwd = !tablesTrain ? 0 : plan.perTableKernels ? tables * (3 + 3 + 3 * states) : 2;
     const Frozen& f = w.frozen;
-    const int trainedLinears = (f.bottomMlp ? 0 : lb) + (f.topMlp ? 0 : lt) +
-                               (f.topMlp || d.interaction == DlrmInteraction::Dot
-                                    ? 0
-                                    : interLayers * (d.interaction == DlrmInteraction::Dcnv2
-                                                         ? (d.dcnLowRank > 0 ? 2 : 1)
-                                                         : 6));
+    const int trainedLinears =
+        (f.bottomMlp ? 0 : lb) + (f.topMlp ? 0 : lt) +
+        (f.topMlp || d.interaction == DlrmInteraction::Dot
+             ? 0
+             : interLayers *
+                   (d.interaction == DlrmInteraction::Dcnv2 ? (d.dcnLowRank > 0 ? 2 : 1) : 6));
     k.update = kLinearUpdate * trainedLinears;
     return k;
 }
@@ -269,7 +272,8 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     // other, forward and (for trained tables) backward.
     double castB = 0;
     for (const auto& t : d.tables)
-        if (t.bytesPerElement != pB) castB += double(t.count) * b * t.dim * (t.bytesPerElement + pB);
+        if (t.bytesPerElement != pB)
+            castB += double(t.count) * b * t.dim * (t.bytesPerElement + pB);
     if (castB > 0) {
         dc.interFwd += oc.elementwise(castB);
         if (!frozen.embedding) dc.interBwd += oc.elementwise(castB);
@@ -326,8 +330,8 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         const double sparseEnd = sparseFwdComm + sparseBwdComm;
         sparseExposed = std::max(0.0, sparseEnd - computeEnd);
         const double topReady = lookupFwd + denseFwd + dc.topBwd;
-        arStart = s.strategy.dpOverlap ? std::max(sparseEnd, topReady)
-                                       : std::max(sparseEnd, computeEnd);
+        arStart =
+            s.strategy.dpOverlap ? std::max(sparseEnd, topReady) : std::max(sparseEnd, computeEnd);
         commEnd = std::max(sparseEnd, denseAr > 0 ? arStart + denseAr : 0.0);
     } else {
         // Forward: the pooled outputs travel while the bottom MLP runs; backward: the
@@ -361,11 +365,12 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     const double hostOp = s.strategy.cudaGraphs ? 0.0 : gpu.calibration.hostOpS;
     if (hostOp > 0) {
         const HostKernels k = hostKernels(d, s.strategy.dlrm, w, dc, tablesTrain);
-        const double g[kSegments] = {0.0,        dc.bottomFwd, lookupFwd, dc.interFwd,
-                              dc.topFwd,  dc.topBwd,    dc.interBwd, dc.bottomBwd,
-                              embBwd,     denseOpt,     0.0};
-        const int n[kSegments] = {k.inputs, k.bottomFwd, k.lookups,   k.interFwd, k.topFwd,  k.topBwd,
-                           k.interBwd, k.bottomBwd, k.embBwd, k.update,   k.readBack};
+        const double g[kSegments] = {0.0,       dc.bottomFwd, lookupFwd,   dc.interFwd,
+                                     dc.topFwd, dc.topBwd,    dc.interBwd, dc.bottomBwd,
+                                     embBwd,    denseOpt,     0.0};
+        const int n[kSegments] = {k.inputs, k.bottomFwd, k.lookups,  k.interFwd,
+                                  k.topFwd, k.topBwd,    k.interBwd, k.bottomBwd,
+                                  k.embBwd, k.update,    k.readBack};
         double fwdEnd = 0, fwdGpu = 0;
         const double walk = hostBoundStep(g, n, hostOp, fwdEnd, fwdGpu);
         const double schedule = r.compute.totalS() + r.exposedCommS;
@@ -420,9 +425,10 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     x.embBackwardS = embBwd;
     // What eager per-table modules add, inside the two lines above: the concatenation and the
     // gradient passes of the critical rank's tables.
-    x.eagerCopiesS = eagerCatS + (tablesTrain ? oc.memoryTime(p.critical.eagerB + p.uniform.eagerB +
-                                                              p.twrwNode.eagerB)
-                                              : 0.0);
+    x.eagerCopiesS =
+        eagerCatS + (tablesTrain
+                         ? oc.memoryTime(p.critical.eagerB + p.uniform.eagerB + p.twrwNode.eagerB)
+                         : 0.0);
     x.a2aFwdS = p.a2aS + p.twrwA2aS;
     x.a2aBwdS = tablesTrain ? p.a2aS + p.twrwA2aS : 0.0;
     x.rowwiseCommS = directions * (p.rwS + p.twrwNodeS);
@@ -439,8 +445,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     // critical while a big cold one fills another).
     x.tableBytesCritical = std::max(p.critical.memB, p.twMemMaxB) + p.uniform.memB + p.twrwMemMaxB;
     x.tableBytesMean = p.twMemMeanB + p.uniform.memB + p.twrwMemMaxB;
-    x.tableWeightsBytes =
-        r.memory.weightsBytes - d.denseParams() * bytesPerElement(w.precision);
+    x.tableWeightsBytes = r.memory.weightsBytes - d.denseParams() * bytesPerElement(w.precision);
     x.imbalance = x.lookupBytesMean > 0 ? x.lookupBytesCritical / x.lookupBytesMean : 1.0;
     x.a2aBytesPerGpu = p.group > 1 ? p.critical.sendB : 0.0; // one GPU sends nothing
 
@@ -488,17 +493,15 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
             op("wait for the sparse all-to-alls", sparseExposed, TimelineKind::Wait);
         if (denseAr > 0)
             r.timeline.push_back({"dense gradient all-reduce (shares the network)",
-                                  Lane::DataParallelComm, TimelineKind::Comm, arStart,
-                                  allReduceEnd, true, ParallelDim::DP, Collective::AllReduce});
-        if (denseArExposed > 0)
-            op("wait for dense gradients", denseArExposed, TimelineKind::Wait);
+                                  Lane::DataParallelComm, TimelineKind::Comm, arStart, allReduceEnd,
+                                  true, ParallelDim::DP, Collective::AllReduce});
+        if (denseArExposed > 0) op("wait for dense gradients", denseArExposed, TimelineKind::Wait);
         if (syncExposed > 0) op("embedding gradient sync", syncExposed, TimelineKind::Wait);
         op("dense optimizer", denseOpt, TimelineKind::Optimizer);
         if (w.stepOverheadS > 0) op("framework overhead", w.stepOverheadS, TimelineKind::Bubble);
     }
     return r;
 }
-
 
 } // namespace detail
 

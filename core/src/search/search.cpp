@@ -7,6 +7,7 @@
 #include "madmax/pipeline.hpp"
 #include "madmax/serving.hpp"
 #include "madmax/strategy_space.hpp"
+#include "search/search_parts.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +22,10 @@
 #include <utility>
 
 namespace madmax {
+
+using detail::paretoGpus;
+using detail::paretoMemory;
+using detail::setRates;
 
 std::string_view toString(Objective o) {
     switch (o) {
@@ -58,10 +63,6 @@ double objectiveScore(Objective o, double tokensPerS, int gpus, double price, do
 
 namespace {
 
-void setRates(SearchStats& st) {
-    st.enumeratedPerS = st.seconds > 0 ? st.enumerated / st.seconds : 0;
-    st.timedPerS = st.seconds > 0 ? st.feasible / st.seconds : 0;
-}
 
 auto keyOf(const Candidate& c) {
     const Strategy& s = c.strategy;
@@ -87,6 +88,11 @@ std::uint64_t hashOf(const Candidate& c) {
 }
 
 } // namespace
+
+void detail::setRates(SearchStats& st) {
+    st.enumeratedPerS = st.seconds > 0 ? st.enumerated / st.seconds : 0;
+    st.timedPerS = st.seconds > 0 ? st.feasible / st.seconds : 0;
+}
 
 bool candidateBefore(const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
@@ -181,34 +187,7 @@ struct TopN {
     }
 };
 
-/// The Pareto front of throughput (score) vs memory headroom: best first.
-std::vector<Candidate> paretoMemory(std::vector<Candidate> pts) {
-    std::sort(pts.begin(), pts.end(), candidateBefore);
-    std::vector<Candidate> front;
-    double bestMargin = -1e300;
-    for (const auto& c : pts)
-        if (c.marginBytes > bestMargin) {
-            front.push_back(c);
-            bestMargin = c.marginBytes;
-        }
-    return front;
-}
 
-/// The front of throughput vs GPU count: fewest GPUs first, each faster than every smaller one.
-std::vector<Candidate> paretoGpus(std::vector<Candidate> pts) {
-    std::sort(pts.begin(), pts.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.gpus != b.gpus) return a.gpus < b.gpus;
-        return candidateBefore(a, b);
-    });
-    std::vector<Candidate> front;
-    double best = -1;
-    for (const auto& c : pts)
-        if (c.tokensPerS > best) {
-            front.push_back(c);
-            best = c.tokensPerS;
-        }
-    return front;
-}
 
 struct LocalState {
     TopN top;
@@ -594,55 +573,5 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     return r;
 }
 
-SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN) {
-    SearchResult r;
-    std::vector<Candidate> pareto, gpusFront;
-    std::map<std::pair<int, int>, HeatCell> cells;
-    for (const auto& p : shards) {
-        r.top.insert(r.top.end(), p.top.begin(), p.top.end());
-        pareto.insert(pareto.end(), p.paretoMemory.begin(), p.paretoMemory.end());
-        gpusFront.insert(gpusFront.end(), p.paretoGpus.begin(), p.paretoGpus.end());
-        r.scatter.insert(r.scatter.end(), p.scatter.begin(), p.scatter.end());
-        for (const auto& c : p.heatmap) {
-            HeatCell& into = cells[{c.tp, c.pp}];
-            into.tp = c.tp;
-            into.pp = c.pp;
-            into.anyValid = into.anyValid || c.anyValid;
-            if (c.anyFeasible && (!into.anyFeasible || candidateBefore(c.best, into.best)))
-                into.best = c.best;
-            into.anyFeasible = into.anyFeasible || c.anyFeasible;
-        }
-        r.stats.enumerated += p.stats.enumerated;
-        r.stats.feasible += p.stats.feasible;
-        r.stats.infeasible += p.stats.infeasible;
-        r.stats.pruned += p.stats.pruned;
-        r.stats.seconds = std::max(r.stats.seconds, p.stats.seconds);
-        r.cancelled = r.cancelled || p.cancelled;
-        if (!r.baseline && p.baseline) r.baseline = p.baseline;
-        r.objective = p.objective;
-        r.tokenBudget = p.tokenBudget;
-        if (r.fingerprint.empty()) r.fingerprint = p.fingerprint;
-    }
-    std::sort(r.top.begin(), r.top.end(), candidateBefore);
-    if (int(r.top.size()) > topN) r.top.resize(std::size_t(std::max(0, topN)));
-    r.paretoMemory = paretoMemory(std::move(pareto));
-    // Best per GPU count first, then the front across counts.
-    std::map<int, Candidate> perGpus;
-    for (const auto& c : gpusFront) {
-        auto it = perGpus.find(c.gpus);
-        if (it == perGpus.end() || candidateBefore(c, it->second)) perGpus[c.gpus] = c;
-    }
-    std::vector<Candidate> best;
-    for (auto& [g, c] : perGpus)
-        best.push_back(c);
-    r.paretoGpus = paretoGpus(std::move(best));
-    for (auto& [k, c] : cells)
-        r.heatmap.push_back(c);
-    std::sort(r.scatter.begin(), r.scatter.end(), candidateBefore);
-    if (r.baseline && !r.top.empty())
-        r.speedupOverBaseline = r.top.front().score / r.baseline->score;
-    setRates(r.stats);
-    return r;
-}
 
 } // namespace madmax

@@ -24,7 +24,6 @@
 
 namespace madmax {
 
-
 namespace {
 int toInt(const std::string& v, const std::string& key, const std::string& where) {
     try {
@@ -91,15 +90,17 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             st.recompute = *r;
         } else if (k == "offload_layers") {
             st.offloadLayers = toInt(v, k, where);
-            if (st.offloadLayers < 0) throw InputError(where, k, "must be 0 (off) or a layer count");
+            if (st.offloadLayers < 0)
+                throw InputError(where, k, "must be 0 (off) or a layer count");
         } else if (k == "recompute_layers" || k == "rl") {
             st.recomputeLayers = toInt(v, k, where);
             if (st.recomputeLayers < 0)
                 throw InputError(where, k, "must be 0 (every layer) or a layer count");
         } else {
-            throw InputError(where, k,
-                             "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
-                             "recompute, recompute_layers, offload_layers, sp, overlap, first, last");
+            throw InputError(
+                where, k,
+                "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
+                "recompute, recompute_layers, offload_layers, sp, overlap, first, last");
         }
     }
     st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
@@ -174,10 +175,9 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 space.recompute.push_back(*r);
             }
         } else {
-            throw InputError(
-                where, k,
-                "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, "
-                "recompute_layers, offload_layers, sp, overlap, gpus");
+            throw InputError(where, k,
+                             "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, "
+                             "recompute_layers, offload_layers, sp, overlap, gpus");
         }
     }
 }
@@ -190,8 +190,7 @@ std::string strategySpec(const Strategy& st) {
     if (st.recompute == Recompute::Full && st.recomputeLayers > 0)
         os << ",recompute_layers=" << st.recomputeLayers;
     if (st.offloadLayers > 0) os << ",offload_layers=" << st.offloadLayers;
-    os << ",sp=" << int(st.sequenceParallel)
-       << ",overlap=" << int(st.tpCommOverlap);
+    os << ",sp=" << int(st.sequenceParallel) << ",overlap=" << int(st.tpCommOverlap);
     if (st.ep > 1 || st.etp > 1) os << ",ep=" << st.ep << ",etp=" << st.etp;
     if (st.firstStageLayers || st.lastStageLayers)
         os << ",first=" << st.firstStageLayers << ",last=" << st.lastStageLayers;
