@@ -12,4 +12,8 @@ namespace madmax::cli {
 /// Adds `search`, `sweep`, `curve` and `merge` to `app`, each running from its own callback.
 void addSearchCommands(CLI::App& app);
 
+/// `curve` (curve_command.cpp) and `merge` (merge_command.cpp).
+void addCurveCommand(CLI::App& app);
+void addMergeCommand(CLI::App& app);
+
 } // namespace madmax::cli

@@ -3,15 +3,17 @@
 // values; a typed value the core rejects is explained, not snapped.
 #pragma once
 
-#include "document.hpp"
 #include "dlrm_panel.hpp"
+#include "document.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFormLayout>
 #include <QLabel>
 #include <QSlider>
 #include <QSpinBox>
+#include <QVBoxLayout>
 #include <QWidget>
 
 #include <map>
@@ -50,6 +52,16 @@ class StrategyPanel : public QWidget {
         QSpinBox* spin;
         std::vector<int> choices;
     };
+    QComboBox* addCombo(QFormLayout* into, const QString& key, const QString& label,
+                        const QStringList& items, const QString& tip);
+    QCheckBox* addCheck(QFormLayout* into, const QString& key, const QString& label,
+                        const QString& tip);
+    void buildDegrees(QVBoxLayout* outer);
+    void buildSwitches(QVBoxLayout* outer);
+    void buildMoe(QVBoxLayout* outer);
+    void buildFineTuning(QVBoxLayout* outer);
+    void buildServing(QVBoxLayout* outer);
+    void connectSwitches();
     void refresh(const Scenario& s);
     void applyValue(const QString& key, int value);
     void applyEdits(const std::vector<std::pair<std::string, nlohmann::json>>& edits,
@@ -70,16 +82,16 @@ class StrategyPanel : public QWidget {
     QWidget* degrees_;
     QDoubleSpinBox* ttft_;
     QDoubleSpinBox* tpot_;
-    QWidget* moe_;              ///< mixture-of-experts controls (MoE models only)
+    QWidget* moe_; ///< mixture-of-experts controls (MoE models only)
     QDoubleSpinBox* imbalance_;
     QDoubleSpinBox* capacity_;
     QSpinBox* nodeLimit_;
     QSpinBox* recomputeLayers_; ///< full recompute of the first n layers per chunk (0: all)
     QSpinBox* offloadLayers_;   ///< activations of the first n layers offloaded to the host
-    QWidget* frozen_;       ///< fine-tuning: what is frozen (training only)
-    QSpinBox* frozenFirst_; ///< first frozen layer
-    QSpinBox* frozenCount_; ///< frozen layers
-    QSpinBox* loraRank_;    ///< LoRA adapters' rank (0: none)
+    QWidget* frozen_;           ///< fine-tuning: what is frozen (training only)
+    QSpinBox* frozenFirst_;     ///< first frozen layer
+    QSpinBox* frozenCount_;     ///< frozen layers
+    QSpinBox* loraRank_;        ///< LoRA adapters' rank (0: none)
     QWidget* marked_ = nullptr;
 };
 

@@ -1,0 +1,352 @@
+// The strategy panel's widgets, built once: the degree sliders, the sharding and overlap
+// switches, the MoE, fine-tuning and serving groups, each edit wired to one undoable change.
+#include "strategy_panel.hpp"
+
+#include "strategy_rows.hpp"
+
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QVBoxLayout>
+
+namespace madmax::ui {
+
+QComboBox* StrategyPanel::addCombo(QFormLayout* into, const QString& key, const QString& label,
+                                   const QStringList& items, const QString& tip) {
+    auto* c = new QComboBox;
+    c->addItems(items);
+    c->setToolTip(tip);
+    into->addRow(label, c);
+    combos_[key] = c;
+    return c;
+}
+
+QCheckBox* StrategyPanel::addCheck(QFormLayout* into, const QString& key, const QString& label,
+                                   const QString& tip) {
+    auto* c = new QCheckBox(label);
+    c->setToolTip(tip);
+    into->addRow(c);
+    checks_[key] = c;
+    return c;
+}
+
+StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
+    auto* outer = new QVBoxLayout(this);
+    auto* kindRow = new QFormLayout;
+    kind_ = new QComboBox;
+    kind_->addItems({"Training", "Inference serving"});
+    kind_->setToolTip("Switch the workload between pre-training and serving; one undoable edit.");
+    kindRow->addRow("Workload", kind_);
+    outer->addLayout(kindRow);
+    buildDegrees(outer);
+    buildSwitches(outer);
+    buildMoe(outer);
+    buildFineTuning(outer);
+    buildServing(outer);
+    connect(kind_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { switchWorkload(i == 1); });
+
+    connectSwitches();
+
+    message_ = new QLabel;
+    message_->setWordWrap(true);
+    message_->setStyleSheet("color: #D55E00;");
+    message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    outer->addWidget(message_);
+    outer->addStretch(1);
+
+    connect(doc_, &ScenarioDocument::changed, this, &StrategyPanel::refresh);
+    refresh(doc_->scenario());
+}
+
+/// A slider and a spin box per degree, batch and GPU count (kRows).
+void StrategyPanel::buildDegrees(QVBoxLayout* outer) {
+    auto* degrees = new QGroupBox("Parallelism and batch");
+    auto* grid = new QGridLayout(degrees);
+    int row = 0;
+    for (const auto& spec : kRows) {
+        const QString key = spec.key;
+        Row r;
+        r.label = new QLabel(spec.label);
+        r.slider = new QSlider(Qt::Horizontal);
+        r.slider->setPageStep(1);
+        r.spin = new QSpinBox;
+        r.spin->setRange(key == "batch" ? 0 : 1, 1 << 30);
+        if (key == "batch") r.spin->setSpecialValueText("auto");
+        r.spin->setKeyboardTracking(false);
+        for (QWidget* w : {static_cast<QWidget*>(r.label), static_cast<QWidget*>(r.slider),
+                           static_cast<QWidget*>(r.spin)})
+            w->setToolTip(spec.tip);
+        grid->addWidget(r.label, row, 0);
+        grid->addWidget(r.slider, row, 1);
+        grid->addWidget(r.spin, row, 2);
+        ++row;
+        connect(r.slider, &QSlider::valueChanged, this, [this, key](int idx) {
+            const auto& c = rows_.at(key).choices;
+            if (idx >= 0 && idx < int(c.size())) applyValue(key, c[idx]);
+        });
+        connect(r.spin, &QSpinBox::valueChanged, this, [this, key](int v) { applyValue(key, v); });
+        rows_[key] = r;
+    }
+    outer->addWidget(degrees);
+    degrees_ = degrees;
+    dlrm_ = new DlrmPanel(doc_);
+    outer->addWidget(dlrm_);
+}
+
+/// ZeRO, recompute, offload, placement and the overlap switches.
+void StrategyPanel::buildSwitches(QVBoxLayout* outer) {
+    auto* switches = new QGroupBox("Sharding, memory and overlap");
+    auto* form = new QFormLayout(switches);
+    addCombo(form, "zero_stage", "ZeRO stage",
+             {"0 — replicated", "1 — optimizer sharded", "2 — + gradients", "3 — + weights (FSDP)"},
+             "Rajbhandari et al. SC20: what data-parallel ranks shard.");
+    addCombo(form, "recompute", "Recompute", {"none", "selective", "full"},
+             "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
+             "core, full the whole layer.");
+    recomputeLayers_ = new QSpinBox;
+    recomputeLayers_->setRange(0, 1 << 20);
+    recomputeLayers_->setSpecialValueText("every layer");
+    recomputeLayers_->setKeyboardTracking(false); // typing "12" does not try 1 first
+    recomputeLayers_->setToolTip(
+        "With full recompute: recompute only the first n layers of each model chunk and keep the "
+        "others' activations (Megatron-Core recompute_method \"block\", recompute_num_layers). "
+        "Fewer layers recomputed: less extra forward work, more activation memory.");
+    form->addRow("Layers recomputed per chunk", recomputeLayers_);
+    offloadLayers_ = new QSpinBox;
+    offloadLayers_->setRange(0, 1 << 20);
+    offloadLayers_->setSpecialValueText("none");
+    offloadLayers_->setKeyboardTracking(false);
+    offloadLayers_->setToolTip(
+        "Activation offloading (Megatron-Core cpu_offloading_num_layers): the first n layers' "
+        "activations go to host memory in the forward pass and come back in the backward, over "
+        "the system's host link (host_link_gbps), overlapping the following layers. Megatron-Core "
+        "allows it with PP 1, no recompute and no CUDA graphs.");
+    form->addRow("Layers offloaded to host", offloadLayers_);
+    addCombo(
+        form, "placement", "Placement (innermost first)", placements(),
+        "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
+    addCheck(form, "sequence_parallel", "Sequence parallelism",
+             "Split norms and dropout along the sequence across TP ranks (Korthikanti et al. "
+             "2022): reduce-scatter + all-gather replace the all-reduce.");
+    addCheck(form, "tp_comm_overlap", "TP communication overlap",
+             "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023).");
+    addCheck(form, "dp_overlap", "Overlap gradient reduction",
+             "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP).");
+    addCheck(form, "cuda_graphs", "CUDA graphs",
+             "The step is captured in CUDA graphs: the host replays them in one launch each, "
+             "so the CPU time per kernel (GPU calibration host_op_us) never leaves the GPU "
+             "idle. Off: eager PyTorch, where small MoE layers can be host-bound.");
+    outer->addWidget(switches);
+    switches_ = switches;
+}
+
+/// Routing and dispatch of mixture-of-experts models.
+void StrategyPanel::buildMoe(QVBoxLayout* outer) {
+    moe_ = new QGroupBox("Mixture of experts");
+    auto* mform = new QFormLayout(moe_);
+    imbalance_ = new QDoubleSpinBox;
+    imbalance_->setRange(1.0, 4.0);
+    imbalance_->setSingleStep(0.05);
+    imbalance_->setDecimals(2);
+    imbalance_->setToolTip("Max/mean tokens per expert on the busiest rank: 1.00 = force-balanced "
+                           "(benchmarks), 1.1-1.5 for learned routing. Scales that rank's expert "
+                           "GEMMs and all-to-all bytes.");
+    capacity_ = new QDoubleSpinBox;
+    capacity_->setRange(0.0, 16.0);
+    capacity_->setSingleStep(0.25);
+    capacity_->setDecimals(2);
+    capacity_->setSpecialValueText("dropless");
+    capacity_->setToolTip("Capacity factor: tokens an expert accepts, × the mean; the excess is "
+                          "dropped (the drop rate is reported). 0 = dropless.");
+    nodeLimit_ = new QSpinBox;
+    nodeLimit_->setRange(0, 1 << 20);
+    nodeLimit_->setSpecialValueText("off");
+    nodeLimit_->setToolTip("Node-limited routing (DeepSeek-V3: 4): each token reaches at most this "
+                           "many nodes, cutting the all-to-all's network bytes.");
+    for (auto* sb : {imbalance_, capacity_})
+        sb->setKeyboardTracking(false);
+    nodeLimit_->setKeyboardTracking(false);
+    mform->addRow("Load imbalance", imbalance_);
+    mform->addRow("Capacity factor", capacity_);
+    mform->addRow("Node limit", nodeLimit_);
+    auto* dispatcher =
+        addCombo(mform, "moe_dispatcher", "Dispatch", {"flat all-to-all", "per-node (DeepEP)"},
+                 "Flat: every token copy travels to its expert's GPU. Per-node (DeepEP): once "
+                 "per destination node over the network, then NVLink.");
+    addCheck(mform, "moe_fp8_dispatch", "FP8 dispatch",
+             "Send the dispatched tokens in FP8 (+ a scale per 128 channels); the combine stays "
+             "16-bit (DeepEP).");
+    addCheck(mform, "moe_fused_mlp", "Fused grouped-MLP kernels",
+             "Transformer Engine's CuTe DSL grouped MLP (Megatron-Core cutedsl_fused_grouped_mlp): "
+             "the activation, its clamp, bias and routing weight in the GEMM epilogues, and the "
+             "token counts kept on the GPU (no host sync at the router). Off: Megatron-Core's "
+             "separate activation passes.");
+    addCheck(mform, "moe_a2a_overlap", "Overlap all-to-all with another micro-batch",
+             "DualPipe / 1F1B all-to-all overlap: dispatch and combine hide behind another "
+             "micro-batch's compute, which loses the SMs the communication kernels hold while "
+             "they run.");
+    auto* note = new QLabel("EP and ETP split the experts only; attention runs on TP × CP × DP.");
+    note->setWordWrap(true);
+    mform->addRow(note);
+    outer->addWidget(moe_);
+    connect(imbalance_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"model.moe.load_imbalance", v}}, "load imbalance", imbalance_);
+    });
+    connect(capacity_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"model.moe.capacity_factor", v}}, "capacity factor", capacity_);
+    });
+    connect(nodeLimit_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyEdits({{"strategy.moe_node_limit", v}}, "node limit", nodeLimit_);
+    });
+    connect(dispatcher, &QComboBox::currentIndexChanged, this, [this](int i) {
+        applyEdits({{"strategy.moe_dispatcher", i == 1 ? "deepep" : "all_to_all"}}, "dispatch",
+                   combos_["moe_dispatcher"]);
+    });
+    for (const char* key : {"moe_fp8_dispatch", "moe_fused_mlp", "moe_a2a_overlap"}) {
+        const QString k = key;
+        connect(checks_[k], &QCheckBox::toggled, this, [this, k](bool on) {
+            applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
+        });
+    }
+}
+
+/// What fine-tuning freezes: layers, components, LoRA.
+void StrategyPanel::buildFineTuning(QVBoxLayout* outer) {
+    // Fine-tuning: frozen components (workload.frozen).
+    frozen_ = new QGroupBox("Fine-tuning (frozen components)");
+    auto* fform = new QFormLayout(frozen_);
+    frozenFirst_ = new QSpinBox;
+    frozenFirst_->setRange(0, 1 << 20);
+    frozenFirst_->setToolTip("The first frozen transformer layer (0 = from the bottom).");
+    frozenCount_ = new QSpinBox;
+    frozenCount_->setRange(0, 1 << 20);
+    frozenCount_->setSpecialValueText("none");
+    frozenCount_->setToolTip(
+        "Frozen layers: no weight gradients, gradient reduction or optimizer state. Gradients "
+        "still flow through them when something below trains; when nothing does, they run "
+        "forward only and keep no activations. A pipeline is paced by its slowest stage: "
+        "freezing one stage's layers does not speed the step.");
+    for (auto* sb : {frozenFirst_, frozenCount_})
+        sb->setKeyboardTracking(false);
+    loraRank_ = new QSpinBox;
+    loraRank_->setRange(0, 1 << 16);
+    loraRank_->setSpecialValueText("off");
+    loraRank_->setKeyboardTracking(false);
+    loraRank_->setToolTip("LoRA (Hu et al. 2021): rank-r adapters beside the linear layers; the "
+                          "whole base model is frozen and only the adapters train (their "
+                          "gradients, reduction and optimizer state). The adapters' skinny GEMMs "
+                          "are memory-bound: they cost more time than their FLOPs suggest.");
+    fform->addRow("LoRA rank", loraRank_);
+    addCombo(fform, "lora_targets", "LoRA on", {"all", "attention", "mlp"},
+             "Which linear layers carry adapters: the attention's Q, K, V and output projections, "
+             "the MLP's matrices, or both (MoE layers: attention only).");
+    addCombo(fform, "lora_base", "LoRA base", {"bf16", "fp8", "nf4"},
+             "The frozen base's stored width: bf16, FP8, or QLoRA's NF4 (4.127 bits with double "
+             "quantization). Below bf16 each use of a weight dequantizes it first (a memory "
+             "pass); the embedding and head stay 16-bit.");
+    fform->addRow("Frozen layers from", frozenFirst_);
+    fform->addRow("Frozen layer count", frozenCount_);
+    addCheck(fform, "frozen_embedding", "Freeze the embedding",
+             "Token or patch embedding (DLRM: the embedding tables: no backward, no gradient "
+             "all-to-all, no optimizer rows).");
+    addCheck(fform, "frozen_head", "Freeze the head",
+             "Final norm and LM head or classifier: its input gradient is still computed when "
+             "something below trains.");
+    addCheck(fform, "frozen_bottom_mlp", "Freeze the bottom MLP", "DLRM: the dense-feature MLP.");
+    addCheck(fform, "frozen_top_mlp", "Freeze the top MLP",
+             "DLRM: the top MLP and the interaction's weights; its input gradients still flow "
+             "when the tables or the bottom MLP train.");
+    outer->addWidget(frozen_);
+    for (auto* sb : {frozenFirst_, frozenCount_, loraRank_})
+        connect(sb, &QSpinBox::valueChanged, this, [this, sb](int) { applyFrozen(sb); });
+    for (const char* key : {"lora_targets", "lora_base"}) {
+        QComboBox* c = combos_[key];
+        connect(c, &QComboBox::currentIndexChanged, this, [this, c](int) { applyFrozen(c); });
+    }
+    for (const char* key :
+         {"frozen_embedding", "frozen_head", "frozen_bottom_mlp", "frozen_top_mlp"}) {
+        QCheckBox* c = checks_[key];
+        connect(c, &QCheckBox::toggled, this, [this, c](bool) { applyFrozen(c); });
+    }
+}
+
+/// Serving precision, mode and latency objectives.
+void StrategyPanel::buildServing(QVBoxLayout* outer) {
+    serving_ = new QGroupBox("Serving");
+    auto* sform = new QFormLayout(serving_);
+    auto* precision =
+        addCombo(sform, "precision", "Precision", {"bf16", "fp8", "fp4"},
+                 "Precision of weights, activations and KV cache (the GPU needs a peak for it).");
+    auto* mode = addCombo(sform, "mode", "Mode", {"offline", "server"},
+                          "Offline: maximum throughput. Server: the largest batch that meets the "
+                          "latency objectives.");
+    ttft_ = new QDoubleSpinBox;
+    ttft_->setRange(0, 600);
+    ttft_->setDecimals(3);
+    ttft_->setSuffix(" s");
+    ttft_->setSpecialValueText("none");
+    ttft_->setToolTip("Time-to-first-token objective (0 = none).");
+    tpot_ = new QDoubleSpinBox;
+    tpot_->setRange(0, 60000);
+    tpot_->setDecimals(1);
+    tpot_->setSuffix(" ms");
+    tpot_->setSpecialValueText("none");
+    tpot_->setToolTip("Time-per-output-token objective (0 = none); drawn as the box on the "
+                      "latency-throughput chart.");
+    for (auto* sb : {ttft_, tpot_})
+        sb->setKeyboardTracking(false);
+    sform->addRow("TTFT objective", ttft_);
+    sform->addRow("TPOT objective", tpot_);
+    outer->addWidget(serving_);
+    connect(precision, &QComboBox::currentTextChanged, this, [this](const QString& p) {
+        const std::string v = p.toStdString();
+        applyEdits({{"workload.precision", v},
+                    {"workload.weight_precision", v},
+                    {"workload.kv_precision", v}},
+                   "serving precision", combos_["precision"]);
+    });
+    connect(mode, &QComboBox::currentTextChanged, this, [this](const QString& m) {
+        applyEdits({{"workload.mode", m.toStdString()}}, "serving mode", combos_["mode"]);
+    });
+    connect(ttft_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.ttft_objective_s", v}}, "TTFT objective", ttft_);
+    });
+    connect(tpot_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.tpot_objective_s", v / 1e3}}, "TPOT objective", tpot_);
+    });
+}
+
+/// The sharding, recompute, offload, placement and overlap switches, each one undoable edit.
+void StrategyPanel::connectSwitches() {
+    connect(combos_["zero_stage"], &QComboBox::currentIndexChanged, this, [this](int i) {
+        applyEdits({{"strategy.zero_stage", i}}, "ZeRO stage", combos_["zero_stage"]);
+    });
+    connect(combos_["recompute"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
+        // A layer count applies to full recompute only: leaving full recomputes no layer fully.
+        std::vector<std::pair<std::string, nlohmann::json>> edits{
+            {"strategy.recompute", t.toStdString()}};
+        if (t != "full") edits.push_back({"strategy.recompute_layers", 0});
+        applyEdits(edits, "recompute", combos_["recompute"]);
+    });
+    connect(recomputeLayers_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyEdits({{"strategy.recompute_layers", v}}, "layers recomputed", recomputeLayers_);
+    });
+    connect(offloadLayers_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyEdits({{"strategy.offload_layers", v}}, "layers offloaded", offloadLayers_);
+    });
+    connect(combos_["placement"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const QString& d : t.split(", "))
+            arr.push_back(d.toStdString());
+        applyEdits({{"strategy.placement", arr}}, "placement", combos_["placement"]);
+    });
+    for (const char* key : {"sequence_parallel", "tp_comm_overlap", "dp_overlap", "cuda_graphs"}) {
+        const QString k = key;
+        connect(checks_[k], &QCheckBox::toggled, this, [this, k](bool on) {
+            applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
+        });
+    }
+}
+
+} // namespace madmax::ui
