@@ -11,6 +11,7 @@ packages=(
   qt6-base-dev qt6-charts-dev      # the explorer: Qt Widgets + Qt Charts (6.4)
   qt6-svg-dev libgl-dev            # SVG export; OpenGL headers Qt's CMake config asks for
   fonts-dejavu-core                # the explicit figure font; real text offscreen
+  python3                          # tools/check-structure.py (a ctest test) and tools/mutate.py
 )
 missing=()
 for p in "${packages[@]}"; do
