@@ -1,6 +1,8 @@
 // madmax-explorer: the desktop explorer. Opens straight onto the built-in default scenario (or
 // the last session, or the scenario given); `--screenshot FILE` grabs the window once the first
 // result is shown, then exits.
+#include "codesign_panel.hpp"
+#include "design_space_panel.hpp"
 #include "main_window.hpp"
 
 #include <QApplication>
@@ -46,7 +48,15 @@ int main(int argc, char** argv) {
                                  "Do not restore the last session's scenario and layout.");
     QCommandLineOption size("size", "Window size for --screenshot, e.g. 1280x720 (default 1600x1000).",
                             "WxH", "1600x1000");
+    QCommandLineOption tab("tab",
+                           "Bring a tab forward: strategy, scenario, explorer, design-space or "
+                           "co-design (repeatable: one editor tab and one view tab).",
+                           "NAME");
+    QCommandLineOption run("run", "With --screenshot: first run the shown view's search "
+                                  "(Design space) or hardware sensitivity (Co-design).");
     parser.addOption(screenshot);
+    parser.addOption(tab);
+    parser.addOption(run);
     parser.addOption(size);
     parser.addOption(noRestore);
     parser.addPositionalArgument("scenario", "Scenario file or preset id to open (default: the "
@@ -59,6 +69,14 @@ int main(int argc, char** argv) {
         options.scenario = parser.positionalArguments().first();
     madmax::ui::MainWindow window(options);
 
+    for (const QString& name : parser.values(tab))
+        if (!window.showTab(name)) {
+            std::fprintf(stderr,
+                         "error: --tab: no tab \"%s\" (strategy, scenario, explorer, "
+                         "design-space, co-design)\n",
+                         qPrintable(name));
+            return 2;
+        }
     if (parser.isSet(screenshot)) {
         const QString file = parser.value(screenshot);
         const QStringList wh = parser.value(size).split('x');
@@ -71,13 +89,33 @@ int main(int argc, char** argv) {
             return 2;
         }
         window.resize(w, h);
-        QObject::connect(&window, &madmax::ui::MainWindow::resultShown, &window, [&window, file] {
+        auto shoot = [&window, file] {
             QTimer::singleShot(50, &window, [&window, file] {
                 const bool ok = window.grab().save(file, "PNG");
                 if (!ok) std::fprintf(stderr, "error: cannot write %s\n", qPrintable(file));
                 QApplication::exit(ok ? 0 : 2);
             });
-        });
+        };
+        const bool runFirst = parser.isSet(run);
+        QObject::connect(&window, &madmax::ui::MainWindow::resultShown, &window,
+                         [&window, shoot, runFirst, done = false]() mutable {
+                             if (done) return;
+                             done = true;
+                             QWidget* view = window.views()->currentWidget();
+                             if (runFirst && view == window.designSpace()) {
+                                 QObject::connect(window.designSpace(),
+                                                  &madmax::ui::DesignSpacePanel::searchFinished,
+                                                  &window, shoot);
+                                 window.designSpace()->runSearch();
+                             } else if (runFirst && view == window.coDesign()) {
+                                 QObject::connect(window.coDesign(),
+                                                  &madmax::ui::CoDesignPanel::runFinished,
+                                                  &window, shoot);
+                                 window.coDesign()->runSensitivity();
+                             } else {
+                                 shoot();
+                             }
+                         });
     }
     window.show();
     return app.exec();

@@ -226,6 +226,17 @@ void MainWindow::buildMenus() {
     help->addAction("&About MAD-Max Explorer", this, &MainWindow::about);
 }
 
+bool MainWindow::showTab(const QString& name) {
+    const QString want = name.toLower().replace('-', ' ');
+    for (QTabWidget* tabs : {qobject_cast<QTabWidget*>(leftPanel_), views_})
+        for (int i = 0; tabs && i < tabs->count(); ++i)
+            if (tabs->tabText(i).toLower().replace('-', ' ') == want) {
+                tabs->setCurrentIndex(i);
+                return true;
+            }
+    return false;
+}
+
 ExplorerChart* MainWindow::chart(const QString& id) const {
     if (ExplorerChart* c = charts_.value(id)) return c;
     if (ExplorerChart* c = designSpace_->chart(id)) return c;

@@ -43,6 +43,9 @@ class MainWindow : public QMainWindow {
     DesignSpacePanel* designSpace() { return designSpace_; }
     CoDesignPanel* coDesign() { return coDesign_; }
     QTabWidget* views() { return views_; }
+    /// Brings the editor tab (Strategy, Scenario) or view tab (Explorer, Design space,
+    /// Co-design) of this name forward, case and '-' for ' ' aside; false when none has it.
+    bool showTab(const QString& name);
     EvaluationWorker* worker() { return &worker_; }
     /// The evaluation the charts show now (generation 0 until the first result).
     const Evaluation& shown() const { return shown_; }
