@@ -79,8 +79,21 @@ int runFigure(const FigureRequest& r, const char* argv0) {
             r.chart.c_str());
         return 2;
     }
+    if (r.chart == "comparison" && r.pins.empty()) {
+        std::fprintf(stderr, "error: --chart comparison compares pinned scenarios: give "
+                             "--baseline SCENARIO (and --pin SCENARIO for more)\n");
+        return 2;
+    }
     ui::ChartInput in;
     in.current = &e;
+    for (std::size_t i = 0; i < r.pins.size(); ++i) {
+        const Scenario pin = loadScenario(r.pins[i], PresetLibrary::builtin(), {});
+        // Named as the user typed it (a preset id, or a file's name without its folder and
+        // extension): short enough for a legend, and what they will recognise.
+        const QString name = QFileInfo(QString::fromStdString(r.pins[i])).completeBaseName();
+        in.pinned.append({name, ui::evaluateForDisplay(i + 2, pin)});
+    }
+    if (!in.pinned.isEmpty()) in.baseline = &in.pinned.front();
     // The design-space and co-design charts need their searches first.
     SearchResult searched;
     std::vector<Sensitivity> sens;

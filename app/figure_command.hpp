@@ -25,6 +25,9 @@ struct FigureRequest {
     /// counts (default: the scenario's × 1/8 … ×4).
     std::vector<std::string> systems;
     std::vector<int> gpus;
+    /// --baseline and --pin: scenarios (files or preset ids) pinned beside this one, the
+    /// baseline first: the comparison chart's bars, every other chart's ghost bars and deltas.
+    std::vector<std::string> pins;
 };
 
 std::vector<std::string> figureChartNames();

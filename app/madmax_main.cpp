@@ -311,7 +311,8 @@ void addPresetsCommand(CLI::App& app) {
 void addFigureCommand(CLI::App& app, const char* argv0) {
     struct Options {
         cli::FigureRequest fig;
-        std::vector<std::string> sets;
+        std::vector<std::string> sets, pins;
+        std::string baseline;
         bool list = false;
     };
     auto o = std::make_shared<Options>();
@@ -351,6 +352,11 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
         ->delimiter(',')
         ->check(CLI::Range(1, 1 << 30))
         ->type_name("N,N,…");
+    figure->add_option("--baseline", o->baseline,
+                       "A scenario file or preset id pinned as the baseline: the comparison "
+                       "chart's 100%, every chart's ghost bars and deltas");
+    figure->add_option("--pin", o->pins,
+                       "Another scenario pinned beside the baseline (repeat; needs --baseline)");
     figure->add_option("-o,--output", fig.output, "Output file");
     figure->add_flag("--list", o->list, "Print the chart names and exit");
     figure->callback([o, argv0] {
@@ -365,6 +371,11 @@ void addFigureCommand(CLI::App& app, const char* argv0) {
         if (o->fig.output.empty()) throw InputError("-o", "", "required: the file to write");
         for (const auto& s : o->sets)
             o->fig.overrides.push_back(parseOverride(s));
+        if (!o->pins.empty() && o->baseline.empty())
+            throw InputError("--pin", "", "needs --baseline: the first pin is the baseline");
+        o->fig.pins.clear();
+        if (!o->baseline.empty()) o->fig.pins.push_back(o->baseline);
+        o->fig.pins.insert(o->fig.pins.end(), o->pins.begin(), o->pins.end());
         if (const int code = cli::runFigure(o->fig, argv0); code != 0)
             throw FigureFailed{code};
     });

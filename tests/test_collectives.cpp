@@ -1,4 +1,4 @@
-// Ring and hierarchical α–β collective times against hand-derived values (MODEL.md §3).
+// Ring and hierarchical α–β collective times against hand-derived values (docs/developer/model.md §3).
 #include "madmax/collectives.hpp"
 #include "test_support.hpp"
 

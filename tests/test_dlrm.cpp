@@ -1,7 +1,7 @@
 // DLRM (issue #11): a two-table model on the toy hardware of test_hand_derived.cpp (100 TFLOP/s
 // at efficiency 0.5, 1 TB/s HBM at efficiency 1, no launch cost or latency, 100 GB/s NVLink in
 // nodes of 8, 10 GB/s network). Each expected number is worked out in the comment above it from
-// WORKLOADS.md "DLRM", not read off the code; invariants and bad inputs follow.
+// docs/developer/workloads.md "DLRM", not read off the code; invariants and bad inputs follow.
 #include "madmax/dlrm.hpp"
 #include "madmax/dlrm_search.hpp"
 #include "madmax/engine.hpp"

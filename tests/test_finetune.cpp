@@ -1,7 +1,7 @@
 // Fine-tuning with frozen components (workload.frozen): hand-derived values on the toy of
 // test_hand_derived.cpp (100 TFLOP/s at efficiency 0.5, 1 TB/s HBM, no launch cost, 100 GB/s
 // NVLink), invariants over the presets, the DLRM's frozen parts, bad inputs and the seed's
-// finetune tasks. The physics (WORKLOADS.md, Fine-tuning): a frozen component computes no
+// finetune tasks. The physics (docs/developer/workloads.md, Fine-tuning): a frozen component computes no
 // weight gradient, reduces none and keeps no optimizer state or gradient buffer; activation
 // gradients still flow through a frozen layer when something below it trains.
 #include "test_support.hpp"

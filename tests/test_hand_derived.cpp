@@ -39,7 +39,7 @@ constexpr double kStageParams = 117449728.0;
 
 TEST_CASE("Hand-derived: DP gradient all-reduce is a ring over the NVLink domain") {
     // ZeRO-0, DP 8 inside one node, dp_overlap off: every byte is exposed. Gradients in bf16:
-    // 2 · 117,449,728 = 234,899,456 B. Ring all-reduce 2(n−1)/n · S / B (MODEL.md §3, NCCL
+    // 2 · 117,449,728 = 234,899,456 B. Ring all-reduce 2(n−1)/n · S / B (docs/developer/model.md §3, NCCL
     // tests' busbw): 1.75 · 234,899,456 / 1e11 = 4.110740e-3 s, however it is bucketed.
     const Result r = evaluate(toy({{"strategy.dp_overlap", false}}));
     CHECK(seconds(r, ParallelDim::DP, Collective::AllReduce) == Approx(4.110740e-3).epsilon(1e-6));
@@ -322,7 +322,7 @@ TEST_CASE("Hand-derived: an FSDP layer waits for its weights when the network is
 
 TEST_CASE("Hand-derived: FP8 GEMMs reach the efficiency of equal ideal time and pay their casts") {
     // The toy GPU with an FP8 peak of 200 TFLOP/s and a GEMM curve 0.25 at 1e9 FLOPs rising
-    // log-linearly to 0.75 at 1e11 (MODEL.md §2). MLP up GEMM: 2·1024·4096·1024 = 8.589935e9
+    // log-linearly to 0.75 at 1e11 (docs/developer/model.md §2). MLP up GEMM: 2·1024·4096·1024 = 8.589935e9
     // FLOPs. In bf16 its efficiency is 0.25 + 0.5·(log10 8.589935e9 − 9)/2 = 0.4834975, so
     // 8.589935e9 / (100e12 · 0.4834975) = 1.776625e-4 s.
     // In FP8 its ideal time equals that of a 16-bit GEMM of half the FLOPs (fixed costs take the

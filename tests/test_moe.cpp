@@ -1,7 +1,7 @@
 // Mixture of experts: numbers derived by hand on a toy MoE with round hardware numbers, the
 // invariants a MoE model must keep, the published parameter counts of the presets, and the
 // field-level errors of bad MoE input. Every expected value is worked out in its comment from
-// the formula's source (WORKLOADS.md "Mixture of experts"), not from the code.
+// the formula's source (docs/developer/workloads.md "Mixture of experts"), not from the code.
 #include "test_support.hpp"
 
 #include "madmax/codesign.hpp"

@@ -1,5 +1,5 @@
 // The reference-compatible engine against the seed reference code's own outputs
-// (tests/data/seed_reference.json, a copy of shared/seed/reference.json: 32 combinations of
+// (tests/data/seed_reference.json, a copy of tests/data/seed_reference.json: 32 combinations of
 // its model, system and task files, run unmodified). Every printed output within 1%.
 #include "madmax/error.hpp"
 #include "madmax/file_io.hpp"
@@ -133,7 +133,7 @@ TEST_CASE("madmax evaluate reads the seed's three files with the reference engin
     std::string out, err;
     REQUIRE(test::runCli(args + " --json", &out, &err) == 0);
     const json j = json::parse(out);
-    // DLRM_A on ZionEX-128 (SEED-FORMAT.md §1.1 worked check): 54.00 ms, 1.214 M samples/s.
+    // DLRM_A on ZionEX-128 (docs/reference/seed-format.md §1.1 worked check): 54.00 ms, 1.214 M samples/s.
     CHECK(j.at("iteration_time_ms").get<double>() == Approx(54.002422).epsilon(1e-6));
     CHECK(test::runCli(args + " --engine native", &out, &err) == 2);
     CHECK_THAT(err, Catch::Contains("--engine reference"));
@@ -163,7 +163,7 @@ TEST_CASE("The seed's LLM files convert to a native scenario, with every assumpt
     CHECK(assumed.size() >= 3);
     CHECK(evaluate(s).stepTimeS > 0);
     // Side by side, with what differs and why, in numbers. DC_A's reference bandwidths
-    // (SEED-FORMAT.md §1.2): intra = 12 × 50/2 GB/s × 0.6667 = 200.0 GB/s, inter = 8 ports ×
+    // (docs/reference/seed-format.md §1.2): intra = 12 × 50/2 GB/s × 0.6667 = 200.0 GB/s, inter = 8 ports ×
     // 25/2 GB/s × 0.56 / 8 GPUs = 7.0 GB/s, across nodes 0.2746·200.0 + 0.7254·7.0 = 60.0 GB/s.
     {
         const seed::Model m = seed::parseModel(llama.at("model"), "m.json");
@@ -233,7 +233,7 @@ TEST_CASE("The seed's shipped files are built in and reproduce the reference out
             if (seed::loadFile(kind, id).value("name", "") == name) return id;
         return "";
     };
-    // The whole model_cfgs/ zoo of SEED-FORMAT.md §1.8 (33 files); every system file of §1.8
+    // The whole model_cfgs/ zoo of docs/reference/seed-format.md §1.8 (33 files); every system file of §1.8
     // (ZionEX 3, DC-A 2, and the artifact repository's 61 cloud files: 21 + 21 + 19); every
     // shipped task file (12).
     CHECK(seed::builtinIds("models").size() == 33);
@@ -261,7 +261,7 @@ TEST_CASE("The seed's shipped files are built in and reproduce the reference out
 
 TEST_CASE("The seed's whole model zoo is built in: DLRM F and I, their MoE and Transformer kin, "
           "LLaMA, ViT and DINOv2") {
-    // Every model file SEED-FORMAT.md §1.8 lists (facebookresearch/ScaleExplorer @ 7aebab8,
+    // Every model file docs/reference/seed-format.md §1.8 lists (facebookresearch/ScaleExplorer @ 7aebab8,
     // madmax/model_cfgs/), by id.
     for (const char* id :
          {"dlrm_a", "dlrm_a_small", "dlrm_f", "dlrm_i", "dlrm_i_small", "dlrm_a_moe",
@@ -281,7 +281,7 @@ TEST_CASE("The seed's whole model zoo is built in: DLRM F and I, their MoE and T
     // DLRM-F (4+4 MLP layers of 560, 64 tables x 732M rows x 256, pooling 20, fp16 embeddings)
     // on ZionEX-128 (A100: TF32 156 TFLOP/s x 0.705, HBM 1555 GB/s x 0.836) with dlrm_train
     // (mp128 embeddings over the global batch 65,536; fsdp128 MLPs at 512 per GPU), by
-    // SEED-FORMAT.md's facts 2 and 3:
+    // docs/reference/seed-format.md's facts 2 and 3:
     const auto f = ref("dlrm_f", "zionex_128", "dlrm_train");
     // lookups: 64·20·256·2 B x 65,536 / 128 / (1555e9·0.836), forward and backward = 0.5163 ms;
     CHECK(f.embS * 1e3 == Approx(2.0 * 64 * 20 * 256 * 2 * 65536.0 / 128 / (1555e9 * 0.836) * 1e3)
@@ -293,7 +293,7 @@ TEST_CASE("The seed's whole model zoo is built in: DLRM F and I, their MoE and T
     // 64 tables x 732M rows x 256 x 2 B over 128 GPUs: 187.39 GB of embeddings per device
     // (the reference checks no capacity).
     CHECK(f.embWeightsBytesPerDevice == Approx(64 * 732e6 * 256 * 2 / 128).epsilon(1e-9));
-    // Rows affect memory only (SEED-FORMAT.md §1.2): DLRM-I-Small times exactly as DLRM-I.
+    // Rows affect memory only (docs/reference/seed-format.md §1.2): DLRM-I-Small times exactly as DLRM-I.
     const auto i = ref("dlrm_i", "dc_A_128", "dlrm_train");
     const auto is = ref("dlrm_i_small", "dc_A_128", "dlrm_train");
     CHECK(is.iterationS == i.iterationS);

@@ -1,5 +1,5 @@
 // Accuracy against the published measurements in tests/data/public.json (a copy of
-// shared/validation/public.json; sources in each case and in tests/data/VALIDATION.md).
+// presets/validation/public.json; sources in each case and in tests/data/VALIDATION.md).
 #include "madmax/engine.hpp"
 #include "madmax/error.hpp"
 #include "madmax/memory.hpp"

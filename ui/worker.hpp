@@ -1,4 +1,4 @@
-// Runs the engine off the GUI thread; the newest request wins (QT-NOTES.md "Latest request wins").
+// Runs the engine off the GUI thread; the newest request wins (docs/developer/qt-notes.md "Latest request wins").
 #pragma once
 
 #include "evaluation.hpp"

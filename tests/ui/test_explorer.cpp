@@ -519,7 +519,7 @@ TEST_CASE("Import the seed's files: reference result, native side by side, open 
     ui::SeedImportDialog dlrm(&w);
     dlrm.setFiles("dlrm_a", "zionex_128", "dlrm_train_val_128");
     const QString text = dlrm.run();
-    // SEED-FORMAT.md §1.1 worked check: 54.00 ms.
+    // docs/reference/seed-format.md §1.1 worked check: 54.00 ms.
     CHECK(text.contains("Iteration time       54.002 ms"));
     CHECK(text.contains("--engine reference")); // the seed DLRM has no interaction: said so
     CHECK_FALSE(dlrm.scenario().has_value());

@@ -3,6 +3,7 @@
 #include "charts/chart_factory.hpp"
 #include "export.hpp"
 #include "madmax/codesign.hpp"
+#include "madmax/engine.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/search.hpp"
 #include "presets_store.hpp"
@@ -440,4 +441,43 @@ TEST_CASE("A series keeps its colour whatever else is drawn (explorer and figure
     REQUIRE(alone.isValid());
     CHECK(currentColour(1) == alone);
     CHECK(currentColour(3) == alone);
+}
+
+TEST_CASE("madmax figure compares pinned scenarios: --baseline first, --pin after, then the current") {
+    // The comparison chart's table holds each scenario's absolute numbers; every row must be
+    // what evaluate() predicts for that scenario (the current one with its --set overrides).
+    QTemporaryDir dir;
+    const QString out = dir.filePath("cmp.csv");
+    QProcess p;
+    p.start(MADMAX_CLI, {"figure", "default", "--set", "strategy.tp=4", "--set", "strategy.dp=16",
+                         "--chart", "comparison", "--baseline", "default", "--pin",
+                         "llama2-7b-8-a100-40gb", "-o", out});
+    REQUIRE(p.waitForFinished(60000));
+    REQUIRE(p.exitCode() == 0);
+    const QStringList lines = QString::fromUtf8(readAll(out)).trimmed().split('\n');
+    REQUIRE(lines.size() == 4);
+    const PresetLibrary& lib = PresetLibrary::builtin();
+    const Scenario tp4 = loadScenario("default", lib,
+                                      {parseOverride("strategy.tp=4"), parseOverride("strategy.dp=16")});
+    const std::vector<std::pair<QString, Scenario>> want = {
+        {"default", loadScenario("default", lib)},
+        {"llama2-7b-8-a100-40gb", loadScenario("llama2-7b-8-a100-40gb", lib)},
+        {"Current", tp4}};
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const QStringList cells = lines[int(i) + 1].split(',');
+        REQUIRE(cells.size() == 4);
+        CHECK(cells[0] == want[i].first);
+        const Result r = evaluate(want[i].second);
+        CHECK(cells[1].toDouble() == Approx(r.tokensPerSPerGpu).epsilon(1e-4));
+        CHECK(cells[3].toDouble() == Approx(r.stepTimeS).epsilon(1e-4));
+    }
+    // Without a baseline there is nothing to compare: refused, naming the option to add.
+    p.start(MADMAX_CLI, {"figure", "--chart", "comparison", "-o", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 2);
+    CHECK(p.readAllStandardError().contains("--baseline"));
+    p.start(MADMAX_CLI, {"figure", "--chart", "comparison", "--pin", "default", "-o", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 2);
+    CHECK(p.readAllStandardError().contains("needs --baseline"));
 }

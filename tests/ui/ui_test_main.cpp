@@ -1,5 +1,5 @@
 // The UI tests' own main: the offscreen platform is set before QApplication exists, so the
-// tests (and catch_discover_tests at build time) run without a display (QT-NOTES.md).
+// tests (and catch_discover_tests at build time) run without a display (docs/developer/qt-notes.md).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 

@@ -28,7 +28,7 @@ CommChart::CommChart(QWidget* parent) : ExplorerChart(parent) {
 
 QString CommChart::description() const {
     return "Each collective of each parallel dimension: 'serialized' is the time it occupies its "
-           "stream over the step, 'exposed' the time the compute stream waited for it (MODEL.md "
+           "stream over the step, 'exposed' the time the compute stream waited for it (docs/developer/model.md "
            "§4). "
            "Collective times are hierarchical α–β rings over the network tiers the group spans.";
 }

@@ -101,7 +101,7 @@ void styleComponentSets(const std::vector<QBarSet*>& sets, const std::vector<Com
 void showComponentTooltips(QAbstractBarSeries* series, const std::vector<QBarSet*>& sets,
                            std::vector<Component> components, const QString& unit);
 
-/// The two axes of a bar chart, created once (QT-NOTES.md "Charts").
+/// The two axes of a bar chart, created once (docs/developer/qt-notes.md "Charts").
 struct BarAxes {
     QBarCategoryAxis* categories;
     QValueAxis* values;

@@ -107,7 +107,7 @@ QString componentTooltip(Component c) {
     switch (c) {
     case Component::Forward:
         return "Forward compute of the critical pipeline stage over all micro-batches: per op "
-               "max(FLOPs/(peak·η), bytes/(HBM·η)) + launch (MODEL.md §2).";
+               "max(FLOPs/(peak·η), bytes/(HBM·η)) + launch (docs/developer/model.md §2).";
     case Component::Backward:
         return "Backward compute: 2× the forward GEMMs (data and weight gradients), 2.5× for flash "
                "attention (Dao 2023).";

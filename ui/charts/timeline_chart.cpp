@@ -117,7 +117,7 @@ TimelineChart::TimelineChart(QWidget* parent) : ExplorerChart(parent) {
 
 QString TimelineChart::description() const {
     return "The ops of one micro-batch on the slowest pipeline stage, list-scheduled onto the "
-           "compute stream and the communication streams (MODEL.md §4). Gaps on the compute lane "
+           "compute stream and the communication streams (docs/developer/model.md §4). Gaps on the compute lane "
            "are exposed communication. Hover a box for the op.";
 }
 

@@ -1,4 +1,4 @@
-// Hierarchical α–β collective costs over a tiered network (MODEL.md §3).
+// Hierarchical α–β collective costs over a tiered network (docs/developer/model.md §3).
 #pragma once
 
 #include "madmax/system.hpp"
@@ -28,7 +28,7 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
 /// Time of a point-to-point message between neighbours `stride` ranks apart.
 double p2pTime(const System& sys, long long stride, double bytes);
 
-/// One MoE dispatch or combine all-to-all over an EP group (WORKLOADS.md): what crosses each
+/// One MoE dispatch or combine all-to-all over an EP group (docs/developer/workloads.md): what crosses each
 /// tier per GPU and how long it takes.
 struct MoeA2aRequest {
     double tokens = 0;        ///< tokens this GPU sends (each to k experts)

@@ -1,5 +1,5 @@
 // Recommendation models (DLRM, DLRM-DCNv2, DLRM-Transformer, DLRM-MoE): shape, embedding
-// sharding plan and what the engine reports about them (WORKLOADS.md "DLRM").
+// sharding plan and what the engine reports about them (docs/developer/workloads.md "DLRM").
 #pragma once
 
 #include <array>
@@ -19,7 +19,7 @@ enum class DlrmInteraction : std::uint8_t {
 };
 std::string_view toString(DlrmInteraction k);
 
-/// TorchRec's sharding types (WORKLOADS.md): each has its own lookups and collectives.
+/// TorchRec's sharding types (docs/developer/workloads.md): each has its own lookups and collectives.
 enum class EmbSharding : std::uint8_t {
     TableWise,    ///< whole tables on one GPU; pooled all-to-all
     RowWise,      ///< rows split over the group; reduce-scatter of partial sums

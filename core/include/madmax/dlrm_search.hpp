@@ -1,4 +1,4 @@
-// The DLRM sharding-plan search (WORKLOADS.md "Search for DLRM"): a type per table group, the
+// The DLRM sharding-plan search (docs/developer/workloads.md "Search for DLRM"): a type per table group, the
 // 2-D group size and sparse pipelining, under HBM capacity, ranked by step time and explained.
 #pragma once
 

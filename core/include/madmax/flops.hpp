@@ -1,4 +1,4 @@
-// FLOP counting conventions (MODEL.md §1) shared by the engine, reports and validation.
+// FLOP counting conventions (docs/developer/model.md §1) shared by the engine, reports and validation.
 #pragma once
 
 #include "madmax/model.hpp"

@@ -1,4 +1,4 @@
-// Memory per GPU (MODEL.md §5): ZeRO sharding (Rajbhandari et al. SC20) and activations
+// Memory per GPU (docs/developer/model.md §5): ZeRO sharding (Rajbhandari et al. SC20) and activations
 // (Korthikanti et al. 2022), with the in-flight micro-batches of the pipeline schedule.
 #pragma once
 

@@ -10,11 +10,11 @@
 
 namespace madmax {
 
-/// Dense transformer, mixture of experts (WORKLOADS.md "Mixture of experts"), or a
-/// recommendation model (WORKLOADS.md "DLRM": tables, MLPs and an interaction; no layers).
+/// Dense transformer, mixture of experts (docs/developer/workloads.md "Mixture of experts"), or a
+/// recommendation model (docs/developer/workloads.md "DLRM": tables, MLPs and an interaction; no layers).
 enum class ModelArch : std::uint8_t { Dense, Moe, Dlrm };
 
-/// Kinds of block a model is built from (MODEL.md §7). A dense transformer uses Embedding,
+/// Kinds of block a model is built from (docs/developer/model.md §7). A dense transformer uses Embedding,
 /// Attention, Mlp and LmHead; an MoE layer swaps the Mlp for a Moe block (router, routed and
 /// shared experts); DLRM will add EmbeddingBag and Interaction.
 enum class BlockKind : std::uint8_t { Embedding, Attention, Mlp, Moe, LmHead };

@@ -1,6 +1,6 @@
 // The seed's own files (MAD-Max reference code: model, system and task JSON) and a
 // reference-compatible engine that reproduces what that code computes, quirks included
-// (../shared/guide/SEED-FORMAT.md). Our native engine is the better-founded model; this one
+// (docs/reference/seed-format.md). Our native engine is the better-founded model; this one
 // exists so that users' files open and their numbers can be compared side by side.
 #pragma once
 
@@ -91,7 +91,7 @@ struct ReferenceResult {
     std::vector<TraceOp> compute, comm; ///< forward then backward, in issue order
 };
 
-/// The reference code's computation (SEED-FORMAT.md §1): effective rates, per-component parallel
+/// The reference code's computation (docs/reference/seed-format.md §1): effective rates, per-component parallel
 /// factors, the issue order of every op and the substring-dependency FIFO scheduler. Checks
 /// the reference code's legality assertions as errors naming the task field.
 ReferenceResult runReference(const Model& m, const System& s, const Task& t,
@@ -113,7 +113,7 @@ std::string formatReport(const Model& m, const System& s, const Task& t, const R
 
 /// The reference and the native engine side by side (step, compute, communication, exposed,
 /// throughput, memory), then what differs and why: each difference with its ratio and the
-/// convention behind it (SEED-FORMAT.md: flat utilisations, no latency term, FSDP on the first
+/// convention behind it (docs/reference/seed-format.md: flat utilisations, no latency term, FSDP on the first
 /// level, issue-order overlap, no memory check). `native`: the converted scenario evaluated.
 std::string formatComparison(const Model& m, const System& s, const Task& t,
                              const ReferenceResult& ref, const Result& native);

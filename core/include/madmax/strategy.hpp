@@ -10,7 +10,7 @@
 
 namespace madmax {
 
-/// How MoE tokens reach their experts (WORKLOADS.md "Dispatch / combine all-to-all").
+/// How MoE tokens reach their experts (docs/developer/workloads.md "Dispatch / combine all-to-all").
 enum class MoeDispatcher : std::uint8_t {
     AllToAll, ///< one flat all-to-all over the EP group (Megatron-Core "alltoall")
     DeepEp,   ///< hierarchical: once per destination node over RDMA, then NVLink fan-out

@@ -18,7 +18,7 @@ struct ComputeCalibration {
     double kernelLaunchS = 4e-6;      ///< fixed cost per kernel (launch + tail)
     /// Serving: FP8/FP4 GEMMs (TensorRT-LLM) reach this share of the 16-bit GEMM efficiency
     /// of equal ideal time. Training does not use it: there the casts of Transformer Engine are
-    /// modelled as their own memory passes (Workload::lowPrecisionScaling, MODEL.md §2).
+    /// modelled as their own memory passes (Workload::lowPrecisionScaling, docs/developer/model.md §2).
     double lowPrecisionGemmScale = 1.0;
     /// Serving: fraction of HBM bandwidth that decode reaches (weight and paged-KV reads).
     double decodeMemoryEfficiency = 0.8;

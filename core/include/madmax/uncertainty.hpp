@@ -25,7 +25,7 @@ struct UncertaintyBand {
 };
 
 /// The published measurements compiled in (presets/validation/public.json, a copy of
-/// shared/validation/public.json).
+/// presets/validation/public.json).
 const nlohmann::json& builtinValidationDataset();
 /// Their validation against the current engine, computed once per process.
 const ValidationReport& builtinValidationReport();

@@ -1,4 +1,4 @@
-// Predicting published measurements (schema "madmax-validation/1", shared/validation/README.md).
+// Predicting published measurements (schema "madmax-validation/1", docs/reference/validation-format.md).
 #pragma once
 
 #include "madmax/presets.hpp"

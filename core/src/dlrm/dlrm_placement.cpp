@@ -1,4 +1,4 @@
-// The embedding tables placed (WORKLOADS.md "DLRM"): lookups on the HBM roofline at cache-line
+// The embedding tables placed (docs/developer/workloads.md "DLRM"): lookups on the HBM roofline at cache-line
 // granularity, each sharding type's shards on the ranks of its group, the most loaded rank,
 // each sharding's collectives on the tiers its group spans; the memory per GPU and the rules.
 #include "dlrm/dlrm_engine.hpp"

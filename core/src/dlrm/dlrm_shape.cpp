@@ -1,4 +1,4 @@
-// A recommendation model's shape (WORKLOADS.md "DLRM"): tables, MLPs, the interaction, and the
+// A recommendation model's shape (docs/developer/workloads.md "DLRM"): tables, MLPs, the interaction, and the
 // parameters and FLOPs they add up to; the sharding and interaction names files use.
 #include "dlrm/dlrm_engine.hpp"
 

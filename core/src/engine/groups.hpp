@@ -1,4 +1,4 @@
-// The communication groups of a strategy on a system (MODEL.md §3 "Placement"): which ranks each
+// The communication groups of a strategy on a system (docs/developer/model.md §3 "Placement"): which ranks each
 // parallel dimension's collectives run over and which tiers they cross. A shared engine part:
 // every layered workload (dense, MoE, ViT) takes its groups from here.
 #pragma once

@@ -1,4 +1,4 @@
-// The stream rules of MODEL.md §4 as a builder: a block (attention, MLP, MoE, ...) places its
+// The stream rules of docs/developer/model.md §4 as a builder: a block (attention, MLP, MoE, ...) places its
 // compute ops and collectives onto the two-stream simulation through it, and the builder chains
 // their dependencies. A shared engine part: it knows streams, not workloads.
 #pragma once
@@ -8,7 +8,7 @@
 
 namespace madmax::detail {
 
-/// Builds a layer's op list with the stream rules of MODEL.md §4.
+/// Builds a layer's op list with the stream rules of docs/developer/model.md §4.
 class LayerBuilder {
   public:
     LayerBuilder(StreamSim& sim, const Strategy& st) : sim_(sim), st_(st) {}

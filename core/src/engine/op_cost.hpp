@@ -8,7 +8,7 @@
 
 namespace madmax::detail {
 
-/// The two roofline bounds of one GEMM C[M×N] = A[M×K]·W[K×N] on one GPU (MODEL.md §2): FLOPs at
+/// The two roofline bounds of one GEMM C[M×N] = A[M×K]·W[K×N] on one GPU (docs/developer/model.md §2): FLOPs at
 /// the calibrated shape-dependent efficiency, and HBM traffic for W, A and C. The one GEMM cost
 /// function of the training and serving engines.
 struct GemmBounds {
@@ -26,7 +26,7 @@ struct GemmPrecision {
     /// FLOPs → efficiency-curve key: the 16-bit peak ÷ this precision's peak. The curve is
     /// fitted on 16-bit GEMMs; a GEMM's fixed costs (launch, prologue, tail wave) take the same
     /// time at any precision, so an FP8 GEMM reaches the efficiency of the 16-bit GEMM with
-    /// the same ideal time, i.e. half its FLOPs (MODEL.md §2, "equal ideal time").
+    /// the same ideal time, i.e. half its FLOPs (docs/developer/model.md §2, "equal ideal time").
     double efficiencyKey = 1.0;
 };
 inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, double N,
@@ -45,7 +45,7 @@ inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, d
 /// (659 and 824 TFLOP/s): 0.681 / 0.983 = 0.69.
 inline constexpr double kFlashBackwardEfficiency = 0.69;
 
-/// A fused attention kernel's compute time (MODEL.md §2 "Attention"): its two (forward) or five
+/// A fused attention kernel's compute time (docs/developer/model.md §2 "Attention"): its two (forward) or five
 /// (backward) GEMMs on the tensor cores plus its softmax's exponentials — one per score,
 /// forward and again backward to recompute P — on the special-function units. The two add:
 /// each tile's scores feed the softmax and its probabilities the next GEMM, so the units wait
@@ -69,7 +69,7 @@ inline double softmaxOverTensor(const Gpu& gpu, double peak16, double flopsPerSc
     return gpu.expPerS > 0 && flopsPerScore > 0 ? peak16 / (gpu.expPerS * flopsPerScore) : 0.0;
 }
 
-/// Per-op time on one GPU (MODEL.md §2): max(FLOPs / (peak·η_c), bytes / (BW·η_m)) + launch.
+/// Per-op time on one GPU (docs/developer/model.md §2): max(FLOPs / (peak·η_c), bytes / (BW·η_m)) + launch.
 struct OpCoster {
     const Gpu& gpu;
     double peak;   ///< of the workload's GEMM precision
@@ -78,7 +78,7 @@ struct OpCoster {
     double gemmScale; ///< calibration's low-precision scale when the GEMMs run below 16 bits
     double efficiencyKey = 1.0; ///< see GemmPrecision::efficiencyKey
     /// HBM bytes moved per element of a GEMM's input to cast it below 16 bits (Transformer
-    /// Engine's cast/transpose kernels; 0 for 16-bit GEMMs). MODEL.md §2 "FP8 casts".
+    /// Engine's cast/transpose kernels; 0 for 16-bit GEMMs). docs/developer/model.md §2 "FP8 casts".
     double castBytes = 0;
 
     double memoryTime(double bytes) const {
@@ -96,7 +96,7 @@ struct OpCoster {
     }
     /// Grouped GEMM over `groups` experts sharing `rows` token rows (Megatron-Core grouped
     /// GEMM): every expert's weights are read, and each expert's GEMM has only rows/groups rows,
-    /// so its efficiency is that of the small GEMM (MODEL.md §2 at the real row count).
+    /// so its efficiency is that of the small GEMM (docs/developer/model.md §2 at the real row count).
     double groupedGemm(double rows, double N, double K, int groups) const {
         if (rows <= 0 || groups < 1) return 0.0;
         const double perExpertFlops = 2.0 * (rows / groups) * N * K;

@@ -1,4 +1,4 @@
-// A two-stream (three-lane) list scheduler for the ops of one layer (MODEL.md §4): compute,
+// A two-stream (three-lane) list scheduler for the ops of one layer (docs/developer/model.md §4): compute,
 // the TP/CP communication stream, and the data-parallel (FSDP) stream. An op starts when its
 // lane is free and its dependencies are done; time the compute lane waits on a communication op
 // is that op's *exposed* time. Fixed capacity: no allocation.

@@ -1,4 +1,4 @@
-// The MoE block's costs and its ops on the streams (WORKLOADS.md "MoE"; Megatron-Core's MoE
+// The MoE block's costs and its ops on the streams (docs/developer/workloads.md "MoE"; Megatron-Core's MoE
 // layer and token dispatchers, DeepEP, Transformer Engine's grouped GEMMs).
 #include "moe/moe_layer.hpp"
 

@@ -1,4 +1,4 @@
-// The mixture-of-experts room (WORKLOADS.md "MoE"): a MoE layer is the transformer's attention
+// The mixture-of-experts room (docs/developer/workloads.md "MoE"): a MoE layer is the transformer's attention
 // block followed by this block in place of the dense MLP: router, permutation, the dispatch
 // all-to-all over EP (flat, or DeepEP's per-node dedup), grouped expert GEMMs, the combine
 // all-to-all, shared experts, and the expert-data-parallel gradient groups.

@@ -1,4 +1,4 @@
-// The reference code's computation, reproduced (SEED-FORMAT.md §1): per-component parallel
+// The reference code's computation, reproduced (docs/reference/seed-format.md §1): per-component parallel
 // factors, one op list per stream in issue order, and a FIFO scheduler whose dependencies are
 // substrings of op names searched in the other stream only. Quirks are kept on purpose (see
 // the comments marked "quirk"); the native engine is where the physics is done properly.

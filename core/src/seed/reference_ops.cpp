@@ -1,4 +1,4 @@
-// The reference code's machinery (SEED-FORMAT.md §1): bandwidths per level, parallel factors,
+// The reference code's machinery (docs/reference/seed-format.md §1): bandwidths per level, parallel factors,
 // the parallel checks, op names, and the traces collected from the streams.
 #include "seed/reference_ops.hpp"
 

@@ -69,7 +69,7 @@ class Streams {
     Index compIndex_, commIndex_;
 };
 
-/// Effective bandwidths (SEED-FORMAT.md §1.0): lists indexed by strategy level.
+/// Effective bandwidths (docs/reference/seed-format.md §1.0): lists indexed by strategy level.
 struct Bandwidths {
     std::vector<double> a2a, ar, ag, rs;
 };

@@ -50,7 +50,7 @@ std::string formatReport(const Model& m, const System& s, const Task& t, const R
         o += buf;
     };
     o += "Reference-compatible mode: the MAD-Max seed code's computation, reproduced\n";
-    o += "(no latency term, no memory check; see SEED-FORMAT.md for its conventions)\n\n";
+    o += "(no latency term, no memory check; see docs/reference/seed-format.md for its conventions)\n\n";
     o += "Model      " + m.name + "\nSystem     " + s.name + " (" + std::to_string(s.devices) +
          " devices, " + std::to_string(s.nodes) + " nodes)\nTask       " + t.name + "\n\n";
     std::snprintf(buf, sizeof buf, "Iteration time       %.3f ms\n", r.iterationS * 1e3);

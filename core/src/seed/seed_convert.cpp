@@ -303,7 +303,7 @@ std::string formatComparison(const Model& m, const System& s, const Task& t,
                        ". The reference has no latency term and no (n-1)/n factor, and moves an "
                        "all-gather or reduce-scatter at twice the all-reduce bandwidth";
     if (s.nodes > 1) {
-        // SEED-FORMAT.md §1.2: per GPU, intra = links·(bw/2)·util, inter = ports·(bw/2)·util /
+        // docs/reference/seed-format.md §1.2: per GPU, intra = links·(bw/2)·util, inter = ports·(bw/2)·util /
         // GPUs per node, AR across nodes = p·intra + (1-p)·inter.
         const double intra = s.nvlinks * s.bwPerNvlink / 2 * s.nvlinkUtil;
         const double inter = s.ibPorts * s.ibBw / 2 * s.ibUtil / (double(s.devices) / s.nodes);
@@ -328,7 +328,7 @@ std::string formatComparison(const Model& m, const System& s, const Task& t,
         o += bullet("all-to-all: " + ratio(natA2a, ref.allToAllS) +
                     ". The reference moves b·s·h·bytes/E per dispatch or combine (1/" +
                     std::to_string(m.experts) +
-                    " of one copy of the batch, SEED-FORMAT.md §1.5); natively each token's " +
+                    " of one copy of the batch, docs/reference/seed-format.md §1.5); natively each token's " +
                     std::to_string(m.activeExperts) +
                     " routed copies travel to the GPUs holding their experts, the share of "
                     "destinations off the GPU over NVLink or the network.");

@@ -1,4 +1,4 @@
-// Strict reading of the seed's model, system and task files (SEED-FORMAT.md §1 and §1.8).
+// Strict reading of the seed's model, system and task files (docs/reference/seed-format.md §1 and §1.8).
 #include "files/embedded_presets.hpp"
 #include "madmax/error.hpp"
 #include "madmax/file_io.hpp"

@@ -1,4 +1,4 @@
-// Inference serving (MODEL.md §6; Pope et al. 2022): prefill is compute-bound; a decode step
+// Inference serving (docs/developer/model.md §6; Pope et al. 2022): prefill is compute-bound; a decode step
 // reads every weight once and the KV cache of every sequence, plus two latency-bound TP
 // all-reduces per layer and per-kernel overheads. Continuous batching interleaves the prefills
 // of new requests into the decode iterations; the batch is capped by KV-cache memory.

@@ -1,5 +1,5 @@
 // A stage's pass of one micro-batch, the pipeline schedule of the critical stage, and the step:
-// every distinct stage timed, the slowest sets the pace (MODEL.md §4).
+// every distinct stage timed, the slowest sets the pace (docs/developer/model.md §4).
 #include "training/step.hpp"
 
 #include "madmax/memory.hpp"

@@ -1,6 +1,6 @@
 // The step assembly of layered models (dense and MoE transformers, ViT): one layer of each kind
 // simulated on the streams from its blocks, the stages' passes, the pipeline schedule, the
-// data-parallel synchronisation, the optimizer and the step's totals (MODEL.md §4). The blocks
+// data-parallel synchronisation, the optimizer and the step's totals (docs/developer/model.md §4). The blocks
 // themselves live in their rooms (transformer/, moe/, vit/); BlockKind picks them here.
 #pragma once
 

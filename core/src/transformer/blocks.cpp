@@ -1,5 +1,5 @@
 // The dense blocks' ops on the streams, in the order Megatron-Core runs them: attention
-// (norm, QKV, core, output projection) and the MLP, each with its TP collectives (MODEL.md §4).
+// (norm, QKV, core, output projection) and the MLP, each with its TP collectives (docs/developer/model.md §4).
 #include "transformer/layer.hpp"
 
 namespace madmax::detail {

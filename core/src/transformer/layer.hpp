@@ -1,6 +1,6 @@
 // The transformer room: one layer's dense blocks (attention with GQA, MLA or sliding windows,
 // the dense MLP, LoRA adapters, context parallelism's merges) and a language model's stage
-// edges (embedding, LM head), costed op by op and laid onto the streams (MODEL.md §§1-4). The
+// edges (embedding, LM head), costed op by op and laid onto the streams (docs/developer/model.md §§1-4). The
 // MoE block (moe/) and ViT's edges (vit/) build on these types; training/ assembles the step.
 #pragma once
 

@@ -1,4 +1,4 @@
-// A dense layer's ops costed (MODEL.md §§1-2): attention projections (GQA, MLA), the attention
+// A dense layer's ops costed (docs/developer/model.md §§1-2): attention projections (GQA, MLA), the attention
 // core (FlashAttention or unfused), the MLP, LoRA adapters, QLoRA dequantisation, context
 // parallelism's merges, the TP, CP and FSDP collectives; and a language model's stage edges.
 #include "transformer/layer.hpp"
