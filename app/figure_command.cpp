@@ -32,6 +32,35 @@ void quietBenignQtMessages(QtMsgType type, const QMessageLogContext& ctx, const 
         return;
     std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, ctx, msg)));
 }
+/// The format is the output name's unless --format says it; never a silent default. False:
+/// refused, with the reason on stderr.
+bool resolveFormat(const FigureRequest& r, ui::ExportFormat* format) {
+    // The format is the output name's unless --format says it; never a silent default.
+    ui::ExportFormat named{};
+    const bool hasName =
+        ui::parseExportFormat(QFileInfo(QString::fromStdString(r.output)).suffix(), &named);
+    if (r.format.empty()) {
+        if (!hasName) {
+            std::fprintf(stderr,
+                         "error: -o: %s: cannot tell the format from the file name: end it in "
+                         ".svg, .pdf, .png, .csv or .json, or give --format\n",
+                         r.output.c_str());
+            return false;
+        }
+        *format = named;
+    } else if (!ui::parseExportFormat(QString::fromStdString(r.format), format)) {
+        std::fprintf(stderr, "error: --format: \"%s\" is not one of svg, pdf, png, csv, json\n",
+                     r.format.c_str());
+        return false;
+    } else if (hasName && named != *format) {
+        std::fprintf(stderr,
+                     "error: -o: %s: the file name says .%s but --format is %s; make them "
+                     "agree\n",
+                     r.output.c_str(), qPrintable(ui::extensionOf(named)), r.format.c_str());
+        return false;
+    }
+    return true;
+}
 } // namespace
 
 int runFigure(const FigureRequest& r, const char* argv0) {
@@ -41,30 +70,8 @@ int runFigure(const FigureRequest& r, const char* argv0) {
     char* argv[] = {const_cast<char*>(argv0), nullptr};
     QApplication app(argc, argv);
 
-    // The format is the output name's unless --format says it; never a silent default.
-    ui::ExportFormat named{}, format{};
-    const bool hasName = ui::parseExportFormat(
-        QFileInfo(QString::fromStdString(r.output)).suffix(), &named);
-    if (r.format.empty()) {
-        if (!hasName) {
-            std::fprintf(stderr,
-                         "error: -o: %s: cannot tell the format from the file name: end it in "
-                         ".svg, .pdf, .png, .csv or .json, or give --format\n",
-                         r.output.c_str());
-            return 2;
-        }
-        format = named;
-    } else if (!ui::parseExportFormat(QString::fromStdString(r.format), &format)) {
-        std::fprintf(stderr, "error: --format: \"%s\" is not one of svg, pdf, png, csv, json\n",
-                     r.format.c_str());
-        return 2;
-    } else if (hasName && named != format) {
-        std::fprintf(stderr,
-                     "error: -o: %s: the file name says .%s but --format is %s; make them "
-                     "agree\n",
-                     r.output.c_str(), qPrintable(ui::extensionOf(named)), r.format.c_str());
-        return 2;
-    }
+    ui::ExportFormat format{};
+    if (!resolveFormat(r, &format)) return 2;
     if (!ui::chartIds().contains(QString::fromStdString(r.chart))) {
         std::fprintf(stderr, "error: --chart: no chart named \"%s\"; charts: %s\n", r.chart.c_str(),
                      qPrintable(ui::chartIds().join(", ")));

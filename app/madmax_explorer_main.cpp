@@ -11,11 +11,13 @@
 
 #include <cstdio>
 
-int main(int argc, char** argv) {
+namespace {
+
+/// Without a display, --screenshot renders offscreen (real text) and --help / --version only
+/// print; anything else says what to do instead of aborting inside Qt. False: refused.
+bool chooseHeadlessPlatform(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
         qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
-        // No display: --screenshot renders offscreen (real text), and --help / --version only
-        // print; anything else says what to do instead of aborting inside Qt.
         bool headless = false;
         for (int i = 1; i < argc; ++i) {
             const QByteArray a(argv[i]);
@@ -27,10 +29,47 @@ int main(int argc, char** argv) {
                          "error: no display (DISPLAY and WAYLAND_DISPLAY are unset). Run it in a "
                          "desktop session, render a picture with --screenshot FILE, or use the "
                          "command line: madmax evaluate\n");
-            return 2;
+            return false;
         }
         qputenv("QT_QPA_PLATFORM", "offscreen");
     }
+    return true;
+}
+
+/// Saves a PNG of the window once its first result is shown (after the shown view's search or
+/// sensitivity when `runFirst`), then quits with 0, or 2 when the file cannot be written.
+void shootWhenShown(madmax::ui::MainWindow& window, const QString& file, bool runFirst) {
+    auto shoot = [&window, file] {
+        QTimer::singleShot(50, &window, [&window, file] {
+            const bool ok = window.grab().save(file, "PNG");
+            if (!ok) std::fprintf(stderr, "error: cannot write %s\n", qPrintable(file));
+            QApplication::exit(ok ? 0 : 2);
+        });
+    };
+    QObject::connect(
+        &window, &madmax::ui::MainWindow::resultShown, &window,
+        [&window, shoot, runFirst, done = false]() mutable {
+            if (done) return;
+            done = true;
+            QWidget* view = window.views()->currentWidget();
+            if (runFirst && view == window.designSpace()) {
+                QObject::connect(window.designSpace(),
+                                 &madmax::ui::DesignSpacePanel::searchFinished, &window, shoot);
+                window.designSpace()->runSearch();
+            } else if (runFirst && view == window.coDesign()) {
+                QObject::connect(window.coDesign(), &madmax::ui::CoDesignPanel::runFinished,
+                                 &window, shoot);
+                window.coDesign()->runSensitivity();
+            } else {
+                shoot();
+            }
+        });
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (!chooseHeadlessPlatform(argc, argv)) return 2;
     QApplication app(argc, argv);
     QApplication::setApplicationName("madmax-explorer");
     QApplication::setOrganizationName("madmax");
@@ -46,7 +85,8 @@ int main(int argc, char** argv) {
         "FILE");
     QCommandLineOption noRestore("no-restore",
                                  "Do not restore the last session's scenario and layout.");
-    QCommandLineOption size("size", "Window size for --screenshot, e.g. 1280x720 (default 1600x1000).",
+    QCommandLineOption size("size",
+                            "Window size for --screenshot, e.g. 1280x720 (default 1600x1000).",
                             "WxH", "1600x1000");
     QCommandLineOption tab("tab",
                            "Bring a tab forward: strategy, scenario, explorer, design-space or "
@@ -84,38 +124,13 @@ int main(int argc, char** argv) {
         const int w = wh.size() == 2 ? wh[0].toInt(&okW) : 0;
         const int h = wh.size() == 2 ? wh[1].toInt(&okH) : 0;
         if (!okW || !okH || w < 320 || h < 240 || w > 10000 || h > 10000) {
-            std::fprintf(stderr, "error: --size: \"%s\" is not WIDTHxHEIGHT (320x240 to 10000x10000)\n",
+            std::fprintf(stderr,
+                         "error: --size: \"%s\" is not WIDTHxHEIGHT (320x240 to 10000x10000)\n",
                          qPrintable(parser.value(size)));
             return 2;
         }
         window.resize(w, h);
-        auto shoot = [&window, file] {
-            QTimer::singleShot(50, &window, [&window, file] {
-                const bool ok = window.grab().save(file, "PNG");
-                if (!ok) std::fprintf(stderr, "error: cannot write %s\n", qPrintable(file));
-                QApplication::exit(ok ? 0 : 2);
-            });
-        };
-        const bool runFirst = parser.isSet(run);
-        QObject::connect(&window, &madmax::ui::MainWindow::resultShown, &window,
-                         [&window, shoot, runFirst, done = false]() mutable {
-                             if (done) return;
-                             done = true;
-                             QWidget* view = window.views()->currentWidget();
-                             if (runFirst && view == window.designSpace()) {
-                                 QObject::connect(window.designSpace(),
-                                                  &madmax::ui::DesignSpacePanel::searchFinished,
-                                                  &window, shoot);
-                                 window.designSpace()->runSearch();
-                             } else if (runFirst && view == window.coDesign()) {
-                                 QObject::connect(window.coDesign(),
-                                                  &madmax::ui::CoDesignPanel::runFinished,
-                                                  &window, shoot);
-                                 window.coDesign()->runSensitivity();
-                             } else {
-                                 shoot();
-                             }
-                         });
+        shootWhenShown(window, file, parser.isSet(run));
     }
     window.show();
     return app.exec();

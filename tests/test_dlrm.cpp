@@ -251,7 +251,7 @@ TEST_CASE("DLRM invariants: one 2-D group equals plain sharding, row-wise never 
 TEST_CASE("DLRM hand-derived: eager launches bound the step by the host's kernel count") {
     // One GPU, the toy model, 100 µs a launch: every segment's GPU time (well under a µs a
     // kernel on the toy hardware) hides behind the host, so the step is the kernel count ×
-    // 100 µs (README "The host launch bound", DLRM). Fused tables, counted from its list:
+    // 100 µs (docs/reference/scenario.md "The host launch bound", DLRM). Fused tables, counted from its list:
     // inputs 4; bottom MLP forward 3 (one layer); gather 1; dot interaction 5; top MLP 3 + loss
     // 2; top backward 6 + loss 1; interaction backward 5; bottom backward 6 − 1 (the features
     // take no gradient); sort + fused backward-update 2; updates and gradient zeroing 4 per

@@ -107,8 +107,8 @@ TEST_CASE("Hand-derived: softmax exponentials add to fused attention's tensor-co
     EvaluateOptions withTimeline;
     withTimeline.timeline = true;
     // The toy layer's attention: T·keys·a = 1024 · 512 · 8 = 4,194,304 scores, one exponential
-    // each forward and again backward (P recomputed), which the tensor cores wait for (README
-    // "What the engine computes"). At 0.1·10¹² exponentials/s they take 4.194304e-5 s; the
+    // each forward and again backward (P recomputed), which the tensor cores wait for
+    // (docs/developer/physics.md). At 0.1·10¹² exponentials/s they take 4.194304e-5 s; the
     // forward's 2.147484e9 tensor FLOPs at 100 TFLOP/s 2.147484e-5 s: (2.147484e-5 +
     // 4.194304e-5) / 0.5 = 1.268358e-4 s. Backward: (2.5 · 2.147484e-5 + 4.194304e-5) /
     // (0.5 · 0.69) = 2.771888e-4 s.
@@ -286,8 +286,8 @@ TEST_CASE("Hand-derived: decode all-reduces twice per layer, and TTFT waits half
     // 2·(7/8)·16,384 / 1e11 = 2.8672e-7 s; 2 per layer × 4 layers = 2.29376e-6 s per step.
     const Result r = evaluate(toyServing(8));
     CHECK(r.inference.decodeCommS == Approx(2.29376e-6).epsilon(1e-6));
-    // TTFT: the prompt's own prefill plus, on average, half a running iteration (README
-    // "Inference serving").
+    // TTFT: the prompt's own prefill plus, on average, half a running iteration
+    // (docs/guide/serving.md).
     const auto& in = r.inference;
     CHECK(in.ttftS == Approx(in.prefillComputeS + in.prefillCommS + in.prefillOverheadS +
                              in.tpotS / 2)

@@ -83,7 +83,7 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 11.7% and max ≈ 70.1% (README "Validation"). One row stands outside 35%:
+    // median ≈ 11.7% and max ≈ 70.1% (docs/guide/calibration-and-validation.md "Validation"). One row stands outside 35%:
     // Qwen3-30B-A3B on 16 H100 (+70%, over-predicted: run, as its performance script sets,
     // without recompute — an earlier activation count that kept a copy of every expert output
     // made it not fit and inferred full recompute, +27.5% by accident). GPT-OSS-120B on 64
@@ -137,7 +137,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
 
 TEST_CASE("Every public case: median absolute error at most 10%, p90 at most 20%") {
     // Issue #12's "done means", over all 55 cases (training of every kind, serving,
-    // collectives), none skipped. This build: median 5.5%, p90 19.3% (README "Validation").
+    // collectives), none skipped. This build: median 5.5%, p90 19.3% (docs/guide/calibration-and-validation.md "Validation").
     const auto& r = report();
     CHECK(r.overall.count == 55);
     CHECK(r.overall.medianAbsPct <= 10.0);
@@ -416,7 +416,7 @@ TEST_CASE("Public DLRM rows: every one predicted, median at most 20%") {
     // Issue #11: the three DLRM training rows of public.json (TF2 on a DGX A100; the 2020
     // PyTorch example on one V100, FP32 and mixed precision), none skipped, median |error|
     // <= 20%. Nothing is fitted on them. This build: TF2 +13.9%, PyTorch FP32 +16.8%, mixed
-    // precision +110% (README "Validation": the 2020 PyTorch loop's unpriced host work). The
+    // precision +110% (docs/guide/calibration-and-validation.md "Validation": the 2020 PyTorch loop's unpriced host work). The
     // PyTorch rows price their eager per-table copies (test_dlrm.cpp); without them the FP32
     // row was +26.4% and the median 26.4%.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);

@@ -9,10 +9,14 @@ tests, run them, restore the file. A mutant is killed when the tests fail, survi
 pass, and is not counted when it does not compile (or is a literal in an array size, a format
 string and the like). Prints one line per mutant and the kill rate; exits 1 below --bar.
 
+It works on a copy of the tree (the files git tracks, and untracked ones it does not ignore,
+as they are in the working tree) in --tree, so the checkout is never touched and can be
+edited and built while it runs.
+
 Usage:
   tools/mutate.py [--count N] [--seed S] [--bar PCT] [--build-dir DIR] [--list] [--files GLOB...]
-Defaults: 40 mutants, seed 1, bar 90, build/mutation (a Release build without the GUI,
-configured on first use). `--list` prints the candidates and stops. About 40 s per mutant on
+Defaults: 40 mutants, seed 1, bar 90, the copy in build/mutation-tree and its Release build
+without the GUI in build/mutation-tree/build (configured on first use). `--list` prints the candidates and stops. About 40 s per mutant on
 two cores.
 """
 import argparse
@@ -65,7 +69,7 @@ def candidates(files):
     """(file, line number, column, old text, new text) of every mutant."""
     out = []
     for path in files:
-        rel = os.path.relpath(path, ROOT)
+        rel = os.path.relpath(path, base_of(path))
         for n, line in enumerate(open(path, encoding="utf-8"), 1):
             s = line.strip()
             if not s or s.startswith(("#", "//", "///", "*", "static_assert")):
@@ -86,6 +90,27 @@ def candidates(files):
     return out
 
 
+def base_of(path):
+    """The tree a candidate file lies in (the checkout or the copy)."""
+    parts = os.path.abspath(path).split(os.sep)
+    return os.sep.join(parts[:parts.index("core")])
+
+
+def copy_tree(tree):
+    """Mirror the checkout's files into `tree` (only files whose content differs are written,
+    so the copy's build stays incremental)."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.split("\n")
+    for rel in filter(None, listed):
+        src, dst = os.path.join(ROOT, rel), os.path.join(tree, rel)
+        if not os.path.isfile(src):
+            continue
+        if os.path.exists(dst) and open(src, "rb").read() == open(dst, "rb").read():
+            continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+
+
 def run(cmd, timeout):
     try:
         return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -99,11 +124,15 @@ def main():
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bar", type=float, default=90.0)
-    ap.add_argument("--build-dir", default="build/mutation")
+    ap.add_argument("--tree", default="build/mutation-tree")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--files", nargs="*", default=PHYSICS)
     a = ap.parse_args()
-    files = sorted({f for g in a.files for f in glob.glob(os.path.join(ROOT, g))})
+    tree = os.path.join(ROOT, a.tree)
+    if not a.list:
+        copy_tree(tree)
+    base = ROOT if a.list else tree
+    files = sorted({f for g in a.files for f in glob.glob(os.path.join(base, g))})
     cands = candidates(files)
     if a.list:
         for c in cands:
@@ -111,9 +140,9 @@ def main():
         print(f"{len(cands)} candidate mutants in {len(files)} files")
         return 0
     sample = random.Random(a.seed).sample(cands, min(a.count, len(cands)))
-    build = os.path.join(ROOT, a.build_dir)
+    build = os.path.join(tree, "build")
     if not os.path.exists(os.path.join(build, "build.ninja")):
-        if run(["cmake", "-S", ".", "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+        if run(["cmake", "-S", tree, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                 "-DMADMAX_BUILD_UI=OFF", "-DMADMAX_BUILD_BENCH=OFF"], 600) != 0:
             print("configure failed", file=sys.stderr); return 2
     compile_ = ["cmake", "--build", build, "--target", "madmax_tests"]
@@ -124,7 +153,7 @@ def main():
     killed = survived = invalid = 0
     survivors = []
     for i, (rel, n, col, old, new) in enumerate(sample, 1):
-        path = os.path.join(ROOT, rel)
+        path = os.path.join(tree, rel)
         original = open(path, encoding="utf-8").read()
         lines = original.split("\n")
         line = lines[n - 1]

@@ -67,7 +67,7 @@ HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
                       "family and workload kind, else the same kind on any GPU; a kind "
                       "with no published run borrows the nearest kind's, and says so), from "
                       "`madmax validate` on the built-in dataset. Rows the calibration was "
-                      "fitted on are included; see the README's validation section.");
+                      "fitted on are included; see docs/guide/calibration-and-validation.md.");
     grid->addWidget(band_, 3, 0, 1, kTiles);
     setFontScale(1.0);
 }

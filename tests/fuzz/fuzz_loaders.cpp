@@ -4,7 +4,7 @@
 // nccl-tests output and PyTorch profiler traces `madmax calibrate` reads. The first input byte picks the loader, the
 // rest is the file. An InputError is the expected answer to bad input; anything else — a crash,
 // another exception, a sanitizer report, a non-finite prediction — is a finding.
-// Build and run: see README "Fuzzing".
+// Build and run: see docs/reference/input-errors.md "Fuzzing".
 #include "madmax/calibrate.hpp"
 #include "madmax/codesign.hpp"
 #include "madmax/engine.hpp"

@@ -166,8 +166,8 @@ QString componentTooltip(Component c) {
         return "The pinned baseline scenario.";
     case Component::HostIdle:
         return "The GPU waiting for the host to issue kernels: eager PyTorch, host_op_us a "
-               "kernel, and a host sync after each dropless MoE router (README \"The host launch "
-               "bound\"); CUDA graphs remove it. Part of the forward and backward time.";
+               "kernel, and a host sync after each dropless MoE router (docs/reference/scenario.md, \"The host "
+               "launch bound\"); CUDA graphs remove it. Part of the forward and backward time.";
     }
     return {};
 }

@@ -128,8 +128,8 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
     return c;
 }
 
-/// Kernels an eager step issues, counted from the code the DLRM examples run (README "The host
-/// launch bound"): a PyTorch nn.Linear is a bias broadcast, a GEMM and its activation forward;
+/// Kernels an eager step issues, counted from the code the DLRM examples run 
+/// (docs/reference/scenario.md, "The host launch bound"): a PyTorch nn.Linear is a bias broadcast, a GEMM and its activation forward;
 /// data- and weight-gradient GEMMs, the bias-gradient reduction, the activation's backward and
 /// two gradient accumulations backward; an update and a gradient zeroing per weight and bias.
 /// A per-table nn.Embedding(sparse=True) gathers (1), makes its gradient slice contiguous and

@@ -1,4 +1,4 @@
-// Results as JSON: the stable keys of `madmax evaluate --json` (README).
+// Results as JSON: the stable keys of `madmax evaluate --json` (docs/reference/cli.md).
 #include "madmax/scenario_io.hpp"
 
 namespace madmax {

@@ -150,7 +150,7 @@ json systemFor(const json& sys, const PresetLibrary& lib, int gpus) {
 
 /// The model preset with the case's shape (arch, layers, hidden, heads), if any: the published
 /// tables omit head dimensions, MLA ranks and attention windows, which the preset takes from the
-/// model's released config (README "Validation").
+/// model's released config (docs/guide/calibration-and-validation.md "Validation").
 const json* shapePresetFor(const json& m, const PresetLibrary& lib) {
     for (const Preset* p : lib.list(PresetKind::Model)) {
         const json& j = p->json;

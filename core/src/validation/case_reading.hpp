@@ -35,7 +35,7 @@ const Preset& gpuPresetFor(const std::string& sku, const PresetLibrary& lib);
 json systemFor(const json& sys, const PresetLibrary& lib, int gpus);
 /// The model preset with the case's shape (arch, layers, hidden, heads), if any: the published
 /// tables omit head dimensions, MLA ranks and attention windows, which the preset takes from the
-/// model's released config (README "Validation").
+/// model's released config (docs/guide/calibration-and-validation.md "Validation").
 const json* shapePresetFor(const json& m, const PresetLibrary& lib);
 /// The case's transformer shape (kv_heads null: multi-head attention, or MLA for a preset that
 /// has it); MoE cases add their moe block.

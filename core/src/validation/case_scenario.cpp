@@ -47,7 +47,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                      {"pp", pp},
                      {"cp", cp},
                      {"dp", isNull(par, "dp") ? json(dataParallelDegree(gpus, tp, pp, cp)) : par.at("dp")},
-                     // Defaults for unpublished fields, stated in README "Validation".
+                     // Defaults for unpublished fields, stated in docs/guide/calibration-and-validation.md "Validation".
                      {"micro_batch", num(par, "microbatch", 1)},
                      {"zero_stage", num(par, "zero_stage", 1)},
                      {"recompute", isNull(par, "recompute") ? json("none") : par.at("recompute")},
@@ -104,7 +104,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         strategy["etp"] = intField(par, "etp", 1, "parallel");
         // The dispatcher the framework's recipe runs (presets/frameworks/moe-dispatchers.json:
         // Megatron-Bridge's flex dispatcher, DeepEP / HybridEP, unless the model's recipe sets
-        // Megatron-Core's flat one) — README "Validation".
+        // Megatron-Core's flat one) — docs/guide/calibration-and-validation.md "Validation".
         if (const json* d = moeDispatcherFor(c, lib)) {
             strategy["moe_dispatcher"] = d->at("dispatcher");
             note("dispatcher not published: " + d->at("dispatcher").get<std::string>() + " (" +
@@ -143,7 +143,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
     json system = systemFor(sys, lib, gpus);
     // The attention kernel is never published in these tables: assume the one the matching
-    // GPU generation's calibration runs used (README "Validation").
+    // GPU generation's calibration runs used (docs/guide/calibration-and-validation.md "Validation").
     const json& cal = system["gpu"]["calibration"];
     const std::string attention = cal.value("reference_attention", "flash");
     json workload = {{"global_batch", par.at("global_batch")},
@@ -157,7 +157,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     } else if (prec == "fp8" || prec == "fp4") {
         // The scaling recipe is not published per row: block scaling (MXFP8/NVFP4) where the
         // GPU has block-scaled tensor cores (an FP4 peak: Blackwell), else Transformer Engine's
-        // delayed scaling (README "Validation").
+        // delayed scaling (docs/guide/calibration-and-validation.md "Validation").
         // Megatron-Bridge's tables are the exception on Hopper: their Precision column names
         // FP8-CS (current scaling) for every DGX-H100 row, the one FP8 recipe its H100
         // configurations run.
@@ -183,7 +183,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     // MoE rows (Megatron-Bridge recipes recompute modules to fit; the table does not say
     // which): the run did fit in memory, so take the least recompute under which it fits
     // (none, then selective, then full recompute of the first 1, 2, … layers of each model
-    // chunk, then of every layer) — README "Validation".
+    // chunk, then of every layer) — docs/guide/calibration-and-validation.md "Validation".
     Scenario out;
     bool fits = false;
     for (const char* r : {"none", "selective", "full"}) {
@@ -208,7 +208,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     else
         noteIfOverCapacity(out);
     // Dropless routing syncs the host after every router, so the launch mode matters here.
-    note("CUDA graphs not published: eager launches assumed (README \"The host launch bound\")");
+    note("CUDA graphs not published: eager launches assumed (docs/reference/scenario.md \"The host launch bound\")");
     return out;
 }
 
@@ -231,7 +231,7 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
     // Per-table rows are rarely published; they set memory (and DP tables' gradient volume),
     // not lookup time. Unpublished: those of a model preset with as many tables of this dim —
     // the one whose parameter count matches the published one, or else (the run did fit) the
-    // largest under which it fits (README "Validation").
+    // largest under which it fits (docs/guide/calibration-and-validation.md "Validation").
     struct Candidate {
         const Preset* preset;
         std::vector<json> rows;
@@ -321,7 +321,7 @@ Scenario dlrmCaseScenario(const json& c, const PresetLibrary& lib, const std::st
     const std::string prec = isNull(c, "precision") ? "fp32" : c.at("precision").get<std::string>();
     if (prec == "fp32") note("FP32 GEMMs at the GPU preset's CUDA-core FP32 peak");
     if (prec == "tf32") note("TF32 GEMMs at the GPU preset's tensor-core TF32 peak");
-    // How the framework launches kernels, from the source's title (README "Validation"):
+    // How the framework launches kernels, from the source's title (docs/guide/calibration-and-validation.md "Validation"):
     // TensorFlow runs the step as a graph (tf.function, XLA), not op by op from Python; the
     // PyTorch DLRM examples (NVIDIA's of 2020, Naumov et al.'s reference) keep one embedding
     // module per table and launch eagerly; others are taken as eager with fused tables.
@@ -489,7 +489,7 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
         intField(inf, "replicas", dataParallelDegree(gpus, tp, pp, 1), "inference");
     // Request lengths: as published; when they vary and are not published, the mean output is
     // the published output tokens per completed request (tokens/s ÷ samples/s), the mean prompt
-    // is taken equal to it, and outputs are exponentially distributed (README "Validation").
+    // is taken equal to it, and outputs are exponentially distributed (docs/guide/calibration-and-validation.md "Validation").
     json workload = {{"kind", "inference"}};
     if (!isNull(inf, "input_tokens") && !isNull(inf, "output_tokens")) {
         workload["input_tokens"] = inf["input_tokens"];
