@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Mutation testing over the physics, generated, not hand-listed.
 
-Every numeric constant and every comparison or min/max in core's physics files (the rooms,
+Every numeric constant and every min/max, sum and product in core's physics files (the rooms,
 the engine parts, the step assembly, collectives, FLOP counting) is a candidate mutant: a
-constant doubled (0 becomes 1), `<` made `<=` and back, `std::min` made `std::max` and back.
+constant doubled (0 becomes 1), `std::min` made `std::max` and back, `+` made `-`, `*` made `/`.
 A reproducible sample of them (--count, --seed) is applied one at a time: rebuild the core
 tests, run them, restore the file. A mutant is killed when the tests fail, survives when they
 pass, and is not counted when it does not compile (or is a literal in an array size, a format
@@ -39,9 +39,11 @@ PHYSICS = [
     "core/src/model/flops.cpp", "core/src/model/model.cpp",
 ]
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d*|\d*\.\d+|\d+)(e[+-]?\d+)?(?![\w.])")
-SWAPS = [(r"(?<=[\w)\]]) < (?=[\w(])", " <= "), (r" <= ", " < "),
-         (r"(?<=[\w)\]]) > (?=[\w(])", " >= "), (r" >= ", " > "),
-         (r"std::min\(", "std::max("), (r"std::max\(", "std::min(")]
+# Operator mutants that are rarely equivalent: min/max swapped, a sum made a difference, a
+# product a quotient. (Flipping `>` to `>=` in a guard such as `bytes > 0` is equivalent more
+# often than not, so comparisons are left alone.)
+SWAPS = [(r"std::min\(", "std::max("), (r"std::max\(", "std::min("),
+         (r"(?<=[\w)\]]) \+ (?=[\w(])", " - "), (r"(?<=[\w)\]]) \* (?=[\w(])", " / ")]
 
 
 def code_part(line):
