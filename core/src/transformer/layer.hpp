@@ -74,6 +74,10 @@ struct HeadBackward {
 };
 HeadBackward headBackward(const Scenario& s);
 
+/// Edge costs with only the kinds of the edges' TP collectives set (sequence parallelism
+/// reduce-scatters the embedding and all-gathers before the head; else all-reduces).
+EdgeCosts edgeCollectives(const Scenario& s);
+
 /// The embedding and LM head of a language model (vocabulary-parallel over TP).
 EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g);
 

@@ -171,14 +171,19 @@ HeadBackward headBackward(const Scenario& s) {
     return {belowTrains, (f.head ? 0.0 : 1.0) + (belowTrains ? 1.0 : 0.0)};
 }
 
-EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
-    const Strategy& st = s.strategy;
-    const Frozen& f = s.workload.frozen;
+EdgeCosts edgeCollectives(const Scenario& s) {
     EdgeCosts e;
+    const bool sp = s.strategy.sequenceParallel;
+    e.embedKind = sp ? Collective::ReduceScatter : Collective::AllReduce;
+    e.headKind = sp ? Collective::AllGather : Collective::AllReduce;
+    return e;
+}
+
+EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
+    const Frozen& f = s.workload.frozen;
+    EdgeCosts e = edgeCollectives(s);
     const double act = 2.0;
     const auto [belowTrains, headPasses] = headBackward(s);
-    e.embedKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
-    e.headKind = st.sequenceParallel ? Collective::AllGather : Collective::AllReduce;
     // Vocab-parallel embedding: gather rows, then combine over TP (Shoeybi et al. 2019).
     e.embedFwd = oc.elementwise(2.0 * sh.T * sh.h * act);
     e.embedBwd = f.embedding ? 0.0 : oc.elementwise(3.0 * sh.T * sh.h * act);

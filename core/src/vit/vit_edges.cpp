@@ -7,11 +7,9 @@ namespace madmax::detail {
 EdgeCosts vitEdgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc) {
     const Strategy& st = s.strategy;
     const Frozen& f = s.workload.frozen;
-    EdgeCosts e;
+    EdgeCosts e = edgeCollectives(s);
     const double act = 2.0;
     const auto [belowTrains, headPasses] = headBackward(s);
-    e.embedKind = st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce;
-    e.headKind = st.sequenceParallel ? Collective::AllGather : Collective::AllReduce;
     // ViT: the patch projection (a GEMM of C·p² → h per patch, replicated over TP) and the
     // position embeddings added; the backward needs its weight gradient only. The
     // classifier on the class token: norm, a GEMM per image, softmax + cross-entropy.
