@@ -3,24 +3,15 @@
 #include "madmax/search.hpp"
 
 #include "madmax/dlrm_search.hpp"
-#include "madmax/engine.hpp"
 #include "madmax/error.hpp"
-#include "madmax/flops.hpp"
-#include "madmax/pipeline.hpp"
 #include "madmax/serving.hpp"
 #include "madmax/strategy_space.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <limits>
-#include <map>
-#include <mutex>
-#include <span>
 #include <sstream>
-#include <thread>
-#include <tuple>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace madmax {
 
