@@ -114,3 +114,32 @@ TEST_CASE("The core publishes each field's unit and what its parser accepts") {
     parseScenario(doc, "x");
     CHECK(none.empty());
 }
+
+TEST_CASE("A strategy edit's implications are the core's rules, not the explorer's") {
+    // The default scenario (presets/scenarios/default.json); DP = GPUs / (TP·PP·CP).
+    const Scenario s = test::preset("default");
+    const auto find = [](const FieldEdits& e, const std::string& path) -> const nlohmann::json* {
+        for (const auto& [p, v] : e)
+            if (p == path) return &v;
+        return nullptr;
+    };
+    const long long otherDegrees = 1LL * s.strategy.pp * s.strategy.cp;
+    // TP doubled: DP halves when the replica still divides the GPUs.
+    const FieldEdits tp = impliedEdits(s, "strategy.tp", s.strategy.tp * 2);
+    REQUIRE(tp.front().first == "strategy.tp");
+    if (s.gpus % (2LL * s.strategy.tp * otherDegrees) == 0) {
+        REQUIRE(find(tp, "strategy.dp"));
+        CHECK(find(tp, "strategy.dp")->get<long long>() == s.gpus / (2LL * s.strategy.tp * otherDegrees));
+    }
+    // A TP that does not divide the GPUs leaves DP for the validity check to explain.
+    CHECK_FALSE(find(impliedEdits(s, "strategy.tp", 7), "strategy.dp"));
+    // DP sets the GPU count to DP · TP · PP · CP.
+    const FieldEdits dp = impliedEdits(s, "strategy.dp", 3);
+    REQUIRE(find(dp, "gpus"));
+    CHECK(find(dp, "gpus")->get<long long>() == 3LL * s.strategy.tp * otherDegrees);
+    // Chunks per GPU choose the schedule (Megatron-Core: v > 1 is interleaved).
+    CHECK(*find(impliedEdits(s, "strategy.vp", 2), "strategy.schedule") == "interleaved");
+    CHECK(*find(impliedEdits(s, "strategy.vp", 1), "strategy.schedule") == "1f1b");
+    // A field without rules is the edit alone.
+    CHECK(impliedEdits(s, "strategy.micro_batch", 2).size() == 1);
+}

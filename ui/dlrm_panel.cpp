@@ -9,7 +9,9 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <QtConcurrent/QtConcurrentRun>
+#include <chrono>
+#include <memory>
+#include <thread>
 
 namespace madmax::ui {
 
@@ -80,8 +82,11 @@ DlrmPanel::DlrmPanel(ScenarioDocument* doc, QWidget* parent)
     message_->setStyleSheet("color: #D55E00;");
     outer->addWidget(message_);
 
-    watcher_ = new QFutureWatcher<DlrmSearchResult>(this);
-    connect(watcher_, &QFutureWatcher<DlrmSearchResult>::finished, this, &DlrmPanel::showSearch);
+    connect(&job_, &JobTracker::finished, this, [this](bool) {
+        search_->setEnabled(true);
+        search_->setText("Search sharding plans");
+        emit searchFinished();
+    });
     connect(search_, &QPushButton::clicked, this, &DlrmPanel::startSearch);
     connect(results_, &QTableWidget::cellDoubleClicked, this,
             [this](int row, int) { applyPlan(row); });
@@ -102,7 +107,7 @@ DlrmPanel::DlrmPanel(ScenarioDocument* doc, QWidget* parent)
     refresh(doc_->scenario());
 }
 
-DlrmPanel::~DlrmPanel() { watcher_->waitForFinished(); }
+DlrmPanel::~DlrmPanel() = default; // the job tracker cancels and joins its worker
 
 QComboBox* DlrmPanel::shardingCombo(int row) const {
     return qobject_cast<QComboBox*>(tables_->cellWidget(row, 4));
@@ -177,28 +182,30 @@ void DlrmPanel::apply(const std::vector<std::pair<std::string, nlohmann::json>>&
 }
 
 void DlrmPanel::startSearch() {
-    if (watcher_->isRunning() || !doc_->scenario().model.isDlrm()) return;
+    if (job_.running() || !doc_->scenario().model.isDlrm()) return;
     searched_ = doc_->scenario();
     search_->setEnabled(false);
     search_->setText("Searching…");
-    const Scenario s = searched_;
-    watcher_->setFuture(QtConcurrent::run([s] { return searchDlrmPlans(s); }));
+    job_.start([this, s = searched_](const JobContext& job) {
+        try {
+            auto found = std::make_shared<DlrmSearchResult>(searchDlrmPlans(s));
+            job.post([this, found] { showSearch(*found); });
+        } catch (const std::exception& e) {
+            const QString why = QString("The plan search failed: ") + e.what();
+            job.post([this, why] { message_->setText(why); });
+        }
+    });
 }
 
 void DlrmPanel::waitForSearch() {
-    watcher_->waitForFinished();
-    QCoreApplication::processEvents();
+    while (job_.running()) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
 }
 
-void DlrmPanel::showSearch() {
-    search_->setEnabled(true);
-    search_->setText("Search sharding plans");
-    try {
-        last_ = watcher_->result();
-    } catch (const std::exception& e) {
-        message_->setText(QString("The plan search failed: ") + e.what());
-        return;
-    }
+void DlrmPanel::showSearch(const DlrmSearchResult& found) {
+    last_ = found;
     results_->setRowCount(int(last_.top.size()));
     for (int i = 0; i < int(last_.top.size()); ++i) {
         const DlrmPlanCandidate& c = last_.top[std::size_t(i)];
@@ -222,7 +229,6 @@ void DlrmPanel::showSearch() {
     for (const auto& l : last_.explanation)
         lines << QString::fromStdString(l);
     explanation_->setText(lines.join(" "));
-    emit searchFinished();
 }
 
 void DlrmPanel::applyPlan(int row) {

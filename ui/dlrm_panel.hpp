@@ -3,12 +3,12 @@
 #pragma once
 
 #include "document.hpp"
+#include "job_tracker.hpp"
 
 #include "madmax/dlrm_search.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFutureWatcher>
 #include <QGroupBox>
 #include <QLabel>
 #include <QPushButton>
@@ -43,7 +43,7 @@ class DlrmPanel : public QGroupBox {
     void apply(const std::vector<std::pair<std::string, nlohmann::json>>& edits,
                const QString& what);
     void startSearch();
-    void showSearch();
+    void showSearch(const DlrmSearchResult& found);
     void applyPlan(int row);
 
     ScenarioDocument* doc_;
@@ -55,7 +55,7 @@ class DlrmPanel : public QGroupBox {
     QTableWidget* results_;
     QLabel* explanation_;
     QLabel* message_;
-    QFutureWatcher<DlrmSearchResult>* watcher_;
+    JobTracker job_; ///< the explorer's one background-work mechanism
     DlrmSearchResult last_;
     Scenario searched_;
 };

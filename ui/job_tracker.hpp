@@ -1,7 +1,8 @@
 // The one mechanism for background work in the explorer (after KDAB hotspot's jobtracker): a
 // generation counter, a cancel flag the core polls, work on one worker thread of its own, and
 // progress and results marshalled back to the GUI thread with queued calls — dropped when a
-// newer job has started since. The engine worker and the search / co-design views all use it.
+// newer job has started since. The engine worker, the search / co-design views and the DLRM
+// plan search all use it.
 #pragma once
 
 #include <QObject>

@@ -3,6 +3,7 @@
 #include "strategy_rows.hpp"
 
 #include "madmax/pipeline.hpp"
+#include "madmax/scenario_io.hpp"
 #include "madmax/strategy_space.hpp"
 
 #include <QFormLayout>
@@ -13,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <map>
 
 namespace madmax::ui {
 
@@ -192,45 +194,14 @@ void StrategyPanel::refresh(const Scenario& s) {
 
 void StrategyPanel::applyValue(const QString& key, int v) {
     const Scenario& s = doc_->scenario();
-    const Strategy& st = s.strategy;
-    std::vector<std::pair<std::string, nlohmann::json>> edits;
-    auto rederiveDp = [&](long long tp, long long pp, long long cp) {
-        if (const int dp = dataParallelDegree(s.gpus, tp, pp, cp))
-            edits.push_back({"strategy.dp", dp});
-    };
-    if (key == "tp") {
-        edits.push_back({"strategy.tp", v});
-        rederiveDp(v, st.pp, st.cp);
-    } else if (key == "pp") {
-        edits.push_back({"strategy.pp", v});
-        rederiveDp(st.tp, v, st.cp);
-    } else if (key == "cp") {
-        edits.push_back({"strategy.cp", v});
-        rederiveDp(st.tp, st.pp, v);
-    } else if (key == "vp") {
-        edits.push_back({"strategy.vp", v});
-        edits.push_back({"strategy.schedule", v > 1 ? "interleaved" : "1f1b"});
-    } else if (key == "dp") {
-        edits.push_back({"strategy.dp", v});
-        edits.push_back({"gpus", replicaGpus(st) * v});
-    } else if (key == "ep") {
-        edits.push_back({"strategy.ep", v});
-    } else if (key == "etp") {
-        edits.push_back({"strategy.etp", v});
-    } else if (key == "micro_batch") {
-        edits.push_back({"strategy.micro_batch", v});
-    } else if (key == "global_batch") {
-        edits.push_back({"workload.global_batch", v});
-    } else if (key == "batch") {
-        edits.push_back({"workload.batch", v});
-    } else if (key == "input_tokens") {
-        edits.push_back({"workload.input_tokens", v});
-    } else if (key == "output_tokens") {
-        edits.push_back({"workload.output_tokens", v});
-    } else if (key == "gpus") {
-        edits.push_back({"gpus", v});
-        rederiveDp(st.tp, st.pp, st.cp);
-    }
+    // The row's scenario path; what the change implies for the other fields is the core's rule.
+    static const std::map<QString, std::string> kWorkloadRows = {
+        {"global_batch", "workload.global_batch"}, {"batch", "workload.batch"},
+        {"input_tokens", "workload.input_tokens"}, {"output_tokens", "workload.output_tokens"},
+        {"gpus", "gpus"}};
+    const auto w = kWorkloadRows.find(key);
+    const std::string path = w != kWorkloadRows.end() ? w->second : "strategy." + key.toStdString();
+    const FieldEdits edits = impliedEdits(s, path, v);
     Row& row = rows_.at(key);
     const QString what = row.label->text() + " = " + QString::number(v);
     const QString err = doc_->setFields(edits, what);

@@ -17,6 +17,16 @@ namespace madmax {
 
 inline constexpr const char* kScenarioSchema = "madmax-scenario/1";
 
+/// Edits to a scenario, as JSON paths and values (what the explorer's controls send).
+using FieldEdits = std::vector<std::pair<std::string, nlohmann::json>>;
+
+/// The edits that setting `path` (a scenario path such as "strategy.tp") to the integer `value`
+/// implies under the strategy's rules: DP follows TP, PP, CP and the GPU count when the replica
+/// divides the GPUs (left as it was when it does not, for the validity check to explain); DP
+/// sets the GPU count; the model chunks per GPU set the schedule (scheduleForChunks). The edit
+/// itself comes first. The explorer asks this instead of applying the rules itself.
+FieldEdits impliedEdits(const Scenario& s, const std::string& path, long long value);
+
 /// One `path=value` override, as given to `--set` (value is JSON, or else a bare string).
 struct Override {
     std::string path;

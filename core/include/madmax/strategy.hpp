@@ -147,4 +147,11 @@ inline int dataParallelDegree(long long gpus, const Strategy& st) {
     return dataParallelDegree(gpus, st.tp, st.pp, st.cp);
 }
 
+/// The pipeline schedule `vp` model chunks per GPU imply (Megatron-Core's rule): more than one
+/// chunk is the interleaved schedule, one chunk is 1F1B. The one place the rule is written; the
+/// parser's default, the search's specs and the explorer's sliders read it.
+inline PipelineSchedule scheduleForChunks(int vp) {
+    return vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+}
+
 } // namespace madmax

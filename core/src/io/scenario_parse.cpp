@@ -203,7 +203,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.recomputeLayers = int(r.integer("recompute_layers", 0, 1 << 20, 0));
     st.offloadLayers = int(r.integer("offload_layers", 0, 1 << 20, 0));
     st.schedule = *parsePipelineSchedule(
-        r.choice("schedule", {"1f1b", "interleaved"}, st.vp > 1 ? "interleaved" : "1f1b"));
+        r.choice("schedule", {"1f1b", "interleaved"}, std::string(toString(scheduleForChunks(st.vp)))));
     st.ep = int(r.integer("ep", 1, 1 << 20, 1));
     st.etp = int(r.integer("etp", 1, 1 << 20, 1));
     st.dispatcher = r.choice("moe_dispatcher", {"all_to_all", "deepep"}, "all_to_all") == "deepep"

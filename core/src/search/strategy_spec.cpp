@@ -94,7 +94,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
                 "recompute, recompute_layers, offload_layers, sp, overlap, first, last");
         }
     }
-    st.schedule = st.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+    st.schedule = scheduleForChunks(st.vp);
     // A baseline that names a recompute other than full and no layer count recomputes no
     // layers in full, whatever the scenario's recompute_layers said.
     if (st.recompute != Recompute::Full && spec.find("recompute_layers=") == std::string::npos &&

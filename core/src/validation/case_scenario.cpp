@@ -127,7 +127,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
     if (interleaved && isNull(par, "vp")) note("virtual stages not published: 2 assumed");
     if (pp > 1) {
-        strategy["schedule"] = vp > 1 ? "interleaved" : "1f1b";
+        strategy["schedule"] = std::string(toString(scheduleForChunks(vp)));
         if (layers % pp != 0) {
             // Uneven split: middle stages take ceil(l/p); first and last share the rest.
             const int middle = (layers + pp - 1) / pp;
