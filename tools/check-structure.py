@@ -46,7 +46,7 @@ HEADER_OWNER = {
     "workload": "model", "curve": "model", "flops": "model", "result": "model",
     "dlrm": "model", "scenario": "model",
     "collectives": "collectives",
-    "pipeline": "engine",
+    "pipeline": "engine", "pipeline_schedule": "engine",
     "memory": "transformer", "moe": "moe",
     "engine": "workloads",
     "presets": "io", "scenario_io": "io", "report": "io",

@@ -25,6 +25,18 @@ QStringList StrategyPanel::keys() {
     return k;
 }
 
+/// The ZeRO, schedule and recompute combos show the strategy's values.
+void StrategyPanel::syncCombos(const Strategy& st) {
+    const auto text = [](auto v) { return QString::fromStdString(std::string(toString(v))); };
+    for (auto [key, value] : {std::pair{"schedule", text(st.schedule)},
+                              std::pair{"recompute", text(st.recompute)}}) {
+        const QSignalBlocker b(combos_[key]);
+        combos_[key]->setCurrentText(value);
+    }
+    const QSignalBlocker b(combos_["zero_stage"]);
+    combos_["zero_stage"]->setCurrentIndex(st.zeroStage);
+}
+
 void StrategyPanel::refresh(const Scenario& s) {
     const Strategy& st = s.strategy;
     const long long inner = replicaGpus(st);
@@ -153,15 +165,7 @@ void StrategyPanel::refresh(const Scenario& s) {
             int(std::find(r.choices.begin(), r.choices.end(), cv.second) - r.choices.begin()));
         r.spin->setValue(cv.second);
     }
-    {
-        const QSignalBlocker b(combos_["zero_stage"]);
-        combos_["zero_stage"]->setCurrentIndex(st.zeroStage);
-    }
-    {
-        const QSignalBlocker b(combos_["recompute"]);
-        combos_["recompute"]->setCurrentText(
-            QString::fromStdString(std::string(toString(st.recompute))));
-    }
+    syncCombos(st);
     {
         // Up to a whole chunk (which is every layer again); only with full recompute.
         const QSignalBlocker b(recomputeLayers_);

@@ -62,6 +62,7 @@ class StrategyPanel : public QWidget {
     void buildFineTuning(QVBoxLayout* outer);
     void buildServing(QVBoxLayout* outer);
     void connectSwitches();
+    void syncCombos(const Strategy& st);
     void refresh(const Scenario& s);
     void applyValue(const QString& key, int value);
     void applyEdits(const std::vector<std::pair<std::string, nlohmann::json>>& edits,

@@ -4,6 +4,8 @@
 
 #include "strategy_rows.hpp"
 
+#include "madmax/pipeline_schedule.hpp"
+
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -104,6 +106,18 @@ void StrategyPanel::buildSwitches(QVBoxLayout* outer) {
     addCombo(form, "recompute", "Recompute", {"none", "selective", "full"},
              "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
              "core, full the whole layer.");
+    {
+        // The schedules the core models, by their scenario names, each with its source.
+        QStringList names, sources;
+        for (const ScheduleModel& m : scheduleModels()) {
+            names << QString::fromUtf8(m.name.data(), int(m.name.size()));
+            sources << names.back() + ": " + QString::fromUtf8(m.source.data(), int(m.source.size()));
+        }
+        addCombo(form, "schedule", "Pipeline schedule", names,
+                 "How the pipeline orders micro-batches; the bubble, activations held and parameter "
+                 "copies follow.\n" + sources.join("\n") +
+                 "\nMore than one virtual stage is the interleaved schedule.");
+    }
     recomputeLayers_ = new QSpinBox;
     recomputeLayers_->setRange(0, 1 << 20);
     recomputeLayers_->setSpecialValueText("every layer");
@@ -328,6 +342,10 @@ void StrategyPanel::connectSwitches() {
             {"strategy.recompute", t.toStdString()}};
         if (t != "full") edits.push_back({"strategy.recompute_layers", 0});
         applyEdits(edits, "recompute", combos_["recompute"]);
+    });
+    connect(combos_["schedule"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
+        applyEdits({{"strategy.schedule", t.toStdString()}}, "pipeline schedule " + t,
+                   combos_["schedule"]);
     });
     connect(recomputeLayers_, &QSpinBox::valueChanged, this, [this](int v) {
         applyEdits({{"strategy.recompute_layers", v}}, "layers recomputed", recomputeLayers_);

@@ -7,6 +7,7 @@
 #include "seed_import_dialog.hpp"
 #include "calibrate_dialog.hpp"
 #include "madmax/collectives.hpp"
+#include "madmax/pipeline_schedule.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -804,4 +805,25 @@ TEST_CASE("Activation offloading in the explorer: memory falls, a refused value 
     REQUIRE(e.settle());
     CHECK(w.document()->scenario().strategy.recompute == Recompute::None);
     CHECK(w.document()->scenario().strategy.offloadLayers == 16);
+}
+
+TEST_CASE("The pipeline schedule control: every schedule the core models, reasons when refused") {
+    test::Explorer e;
+    auto& w = *e.window;
+    QComboBox* sched = w.strategyPanel()->combo("schedule");
+    // The choices are the core's schedule table (madmax/pipeline_schedule.hpp).
+    REQUIRE(sched->count() == int(scheduleModels().size()));
+    CHECK(sched->currentText() == "interleaved"); // the default scenario: vp = 5
+    // DualPipe with five chunks per GPU is refused, naming the field; the scenario is unchanged.
+    sched->setCurrentText("dualpipe");
+    CHECK(w.document()->scenario().strategy.schedule == PipelineSchedule::Interleaved);
+    CHECK(w.strategyPanel()->message().contains("strategy.vp"));
+    // With one chunk it applies, and the GPU holds two stages' weights.
+    const double weights = w.shown().result.memory.weightsBytes;
+    w.strategyPanel()->spinBox("vp")->setValue(1);
+    REQUIRE(w.document()->scenario().strategy.schedule == PipelineSchedule::OneFOneB);
+    sched->setCurrentText("dualpipe");
+    CHECK(w.document()->scenario().strategy.schedule == PipelineSchedule::DualPipe);
+    e.settle();
+    CHECK(w.shown().result.memory.weightsBytes > weights);
 }

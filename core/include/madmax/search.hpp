@@ -31,6 +31,10 @@ struct SearchSpace {
     std::vector<int> sequenceParallel; ///< 0 / 1
     std::vector<int> tpCommOverlap;    ///< 0 / 1
     std::vector<int> gpus;             ///< GPU counts to sweep (empty: the scenario's)
+    /// Schedules to try with one model chunk per GPU and a pipeline (vp = 1, pp > 1); empty:
+    /// 1F1B, the one every framework has (zero_bubble and dualpipe on request). More chunks per
+    /// GPU are always the interleaved schedule.
+    std::vector<PipelineSchedule> schedules;
     bool allowTpAcrossScaleUp = false; ///< TP beyond the scale-up domain
 };
 

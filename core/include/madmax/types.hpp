@@ -47,7 +47,9 @@ enum class Recompute : std::uint8_t { None, Selective, Full };
 std::string_view toString(Recompute r);
 std::optional<Recompute> parseRecompute(std::string_view s);
 
-enum class PipelineSchedule : std::uint8_t { OneFOneB, Interleaved };
+/// Pipeline schedules (madmax/pipeline_schedule.hpp owns what each costs): 1F1B, interleaved
+/// 1F1B, zero-bubble ZB-H1 (Qi et al., ICLR 2024) and DeepSeek-V3's bidirectional DualPipe.
+enum class PipelineSchedule : std::uint8_t { OneFOneB, Interleaved, ZeroBubble, DualPipe };
 std::string_view toString(PipelineSchedule s);
 std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s);
 

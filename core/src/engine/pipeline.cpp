@@ -1,5 +1,6 @@
 #include "madmax/pipeline.hpp"
 
+#include "madmax/pipeline_schedule.hpp"
 #include "madmax/flops.hpp"
 
 #include <algorithm>
@@ -256,6 +257,10 @@ StageParams stageParamSplit(const Model& m, const Strategy& st, const PipelineSt
     const double edge =
         (stage.first ? m.embeddingParams() : 0.0) + (stage.last ? headParams(m, st) : 0.0);
     p.dense += edge / st.tp;
+    // DualPipe: each GPU holds a stage of each direction (pipeline_schedule.hpp).
+    const int copies = scheduleModel(st.schedule).paramCopies;
+    p.dense *= copies;
+    p.expert *= copies;
     return p;
 }
 

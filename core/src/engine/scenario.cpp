@@ -1,6 +1,7 @@
 #include "engine/scenario_rules.hpp"
 
 #include "madmax/pipeline.hpp"
+#include "madmax/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -154,6 +155,9 @@ std::optional<std::string> detail::explainInvalidFrozen(const Scenario& s) {
     if (f.embedding && f.head && f.layers == m.layers)
         return "workload.frozen freezes the embedding, every layer and the head: nothing is left "
                "to train; unfreeze one";
+    if (s.strategy.schedule == PipelineSchedule::DualPipe)
+        return "strategy.schedule \"dualpipe\" with frozen layers is not modelled (its two "
+               "stages per GPU freeze differently): use 1f1b or zero_bubble";
     return std::nullopt;
 }
 
@@ -321,9 +325,7 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
                " = " + str(1LL * st.dp * st.microBatch) +
                "; each replica needs a whole number of micro-batches";
     const int mbs = microBatchesPerStep(s);
-    if (st.schedule == PipelineSchedule::Interleaved && st.pp > 1 && mbs % st.pp != 0)
-        return "the interleaved schedule needs the micro-batches per replica (" + str(mbs) +
-               ") to be a multiple of pp (" + str(st.pp) + ") (Narayanan et al. SC21 §2.2)";
+    if (auto why = scheduleModel(st.schedule).explainInvalid(st, mbs)) return why;
 
     // Sharding and placement.
     if (st.zeroStage < 0 || st.zeroStage > 3) return "strategy.zero_stage must be 0, 1, 2 or 3";

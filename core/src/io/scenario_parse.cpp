@@ -1,6 +1,7 @@
 // Strict parsing of scenario documents and their parts (model, GPU, system, strategy, workload).
 #include "madmax/error.hpp"
 #include "madmax/json_reader.hpp"
+#include "madmax/pipeline_schedule.hpp"
 #include "madmax/scenario_io.hpp"
 
 #include "io/preset_identity.hpp"
@@ -177,6 +178,14 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     return s;
 }
 
+/// The schedules the engine models, by name (madmax/pipeline_schedule.hpp).
+static std::vector<std::string> scheduleNames() {
+    std::vector<std::string> out;
+    for (const ScheduleModel& m : scheduleModels())
+        out.emplace_back(m.name);
+    return out;
+}
+
 Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     ObjectReader r(j, file, "strategy");
     Strategy st;
@@ -203,7 +212,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.recomputeLayers = int(r.integer("recompute_layers", 0, 1 << 20, 0));
     st.offloadLayers = int(r.integer("offload_layers", 0, 1 << 20, 0));
     st.schedule = *parsePipelineSchedule(
-        r.choice("schedule", {"1f1b", "interleaved"}, std::string(toString(scheduleForChunks(st.vp)))));
+        r.choice("schedule", scheduleNames(), std::string(toString(scheduleForChunks(st.vp)))));
     st.ep = int(r.integer("ep", 1, 1 << 20, 1));
     st.etp = int(r.integer("etp", 1, 1 << 20, 1));
     st.dispatcher = r.choice("moe_dispatcher", {"all_to_all", "deepep"}, "all_to_all") == "deepep"

@@ -81,11 +81,18 @@ std::optional<Recompute> parseRecompute(std::string_view s) {
 }
 
 std::string_view toString(PipelineSchedule s) {
-    return s == PipelineSchedule::OneFOneB ? "1f1b" : "interleaved";
+    switch (s) {
+    case PipelineSchedule::OneFOneB: return "1f1b";
+    case PipelineSchedule::Interleaved: return "interleaved";
+    case PipelineSchedule::ZeroBubble: return "zero_bubble";
+    case PipelineSchedule::DualPipe: return "dualpipe";
+    }
+    return "?";
 }
 std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s) {
-    if (s == "1f1b") return PipelineSchedule::OneFOneB;
-    if (s == "interleaved") return PipelineSchedule::Interleaved;
+    for (auto k : {PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved,
+                   PipelineSchedule::ZeroBubble, PipelineSchedule::DualPipe})
+        if (s == toString(k)) return k;
     return std::nullopt;
 }
 

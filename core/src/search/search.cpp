@@ -5,6 +5,7 @@
 #include "madmax/error.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/pipeline.hpp"
+#include "madmax/pipeline_schedule.hpp"
 #include "madmax/serving.hpp"
 #include "madmax/strategy_space.hpp"
 #include "search/search_parts.hpp"
@@ -148,6 +149,7 @@ struct Task {
     PipelineLayout layout;
     int vp;
     int ep = 1, etp = 1;
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
 };
 
 /// (EP, ETP) pairs for a MoE model on a stage of `ranks` = TP·CP·DP GPUs (parallel folding):
@@ -240,14 +242,29 @@ std::vector<Task> buildTasks(const Scenario& base, const SearchSpace& space) {
                     for (int vp : vps) {
                         if (!allowed(space.vp, vp)) continue;
                         if (vp > 1 && lay.first == 0 && m.layers % (lay.pp * vp) != 0) continue;
-                        for (const auto& [ep, etp] : experts)
-                            tasks.push_back({g, tp, cp, dp, lay, vp, ep, etp});
+                        // One chunk per GPU: 1F1B, or each one-chunk schedule asked for
+                        // (--restrict schedule=…); more chunks: the interleaved schedule.
+                        std::vector<PipelineSchedule> schedules{scheduleForChunks(vp)};
+                        if (vp == 1 && lay.pp > 1 && !space.schedules.empty()) {
+                            schedules.clear();
+                            for (PipelineSchedule k : space.schedules)
+                                if (k != PipelineSchedule::Interleaved) schedules.push_back(k);
+                        }
+                        for (PipelineSchedule k : schedules)
+                            for (const auto& [ep, etp] : experts)
+                                tasks.push_back({g, tp, cp, dp, lay, vp, ep, etp, k});
                     }
                 }
             }
         }
     }
     return tasks;
+}
+
+/// DualPipe feeds micro-batches from both ends: an even count, at least pp (pipeline_schedule.cpp).
+bool dualPipeRuns(const Task& t, int microBatches) {
+    return t.schedule != PipelineSchedule::DualPipe ||
+           (microBatches % 2 == 0 && microBatches >= t.layout.pp);
 }
 
 /// Upper bound on a configuration's score: its step is at least its GEMMs at peak, stretched by
@@ -257,7 +274,7 @@ double scoreUpperBound(const Scenario& s, Objective o, double budget, double gem
     const double peak = s.system.gpu.peak(s.workload.precision);
     const int m = microBatchesPerStep(s);
     const double lbStep = gemmFlopsPerStep / (double(s.gpus) * peak) *
-                          (1.0 + double(st.pp - 1) / (double(st.vp) * m));
+                          scheduleModel(st.schedule).stretchBound(st, m);
     const double tokens = double(s.workload.globalBatch) * s.workload.seqLen;
     return objectiveScore(o, tokens / lbStep, s.gpus, s.system.pricePerGpuHour, budget);
 }
@@ -275,7 +292,7 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
     st.vp = t.vp;
     st.ep = t.ep;
     st.etp = t.etp;
-    st.schedule = t.vp > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+    st.schedule = t.schedule;
     if (st.shardGroup > 0 && st.dp % st.shardGroup != 0) st.shardGroup = 0;
     const int perReplica = s.workload.globalBatch / t.dp;
     const std::vector<int> zeros =
@@ -290,7 +307,7 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
         if (!allowed(space.microBatch, mb)) continue;
         st.microBatch = mb;
         const int m = perReplica / mb;
-        if (t.vp > 1 && m % t.layout.pp != 0) continue;
+        if ((t.vp > 1 && m % t.layout.pp != 0) || !dualPipeRuns(t, m)) continue;
         for (int zero : zeros) {
             if (!allowed(space.zeroStage, zero)) continue;
             st.zeroStage = zero;

@@ -87,14 +87,24 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             st.recomputeLayers = toInt(v, k, where);
             if (st.recomputeLayers < 0)
                 throw InputError(where, k, "must be 0 (every layer) or a layer count");
+        } else if (k == "schedule") {
+            continue; // read below, after vp
         } else {
             throw InputError(
                 where, k,
                 "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
-                "recompute, recompute_layers, offload_layers, sp, overlap, first, last");
+                "recompute, recompute_layers, offload_layers, sp, overlap, first, last, schedule");
         }
     }
+    // The schedule named, else the one the chunks per GPU imply.
     st.schedule = scheduleForChunks(st.vp);
+    for (const auto& [k, v] : splitPairs(spec, where)) {
+        if (k != "schedule") continue;
+        auto sch = parsePipelineSchedule(v);
+        if (!sch)
+            throw InputError(where, k, "\"" + v + "\" is not 1f1b, interleaved, zero_bubble or dualpipe");
+        st.schedule = *sch;
+    }
     // A baseline that names a recompute other than full and no layer count recomputes no
     // layers in full, whatever the scenario's recompute_layers said.
     if (st.recompute != Recompute::Full && spec.find("recompute_layers=") == std::string::npos &&
@@ -165,10 +175,18 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 if (!r) throw InputError(where, k, "\"" + i + "\" is not none, selective or full");
                 space.recompute.push_back(*r);
             }
+        } else if (k == "schedule") {
+            for (const auto& i : items) {
+                auto sch = parsePipelineSchedule(i);
+                if (!sch)
+                    throw InputError(where, k,
+                                     "\"" + i + "\" is not 1f1b, interleaved, zero_bubble or dualpipe");
+                space.schedules.push_back(*sch);
+            }
         } else {
             throw InputError(where, k,
                              "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, "
-                             "recompute_layers, offload_layers, sp, overlap, gpus");
+                             "recompute_layers, offload_layers, sp, overlap, gpus, schedule");
         }
     }
 }
@@ -185,6 +203,7 @@ std::string strategySpec(const Strategy& st) {
     if (st.ep > 1 || st.etp > 1) os << ",ep=" << st.ep << ",etp=" << st.etp;
     if (st.firstStageLayers || st.lastStageLayers)
         os << ",first=" << st.firstStageLayers << ",last=" << st.lastStageLayers;
+    if (st.schedule != scheduleForChunks(st.vp)) os << ",schedule=" << toString(st.schedule);
     return os.str();
 }
 

@@ -2,7 +2,9 @@
 // every distinct stage timed, the slowest sets the pace (docs/developer/model.md §4).
 #include "training/step.hpp"
 
+#include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
+#include "madmax/pipeline_schedule.hpp"
 
 #include <algorithm>
 
@@ -66,6 +68,37 @@ StagePass stagePass(const LayerSchedule& l, const PipelineStage& stage) {
     return t;
 }
 
+/// Of a stage's backward, the weight-gradient share by FLOPs: each layer's backward is an
+/// input-gradient and a weight-gradient GEMM pass (each its forward's FLOPs) and the attention
+/// core's backward (twice its forward), plus the forward again where it is recomputed. The W
+/// that zero-bubble schedules and DualPipe defer into the drain.
+double weightGradShare(const Scenario& s, const PipelineStage& stage) {
+    const Model& m = s.model;
+    const int moe = stage.moeLayers, dense = stage.layers - moe;
+    const double gemm = dense * layerGemmFlopsPerToken(m) + moe * moeLayerGemmFlopsPerToken(m);
+    const double attention = stage.layers * attentionFlopsPerToken(m, s.workload.seqLen);
+    const int recMoe = stage.recomputedMoeLayers;
+    const double recompute = recomputeFlopsPerToken(m, stage.recomputedLayers - recMoe, recMoe,
+                                                    s.workload.seqLen);
+    const double backward = 2.0 * gemm + 2.0 * attention + recompute;
+    return backward > 0 ? gemm / backward : 0.0;
+}
+
+/// DualPipe's overlapped chunk pairs hide their expert all-to-all and point-to-point behind the
+/// paired chunk's compute (pipeline_schedule.hpp), never more than that compute.
+void hidePairedComm(const Scenario& s, int microBatches, const Result& r, CommTable& comm) {
+    const double share = scheduleModel(s.strategy.schedule).hiddenExpertShare(s.strategy, microBatches);
+    if (share <= 0) return;
+    double budget = share * (r.compute.forwardS + r.compute.backwardS);
+    for (auto [d, c] : {std::pair{ParallelDim::EP, Collective::AllToAll},
+                        std::pair{ParallelDim::PP, Collective::P2P}}) {
+        CommTime& t = comm[int(d)][int(c)];
+        const double hidden = std::min(budget, share * t.exposedS);
+        t.exposedS -= hidden;
+        budget -= hidden;
+    }
+}
+
 /// The critical stage's micro-batches, the fill/drain bubble and p2p, and the compute and
 /// communication of its layers and edges.
 PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const LayerSchedule& l,
@@ -81,9 +114,10 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
 
     PipelineTimes out;
     out.microBatchWallS = crit.fwd + crit.bwd + p2pPerMb;
-    // m micro-batches plus the fill/drain bubble, (p−1)/v of a micro-batch's forward and
-    // backward (Narayanan et al. SC21 §2.2).
-    out.bubbleS = st.pp > 1 ? double(st.pp - 1) / st.vp * out.microBatchWallS : 0.0;
+    // m micro-batches plus the schedule's fill/drain bubble (pipeline_schedule.hpp).
+    const ChunkTimes chunk{r.forwardPerMicroBatchS, r.backwardPerMicroBatchS,
+                           crit.bwd * weightGradShare(s, crit.stage)};
+    out.bubbleS = scheduleModel(st.schedule).bubbleS(st, chunk);
 
     const int moeLayers = crit.stage.moeLayers, layers = crit.stage.layers - moeLayers;
     const bool first = crit.stage.first, last = crit.stage.last;
@@ -117,6 +151,7 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
                       [&](const StreamSim& sim, int count) { stalls += count * sim.hostStallS(); });
     r.compute.hostStallS = mbs * stalls;
     r.compute.hostStallForwardS = mbs * fwdStalls;
+    hidePairedComm(s, mbs, r, comm);
     return out;
 }
 

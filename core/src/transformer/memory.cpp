@@ -1,5 +1,6 @@
 #include "madmax/memory.hpp"
 
+#include "madmax/pipeline_schedule.hpp"
 #include "madmax/flops.hpp"
 #include "transformer/layer.hpp"
 
@@ -82,10 +83,7 @@ double layerActivationBytes(const Model& m, const Strategy& st, const Workload& 
 }
 
 double inFlightMicroBatches(const Strategy& st, int microBatches, int stage) {
-    const double held = std::min(st.pp - stage, microBatches);
-    if (st.schedule == PipelineSchedule::Interleaved && st.pp > 1)
-        return held * (1.0 + double(st.pp - 1) / (double(st.pp) * st.vp));
-    return held;
+    return scheduleModel(st.schedule).inFlight(st, microBatches, stage);
 }
 
 MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {

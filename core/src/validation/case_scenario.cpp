@@ -24,6 +24,29 @@ namespace madmax {
 
 using namespace validation_detail;
 
+namespace {
+/// The case's parallel.pp_schedule ("" when null): 1f1b, interleaved, gpipe, zero_bubble or
+/// dualpipe, else an error naming the field.
+std::string casePipelineSchedule(const json& c, const json& par, const std::string& file) {
+    if (isNull(par, "pp_schedule")) return "";
+    const json& ps = par.at("pp_schedule");
+    for (const char* known : {"1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"})
+        if (ps.is_string() && ps == known) return known;
+    throw InputError(file, casePath(c, "parallel.pp_schedule"),
+                     "expected 1f1b, interleaved, gpipe, zero_bubble, dualpipe or null, got " +
+                         ps.dump());
+}
+
+/// The schedule a pipelined case ran: a one-chunk schedule it names (zero-bubble, DualPipe) is
+/// costed as itself; otherwise the one its chunks per GPU imply.
+std::string caseSchedule(const json& par, int vp) {
+    const json* named = par.contains("pp_schedule") ? &par.at("pp_schedule") : nullptr;
+    if (named && named->is_string() && (*named == "dualpipe" || *named == "zero_bubble"))
+        return named->get<std::string>();
+    return std::string(toString(scheduleForChunks(vp)));
+}
+} // namespace
+
 
 Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
     const json& m = c.at("model");
@@ -114,20 +137,15 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         if (e.value("routing", "") != "force_balanced")
             note("load imbalance 1.0 assumed (routing not stated as force-balanced)");
     }
-    if (!isNull(par, "pp_schedule")) {
-        const json& ps = par.at("pp_schedule");
-        if (!ps.is_string() || (ps != "1f1b" && ps != "interleaved" && ps != "gpipe"))
-            throw InputError(file, casePath(c, "parallel.pp_schedule"),
-                             "expected 1f1b, interleaved, gpipe or null, got " + ps.dump());
-        if (ps == "gpipe" && pp > 1)
-            note("pp_schedule gpipe: costed as 1F1B, whose bubble is the same (p - 1) / m; "
-                 "GPipe's memory, all micro-batches' activations held, is not modelled");
-    }
-    const bool interleaved = !isNull(par, "pp_schedule") && par["pp_schedule"] == "interleaved";
+    const std::string published = casePipelineSchedule(c, par, file);
+    if (published == "gpipe" && pp > 1)
+        note("pp_schedule gpipe: costed as 1F1B, whose bubble is the same (p - 1) / m; "
+             "GPipe's memory, all micro-batches' activations held, is not modelled");
+    const bool interleaved = published == "interleaved";
     int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
     if (interleaved && isNull(par, "vp")) note("virtual stages not published: 2 assumed");
     if (pp > 1) {
-        strategy["schedule"] = std::string(toString(scheduleForChunks(vp)));
+        strategy["schedule"] = caseSchedule(par, vp);
         if (layers % pp != 0) {
             // Uneven split: middle stages take ceil(l/p); first and last share the rest.
             const int middle = (layers + pp - 1) / pp;

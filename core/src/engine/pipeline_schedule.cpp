@@ -1,0 +1,110 @@
+// The pipeline schedules' formulas (madmax/pipeline_schedule.hpp), each from its paper.
+#include "madmax/pipeline_schedule.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace madmax {
+namespace {
+
+std::string str(long long v) { return std::to_string(v); }
+
+// 1F1B (Narayanan et al. SC21 §2.2): (p − 1) chunks' forward and backward of fill and drain;
+// stage i holds min(p − i, m) micro-batches' activations.
+double oneFOneBBubble(const Strategy& st, const ChunkTimes& c) {
+    return st.pp > 1 ? double(st.pp - 1) * (c.forward + c.backward) : 0.0;
+}
+double oneFOneBInFlight(const Strategy& st, int microBatches, int stage) {
+    return std::min(st.pp - stage, microBatches);
+}
+double oneFOneBBound(const Strategy& st, int microBatches) {
+    return 1.0 + double(st.pp - 1) / microBatches;
+}
+std::optional<std::string> oneChunkOnly(const Strategy& st, int) {
+    if (st.vp > 1)
+        return "strategy.vp = " + str(st.vp) + " needs strategy.schedule = \"interleaved\"";
+    return std::nullopt;
+}
+double noneHidden(const Strategy&, int) { return 0.0; }
+
+// Interleaved 1F1B (SC21 §2.2): the bubble ÷ v; stage i holds its 1F1B count times
+// 1 + (p − 1)/(p·v) (Korthikanti et al. MLSys 2023 §4.2.3).
+double interleavedBubble(const Strategy& st, const ChunkTimes& c) {
+    return oneFOneBBubble(st, c) / st.vp;
+}
+double interleavedInFlight(const Strategy& st, int microBatches, int stage) {
+    const double held = oneFOneBInFlight(st, microBatches, stage);
+    return st.pp > 1 ? held * (1.0 + double(st.pp - 1) / (double(st.pp) * st.vp)) : held;
+}
+double interleavedBound(const Strategy& st, int microBatches) {
+    return 1.0 + double(st.pp - 1) / (double(st.vp) * microBatches);
+}
+std::optional<std::string> interleavedRules(const Strategy& st, int microBatches) {
+    if (st.pp > 1 && microBatches % st.pp != 0)
+        return "the interleaved schedule needs the micro-batches per replica (" +
+               str(microBatches) + ") to be a multiple of pp (" + str(st.pp) +
+               ") (Narayanan et al. SC21 §2.2)";
+    return std::nullopt;
+}
+
+// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §3.1; DeepSeek-V3 report
+// Table 2): weight gradients deferred into the drain, bubble (p − 1)(F + B − 2W) at 1F1B's
+// activation memory.
+double zeroBubbleBubble(const Strategy& st, const ChunkTimes& c) {
+    if (st.pp < 2) return 0.0;
+    return double(st.pp - 1) * std::max(0.0, c.forward + c.backward - 2.0 * c.weightGrad);
+}
+double noBound(const Strategy&, int) { return 1.0; } // W can take the whole bubble
+
+// DualPipe (DeepSeek-V3 technical report, arXiv 2412.19437, §3.2.1 and Table 2): micro-batches
+// fed from both ends, each GPU holding two stages (2× parameters), activations of p + 1
+// micro-batches, bubble (p/2 − 1)(F&B + B − 3W) where F&B, a forward and a backward chunk of
+// two micro-batches run together, costs F + B of compute with their all-to-all and
+// point-to-point hidden behind each other.
+double dualPipeBubble(const Strategy& st, const ChunkTimes& c) {
+    if (st.pp < 2) return 0.0;
+    const double fAndB = c.forward + c.backward;
+    return double(st.pp / 2 - 1) * std::max(0.0, fAndB + c.backward - 3.0 * c.weightGrad);
+}
+double dualPipeInFlight(const Strategy& st, int microBatches, int) {
+    return std::min(st.pp + 1, microBatches);
+}
+std::optional<std::string> dualPipeRules(const Strategy& st, int microBatches) {
+    if (st.vp > 1)
+        return "strategy.schedule \"dualpipe\" runs one chunk per direction: strategy.vp = " +
+               str(st.vp) + " must be 1";
+    if (st.pp < 2 || st.pp % 2 != 0)
+        return "strategy.schedule \"dualpipe\" needs an even pp ≥ 2 (got " + str(st.pp) +
+               "): micro-batches enter from both ends (DeepSeek-V3 report §3.2.1)";
+    if (microBatches % 2 != 0 || microBatches < st.pp)
+        return "strategy.schedule \"dualpipe\" needs an even number of micro-batches per replica, "
+               "at least pp (" + str(st.pp) + "); got " + str(microBatches);
+    return std::nullopt;
+}
+// The fill and drain, about p chunks, run unpaired; the other m − p are overlapped pairs.
+double dualPipeHidden(const Strategy& st, int microBatches) {
+    return microBatches > st.pp ? double(microBatches - st.pp) / microBatches : 0.0;
+}
+
+constexpr std::array<ScheduleModel, 4> kSchedules{{
+    {PipelineSchedule::OneFOneB, "1f1b", "Narayanan et al. SC21 §2.2", oneFOneBBubble,
+     oneFOneBInFlight, 1, oneFOneBBound, oneChunkOnly, noneHidden},
+    {PipelineSchedule::Interleaved, "interleaved", "Narayanan et al. SC21 §2.2",
+     interleavedBubble, interleavedInFlight, 1, interleavedBound, interleavedRules, noneHidden},
+    {PipelineSchedule::ZeroBubble, "zero_bubble", "Qi et al. ICLR 2024 §3.1 (ZB-H1)",
+     zeroBubbleBubble, oneFOneBInFlight, 1, noBound, oneChunkOnly, noneHidden},
+    {PipelineSchedule::DualPipe, "dualpipe", "DeepSeek-V3 report §3.2.1, Table 2",
+     dualPipeBubble, dualPipeInFlight, 2, noBound, dualPipeRules, dualPipeHidden},
+}};
+
+} // namespace
+
+const ScheduleModel& scheduleModel(PipelineSchedule s) {
+    for (const ScheduleModel& m : kSchedules)
+        if (m.kind == s) return m;
+    return kSchedules[0];
+}
+
+std::span<const ScheduleModel> scheduleModels() { return kSchedules; }
+
+} // namespace madmax

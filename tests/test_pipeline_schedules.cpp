@@ -1,0 +1,105 @@
+// Pipeline schedules as objects (madmax/pipeline_schedule.hpp): each bubble and activation count
+// by hand from its paper, and the engine, memory model and search reading them.
+#include "test_support.hpp"
+
+#include "madmax/memory.hpp"
+#include "madmax/pipeline_schedule.hpp"
+#include "madmax/search.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace madmax;
+
+namespace {
+Strategy pipeline(int pp, int vp = 1) {
+    Strategy st;
+    st.pp = pp;
+    st.vp = vp;
+    return st;
+}
+} // namespace
+
+TEST_CASE("Each schedule's bubble is its paper's formula, on a toy by hand") {
+    // F = 1, B = 2, W = 1 (B holds W), p = 8.
+    const ChunkTimes c{1.0, 2.0, 1.0};
+    // 1F1B (Narayanan et al. SC21 §2.2): (p − 1)(F + B) = 7 · 3 = 21.
+    CHECK(scheduleModel(PipelineSchedule::OneFOneB).bubbleS(pipeline(8), c) == Approx(21.0));
+    // Interleaved, v = 2: 21 / 2.
+    CHECK(scheduleModel(PipelineSchedule::Interleaved).bubbleS(pipeline(8, 2), c) ==
+          Approx(10.5));
+    // ZB-H1 (Qi et al. ICLR 2024; DeepSeek-V3 report Table 2): (p − 1)(F + B − 2W) = 7 · 1 = 7.
+    CHECK(scheduleModel(PipelineSchedule::ZeroBubble).bubbleS(pipeline(8), c) == Approx(7.0));
+    // DualPipe (DeepSeek-V3 report Table 2): (p/2 − 1)(F&B + B − 3W), F&B = F + B:
+    // 3 · (3 + 2 − 3) = 6.
+    CHECK(scheduleModel(PipelineSchedule::DualPipe).bubbleS(pipeline(8), c) == Approx(6.0));
+    // No pipeline, no bubble, whatever the schedule.
+    for (const ScheduleModel& m : scheduleModels()) CHECK(m.bubbleS(pipeline(1), c) == 0.0);
+}
+
+TEST_CASE("Each schedule's activations and parameter copies (DeepSeek-V3 report Table 2)") {
+    // 1F1B and ZB-H1: stage i holds min(p − i, m); DualPipe: p + 1 on every GPU, 2× parameters.
+    CHECK(scheduleModel(PipelineSchedule::OneFOneB).inFlight(pipeline(8), 64, 0) == 8);
+    CHECK(scheduleModel(PipelineSchedule::ZeroBubble).inFlight(pipeline(8), 64, 3) == 5);
+    CHECK(scheduleModel(PipelineSchedule::DualPipe).inFlight(pipeline(8), 64, 0) == 9);
+    CHECK(scheduleModel(PipelineSchedule::DualPipe).inFlight(pipeline(8), 64, 7) == 9);
+    CHECK(scheduleModel(PipelineSchedule::DualPipe).paramCopies == 2);
+    CHECK(scheduleModel(PipelineSchedule::OneFOneB).paramCopies == 1);
+    // Every schedule parses back from its own name.
+    for (const ScheduleModel& m : scheduleModels()) CHECK(parsePipelineSchedule(m.name) == m.kind);
+}
+
+TEST_CASE("The engine costs each schedule's bubble and memory from its model") {
+    // Llama 3 70B on 256 H100 with pp = 4, one chunk, 16 micro-batches per replica.
+    auto with = [](const std::string& schedule) {
+        return test::preset("default", {"strategy.vp=1", "strategy.schedule=" + schedule});
+    };
+    const Scenario s1 = with("1f1b"), zb = with("zero_bubble"), dp = with("dualpipe");
+    REQUIRE_FALSE(explainInvalid(s1));
+    REQUIRE_FALSE(explainInvalid(zb));
+    REQUIRE_FALSE(explainInvalid(dp));
+    const Result r1 = evaluate(s1), rz = evaluate(zb), rd = evaluate(dp);
+    const int p = s1.strategy.pp;
+    const double F = r1.forwardPerMicroBatchS, B = r1.backwardPerMicroBatchS;
+    CHECK(r1.bubbleS == Approx((p - 1) * (F + B)));
+    // W from ZB-H1's bubble, then DualPipe's bubble from the same F, B and W.
+    const double W = ((p - 1) * (F + B) - rz.bubbleS) / (2.0 * (p - 1));
+    CHECK(W > 0);
+    CHECK(W < B / 2); // the weight gradient is one of the backward's two GEMM passes, less attention
+    CHECK(rd.bubbleS == Approx((p / 2 - 1) * (F + B + B - 3 * W)));
+    // Compute is the schedule's to place, not to change.
+    CHECK(rz.computeS == Approx(r1.computeS));
+    // DualPipe holds two stages' parameters: weights double on every stage.
+    CHECK(rd.memory.weightsBytes == Approx(2 * r1.memory.weightsBytes));
+    CHECK(rd.memory.optimizerBytes == Approx(2 * r1.memory.optimizerBytes));
+    CHECK(rz.stepTimeS < r1.stepTimeS);
+}
+
+TEST_CASE("A schedule's rules are said, naming the field") {
+    using Catch::Matchers::Contains;
+    CHECK_THROWS_WITH(test::preset("default", {"gpus=320", "strategy.vp=1", "strategy.pp=5",
+                                               "strategy.schedule=dualpipe"}),
+                      Contains("even pp"));
+    CHECK_THROWS_WITH(test::preset("default", {"strategy.schedule=dualpipe"}), Contains("strategy.vp"));
+    CHECK(test::toyError({{"strategy.schedule", "zb"}}).find("strategy.schedule") !=
+          std::string::npos);
+}
+
+TEST_CASE("The search tries the one-chunk schedules asked for") {
+    const Scenario s = test::preset("default");
+    SearchSpace space;
+    space.tp = {8};
+    space.pp = {4};
+    space.vp = {1};
+    space.cp = {1};
+    space.schedules = {PipelineSchedule::OneFOneB, PipelineSchedule::ZeroBubble,
+                       PipelineSchedule::DualPipe};
+    SearchOptions opt;
+    opt.topN = 50;
+    opt.prune = false;
+    const SearchResult r = search(s, space, opt);
+    bool seen[4] = {};
+    for (const Candidate& c : r.top) seen[int(c.strategy.schedule)] = true;
+    CHECK(seen[int(PipelineSchedule::ZeroBubble)]);
+    CHECK(seen[int(PipelineSchedule::DualPipe)]);
+    CHECK_FALSE(seen[int(PipelineSchedule::Interleaved)]);
+}
