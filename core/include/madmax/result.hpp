@@ -109,6 +109,18 @@ struct InferenceResult {
     double decodeS() const {
         return decodeWeightReadS + decodeKvReadS + decodeComputeS + decodeCommS + decodeOverheadS;
     }
+    /// Both sides of the decode round's rooflines, whichever bound (a bound side shows above as
+    /// weight/KV reads or compute; the other side here says how close it came): GEMMs' weight
+    /// reads and math, the attention core's KV-cache reads and math.
+    double decodeWeightSideS = 0, decodeGemmSideS = 0, decodeKvSideS = 0, decodeAttentionSideS = 0;
+    /// Speculative decoding: tokens a sequence gains per decode round, and the round's draft time.
+    double tokensPerStep = 1, draftS = 0;
+    /// Disaggregation: one prompt's KV cache sent prefill → decode pool (bytes and seconds, per
+    /// GPU, over the scale-out network); 0 when aggregated.
+    double kvTransferBytes = 0, kvTransferS = 0;
+    double inputTokensPerS = 0; ///< prefill pool: prompt tokens per second, cache hits included
+    double dollarsPerMillionTokens = 0; ///< the GPUs' hourly price over the tokens served
+    double joulesPerToken = 0;          ///< the GPUs' board power over the tokens served
 };
 
 /// Mixture-of-experts figures of the critical rank (when the model is MoE).

@@ -62,6 +62,10 @@ struct Strategy {
     /// on the GPU (no host sync at the router).
     bool moeFusedMlp = false;
     int moeNodeLimit = 0;        ///< node-limited routing: each token to ≤ this many nodes (0 = off)
+    /// Serving: extra expert copies beyond the model's routed experts (EPLB's redundant experts,
+    /// DeepSeek-V3 report §3.4: the hottest experts duplicated so EP ranks are balanced); the
+    /// EP group holds experts + this many, evenly.
+    int redundantExperts = 0;
     /// Share of the SMs that communication kernels hold while they overlap compute (DeepEP
     /// normal kernels: 20 of 132 on H800 ≈ 0.15); a compute slowdown during the overlap.
     double moeCommSmFraction = 0.15;

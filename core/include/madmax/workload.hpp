@@ -17,6 +17,9 @@ std::string_view toString(LengthDistribution d);
 /// is the largest that meets the latency objectives.
 enum class ServingMode : std::uint8_t { Offline, Server };
 
+enum class ServingPhase : std::uint8_t { Aggregated, Prefill, Decode };
+std::string_view toString(ServingPhase p);
+
 struct InferenceWorkload {
     int inputTokens = 0;  ///< mean prompt length
     int outputTokens = 0; ///< mean generated length
@@ -28,6 +31,21 @@ struct InferenceWorkload {
     double ttftObjectiveS = 0;     ///< 0 = none
     double tpotObjectiveS = 0;     ///< 0 = none
     int prefillChunkTokens = 8192; ///< tokens batched into one prefill pass (chunked prefill)
+    /// Which pool the scenario's GPUs are (prefill/decode disaggregation, DistServe, Zhong et
+    /// al. OSDI 2024): both phases on every GPU, or only prompts (the KV cache then leaves over
+    /// the scale-out network), or only generation (the KV cache arrives from a prefill pool).
+    ServingPhase phase = ServingPhase::Aggregated;
+    /// Share of each prompt's tokens whose KV cache a prefix cache already holds: their prefill
+    /// compute is skipped, not their KV memory or the context later tokens attend.
+    double prefixCacheHit = 0;
+    /// Speculative decoding / multi-token prediction: draft tokens proposed per step (0: off),
+    /// the chance each is accepted, and the draft's layers (DeepSeek-V3's MTP module: one).
+    int draftTokens = 0;
+    double acceptanceRate = 0.85; ///< DeepSeek-V3 report §5.4.3: 85–90% for the second token
+    int draftLayers = 1;
+    /// Tokens each sequence gains per verify step: (1 − α^(k+1)) / (1 − α), Leviathan et al.
+    /// ICML 2023 eq. (1) (k + 1 when every draft is accepted; 1 without speculation).
+    double tokensPerStep() const;
 };
 
 /// Fine-tuning: the components whose weights are frozen. A frozen component computes no weight

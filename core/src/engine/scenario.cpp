@@ -65,6 +65,9 @@ std::optional<std::string> explainInvalidMoe(const Scenario& s) {
     const Strategy& st = s.strategy;
     if (st.ep < 1 || st.etp < 1) return "strategy.ep and strategy.etp must be at least 1";
     if (!m.isMoe()) {
+        if (st.redundantExperts != 0)
+            return "strategy.redundant_experts applies to mixture-of-experts models only; " +
+                   m.name + " is dense: remove it";
         if (st.ep != 1 || st.etp != 1)
             return "strategy.ep = " + str(st.ep) + " and strategy.etp = " + str(st.etp) +
                    " apply to mixture-of-experts models only; " + m.name +
@@ -75,9 +78,19 @@ std::optional<std::string> explainInvalidMoe(const Scenario& s) {
     if (moe.topK > moe.experts)
         return "model.moe.top_k (" + str(moe.topK) + ") cannot exceed model.moe.experts (" +
                str(moe.experts) + ")";
-    if (moe.experts % st.ep != 0)
+    if (st.redundantExperts > 0 && s.workload.kind != WorkloadKind::Inference)
+        return "strategy.redundant_experts applies to serving (EPLB's expert copies); training "
+               "routes to the model's experts: remove it";
+    const long long slots = 1LL * moe.experts + st.redundantExperts;
+    if (slots % st.ep != 0)
         return "EP=" + str(st.ep) + " does not divide the " + str(moe.experts) +
-               " routed experts (model.moe.experts); choose an EP that divides them";
+               " routed experts (model.moe.experts)" +
+               (st.redundantExperts > 0 ? " + " + str(st.redundantExperts) + " redundant = " +
+                                              str(slots)
+                                        : std::string()) +
+               "; choose an EP that divides them" +
+               (st.redundantExperts > 0 ? std::string()
+                                        : ", or add strategy.redundant_experts (serving)");
     if (moe.expertFfn % st.etp != 0)
         return "ETP=" + str(st.etp) + " does not divide expert_ffn_hidden " +
                str(moe.expertFfn) + "; choose an ETP that divides it";

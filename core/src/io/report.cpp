@@ -95,6 +95,42 @@ void appendMemory(std::string& o, const MemoryBreakdown& m, const InferenceResul
          "\n";
 }
 
+/// Disaggregation, speculation, cost: one line each when they apply.
+std::string deploymentLines(const InferenceWorkload& w, const InferenceResult& ir) {
+    std::string o;
+    if (w.phase != ServingPhase::Aggregated)
+        o += "Pool       " + std::string(toString(w.phase)) + " (disaggregated): one prompt's KV "
+             "cache " + formatBytes(ir.kvTransferBytes) + " per GPU sent in " +
+             formatSeconds(ir.kvTransferS) + " over the scale-out network\n";
+    if (w.draftTokens > 0)
+        o += "Speculation " + std::to_string(w.draftTokens) + " draft tokens at " +
+             fmt("%.0f%% acceptance: ", 100 * w.acceptanceRate) +
+             fmt("%.2f tokens per sequence per round\n", ir.tokensPerStep);
+    if (ir.dollarsPerMillionTokens > 0)
+        o += fmt("Cost       $%.3f per million tokens", ir.dollarsPerMillionTokens) +
+             (ir.joulesPerToken > 0 ? fmt(", %.2f J per token", ir.joulesPerToken) : std::string()) +
+             "\n";
+    return o;
+}
+
+/// A prefill pool's throughput (it generates no tokens to pace).
+std::string prefillPoolLines(const Result& r) {
+    const InferenceResult& ir = r.inference;
+    return "Prompt tokens/s      " + fmt("%.0f", ir.inputTokensPerS) +
+           fmt(" (%.1f per GPU, prefix-cache hits included), ", r.tokensPerSPerGpu) +
+           fmt("%.2f requests/s\n", ir.requestsPerS) + "One pass of " +
+           std::to_string(ir.batch) + " prompts: " + formatSeconds(r.stepTimeS) + ", of which " +
+           formatSeconds(r.exposedCommS) + " communication or KV sending\n";
+}
+
+/// Both sides of the decode rooflines, so a side that did not bind still shows.
+std::string rooflineLines(const InferenceResult& ir) {
+    return "Rooflines of the round (each side, whichever bound): GEMMs read weights " +
+           formatSeconds(ir.decodeWeightSideS) + " vs math " + formatSeconds(ir.decodeGemmSideS) +
+           "; attention reads KV " + formatSeconds(ir.decodeKvSideS) + " vs math " +
+           formatSeconds(ir.decodeAttentionSideS) + "\n";
+}
+
 std::string formatInference(const Scenario& s, const Result& r) {
     const InferenceResult& ir = r.inference;
     const InferenceWorkload& w = s.workload.inference;
@@ -112,7 +148,12 @@ std::string formatInference(const Scenario& s, const Result& r) {
          std::string(toString(w.kvPrecision)) + "\n";
     o += "Requests   " + std::to_string(w.inputTokens) + " in / " + std::to_string(w.outputTokens) +
          " out (" + std::string(toString(w.outputDistribution)) + "), " +
-         (w.mode == ServingMode::Server ? "server" : "offline") + "\n\n";
+         (w.mode == ServingMode::Server ? "server" : "offline") +
+         (w.prefixCacheHit > 0 ? fmt(", %.1f%% of prompt tokens from the prefix cache",
+                                     100 * w.prefixCacheHit)
+                               : std::string()) +
+         "\n";
+    o += deploymentLines(w, ir) + "\n";
     o += "Batch per replica    " + std::to_string(ir.batch) + " (" +
          std::to_string(ir.maxBatchThatFits) + " fit in KV memory)" +
          (ir.meetsObjectives ? "" : "  OBJECTIVES NOT MET even at batch 1") + "\n";
@@ -122,9 +163,13 @@ std::string formatInference(const Scenario& s, const Result& r) {
     o += "Output tokens/s      " + fmt("%.0f", ir.outputTokensPerS) +
          fmt(" (%.1f per GPU), ", ir.outputTokensPerSPerGpu) +
          fmt("%.2f requests/s\n\n", ir.requestsPerS);
-    o += "One iteration (" + formatSeconds(ir.tpotS) + ") spent on\n";
+    if (w.phase == ServingPhase::Prefill) return o + prefillPoolLines(r);
+    const double p2p = r.commTime(ParallelDim::PP, Collective::P2P).serializedS;
+    const double round = ir.decodeS() + ir.prefillPerIterationS + p2p;
+    o += "One decode round (" + formatSeconds(round) + fmt(", %.2f tokens per sequence) spent on\n",
+                                                           ir.tokensPerStep);
     auto line = [&](const char* name, double v) {
-        o += "  " + pad(name, 22) + pad(formatSeconds(v), 12) + pct(v, ir.tpotS) + "\n";
+        o += "  " + pad(name, 22) + pad(formatSeconds(v), 12) + pct(v, round) + "\n";
     };
     line("weight reads", ir.decodeWeightReadS);
     line("KV-cache reads", ir.decodeKvReadS);
@@ -134,7 +179,9 @@ std::string formatInference(const Scenario& s, const Result& r) {
     if (s.model.isMoe()) line("EP all-to-all", a2a);
     line("kernel overheads", ir.decodeOverheadS);
     line("prefills (new requests)", ir.prefillPerIterationS);
-    line("pipeline p2p", r.commTime(ParallelDim::PP, Collective::P2P).serializedS);
+    line("pipeline p2p", p2p);
+    if (ir.draftS > 0) o += "  (of which draft passes " + formatSeconds(ir.draftS) + ")\n";
+    o += rooflineLines(ir);
     appendMemory(o, r.memory, &ir);
     return o;
 }

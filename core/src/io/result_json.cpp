@@ -5,6 +5,46 @@ namespace madmax {
 
 using nlohmann::json;
 
+/// A serving result: latency, throughput, the decode round by cause and both roofline sides,
+/// prefill, disaggregation, speculation and cost.
+static json inferenceJson(const InferenceResult& i) {
+    return {{"ttft_s", i.ttftS},
+                        {"tpot_s", i.tpotS},
+                        {"e2e_latency_s", i.e2eLatencyS},
+                        {"output_tokens_per_s", i.outputTokensPerS},
+                        {"output_tokens_per_s_per_gpu", i.outputTokensPerSPerGpu},
+                        {"requests_per_s", i.requestsPerS},
+                        {"batch", i.batch},
+                        {"max_batch_that_fits", i.maxBatchThatFits},
+                        {"meets_objectives", i.meetsObjectives},
+                        {"kv_bytes_per_token", i.kvBytesPerToken},
+                        {"kv_bytes_per_sequence", i.kvBytesPerSequence},
+                        {"decode",
+                         {{"weight_read_s", i.decodeWeightReadS},
+                          {"kv_read_s", i.decodeKvReadS},
+                          {"compute_s", i.decodeComputeS},
+                          {"comm_s", i.decodeCommS},
+                          {"overhead_s", i.decodeOverheadS},
+                          {"prefill_per_iteration_s", i.prefillPerIterationS},
+                          {"draft_s", i.draftS},
+                          {"roofline_sides",
+                           {{"weight_read_s", i.decodeWeightSideS},
+                            {"gemm_math_s", i.decodeGemmSideS},
+                            {"kv_read_s", i.decodeKvSideS},
+                            {"attention_math_s", i.decodeAttentionSideS}}}}},
+                        {"tokens_per_step", i.tokensPerStep},
+                        {"kv_transfer_bytes", i.kvTransferBytes},
+                        {"kv_transfer_s", i.kvTransferS},
+                        {"input_tokens_per_s", i.inputTokensPerS},
+                        {"dollars_per_million_tokens", i.dollarsPerMillionTokens},
+                        {"joules_per_token", i.joulesPerToken},
+                        {"prefill",
+                         {{"compute_s", i.prefillComputeS},
+                          {"comm_s", i.prefillCommS},
+                          {"all_to_all_s", i.prefillAllToAllS},
+                          {"overhead_s", i.prefillOverheadS}}}};
+}
+
 json toJson(const Result& r) {
     json byDim = json::object(), byColl = json::object(), detail = json::array();
     for (int d = 0; d < kParallelDimCount; ++d) {
@@ -70,30 +110,7 @@ json toJson(const Result& r) {
                                 "work; MFU/HFU against the "
                                 "dense peak of the workload precision"}};
     if (r.isInference) {
-        const InferenceResult& i = r.inference;
-        out["inference"] = {{"ttft_s", i.ttftS},
-                            {"tpot_s", i.tpotS},
-                            {"e2e_latency_s", i.e2eLatencyS},
-                            {"output_tokens_per_s", i.outputTokensPerS},
-                            {"output_tokens_per_s_per_gpu", i.outputTokensPerSPerGpu},
-                            {"requests_per_s", i.requestsPerS},
-                            {"batch", i.batch},
-                            {"max_batch_that_fits", i.maxBatchThatFits},
-                            {"meets_objectives", i.meetsObjectives},
-                            {"kv_bytes_per_token", i.kvBytesPerToken},
-                            {"kv_bytes_per_sequence", i.kvBytesPerSequence},
-                            {"decode",
-                             {{"weight_read_s", i.decodeWeightReadS},
-                              {"kv_read_s", i.decodeKvReadS},
-                              {"compute_s", i.decodeComputeS},
-                              {"comm_s", i.decodeCommS},
-                              {"overhead_s", i.decodeOverheadS},
-                              {"prefill_per_iteration_s", i.prefillPerIterationS}}},
-                            {"prefill",
-                             {{"compute_s", i.prefillComputeS},
-                              {"comm_s", i.prefillCommS},
-                              {"all_to_all_s", i.prefillAllToAllS},
-                              {"overhead_s", i.prefillOverheadS}}}};
+        out["inference"] = inferenceJson(r.inference);
         out["memory"]["kv_cache_bytes"] = r.memory.kvCacheBytes;
     }
     if (r.moe.active) {

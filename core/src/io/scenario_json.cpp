@@ -192,6 +192,7 @@ json toJson(const Strategy& st) {
             {"moe_fp8_dispatch", st.moeFp8Dispatch},
             {"moe_fused_mlp", st.moeFusedMlp},
             {"moe_node_limit", st.moeNodeLimit},
+            {"redundant_experts", st.redundantExperts},
             {"moe_comm_sm_fraction", st.moeCommSmFraction},
             {"fsdp_prefetch", st.fsdpPrefetch},
             {"fsdp_unit", st.fsdpPerTensor ? "tensor" : "layer"},
@@ -203,7 +204,7 @@ json toJson(const Strategy& st) {
 json toJson(const Workload& w) {
     if (w.kind == WorkloadKind::Inference) {
         const InferenceWorkload& i = w.inference;
-        return {{"kind", "inference"},
+        json out = {{"kind", "inference"},
                 {"input_tokens", i.inputTokens},
                 {"output_tokens", i.outputTokens},
                 {"output_distribution", std::string(toString(i.outputDistribution))},
@@ -215,7 +216,15 @@ json toJson(const Workload& w) {
                 {"ttft_objective_s", i.ttftObjectiveS},
                 {"tpot_objective_s", i.tpotObjectiveS},
                 {"prefill_chunk_tokens", i.prefillChunkTokens},
+                {"phase", std::string(toString(i.phase))},
+                {"prefix_cache_hit", i.prefixCacheHit},
                 {"attention", std::string(toString(w.attention))}};
+        if (i.draftTokens > 0) {
+            out["draft_tokens"] = i.draftTokens;
+            out["acceptance_rate"] = i.acceptanceRate;
+            out["draft_layers"] = i.draftLayers;
+        }
+        return out;
     }
     json out = {{"kind", "training"},
             {"global_batch", w.globalBatch},

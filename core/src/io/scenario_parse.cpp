@@ -186,6 +186,44 @@ static std::vector<std::string> scheduleNames() {
     return out;
 }
 
+/// The deployment fields of a serving workload: latency objectives, prefill chunk, which pool
+/// (disaggregation), the prefix cache and speculative decoding (docs/reference/scenario.md "Serving").
+static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
+    inf.ttftObjectiveS = r.number("ttft_objective_s", 0, 1e6, 0.0);
+    inf.tpotObjectiveS = r.number("tpot_objective_s", 0, 1e6, 0.0);
+    inf.prefillChunkTokens = int(r.integer("prefill_chunk_tokens", 1, 1 << 24, 8192));
+    const std::string phase = r.choice("phase", {"aggregated", "prefill", "decode"}, "aggregated");
+    inf.phase = phase == "prefill"  ? ServingPhase::Prefill
+                : phase == "decode" ? ServingPhase::Decode
+                                    : ServingPhase::Aggregated;
+    // A hit share of 1 would leave no prompt token to compute: the last one always is.
+    inf.prefixCacheHit = r.number("prefix_cache_hit", 0.0, 0.999, 0.0);
+    inf.draftTokens = int(r.integer("draft_tokens", 0, 16, 0));
+    if (inf.draftTokens == 0) {
+        for (const char* key : {"acceptance_rate", "draft_layers"})
+            if (r.has(key))
+                r.fail(key, "applies to speculative decoding only: set draft_tokens ≥ 1, or "
+                            "remove it");
+    }
+    inf.acceptanceRate = r.number("acceptance_rate", 0.0, 1.0, 0.85);
+    inf.draftLayers = int(r.integer("draft_layers", 1, 1 << 10, 1));
+}
+
+/// The mixture-of-experts switches of a strategy: dispatcher, overlap, FP8 dispatch, fused
+/// MLP, node-limited routing, SMs for communication, redundant experts.
+static void parseMoeStrategy(ObjectReader& r, Strategy& st) {
+    st.dispatcher = r.choice("moe_dispatcher", {"all_to_all", "deepep"}, "all_to_all") == "deepep"
+                        ? MoeDispatcher::DeepEp
+                        : MoeDispatcher::AllToAll;
+    st.moeA2aOverlap = r.boolean("moe_a2a_overlap", false);
+    st.moeFp8Dispatch = r.boolean("moe_fp8_dispatch", false);
+    st.moeFusedMlp = r.boolean("moe_fused_mlp", false);
+    st.moeNodeLimit = int(r.integer("moe_node_limit", 0, 1 << 20, 0));
+    st.moeCommSmFraction = r.number("moe_comm_sm_fraction", 0, 0.9, 0.15);
+    // Serving's redundant experts (EPLB, DeepSeek-V3 report §3.4): extra copies of hot experts.
+    st.redundantExperts = int(r.integer("redundant_experts", 0, 1 << 16, 0));
+}
+
 Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     ObjectReader r(j, file, "strategy");
     Strategy st;
@@ -215,14 +253,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
         r.choice("schedule", scheduleNames(), std::string(toString(scheduleForChunks(st.vp)))));
     st.ep = int(r.integer("ep", 1, 1 << 20, 1));
     st.etp = int(r.integer("etp", 1, 1 << 20, 1));
-    st.dispatcher = r.choice("moe_dispatcher", {"all_to_all", "deepep"}, "all_to_all") == "deepep"
-                        ? MoeDispatcher::DeepEp
-                        : MoeDispatcher::AllToAll;
-    st.moeA2aOverlap = r.boolean("moe_a2a_overlap", false);
-    st.moeFp8Dispatch = r.boolean("moe_fp8_dispatch", false);
-    st.moeFusedMlp = r.boolean("moe_fused_mlp", false);
-    st.moeNodeLimit = int(r.integer("moe_node_limit", 0, 1 << 20, 0));
-    st.moeCommSmFraction = r.number("moe_comm_sm_fraction", 0, 0.9, 0.15);
+    parseMoeStrategy(r, st);
     // DLRM: the embedding plan (explainInvalid refuses it for other models).
     if (r.has("emb_sharding")) {
         const json& e = r.raw("emb_sharding");
@@ -422,9 +453,7 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::i
         inf.mode = r.choice("mode", {"offline", "server"}, "offline") == "server"
                        ? ServingMode::Server
                        : ServingMode::Offline;
-        inf.ttftObjectiveS = r.number("ttft_objective_s", 0, 1e6, 0.0);
-        inf.tpotObjectiveS = r.number("tpot_objective_s", 0, 1e6, 0.0);
-        inf.prefillChunkTokens = int(r.integer("prefill_chunk_tokens", 1, 1 << 24, 8192));
+        parseServingDeployment(r, inf);
         // The generic checks see one request of the full context.
         w.seqLen = inf.inputTokens + inf.outputTokens;
         w.globalBatch = 1;

@@ -1,6 +1,8 @@
 #include "madmax/types.hpp"
 #include "madmax/workload.hpp"
 
+#include <cmath>
+
 namespace madmax {
 
 std::string_view toString(Precision p) {
@@ -156,6 +158,22 @@ std::string_view toString(LengthDistribution d) {
         return "exponential";
     }
     return "?";
+}
+
+std::string_view toString(ServingPhase p) {
+    switch (p) {
+    case ServingPhase::Aggregated: return "aggregated";
+    case ServingPhase::Prefill: return "prefill";
+    case ServingPhase::Decode: return "decode";
+    }
+    return "?";
+}
+
+double InferenceWorkload::tokensPerStep() const {
+    if (draftTokens <= 0) return 1.0;
+    const double a = acceptanceRate;
+    if (a >= 1.0) return draftTokens + 1.0;
+    return (1.0 - std::pow(a, draftTokens + 1)) / (1.0 - a);
 }
 
 } // namespace madmax

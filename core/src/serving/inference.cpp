@@ -18,14 +18,23 @@ namespace {
 struct Costs {
     double weight = 0, kv = 0, compute = 0, comm = 0, overhead = 0;
     double a2a = 0; ///< of comm: MoE dispatch and combine
+    /// Both sides of each roofline, whichever bound it (not in total()): GEMMs' weight reads and
+    /// their math; the attention core's KV-cache reads and its math.
+    double weightSide = 0, gemmSide = 0, kvSide = 0, attentionSide = 0;
     double total() const { return weight + kv + compute + comm + overhead; }
     Costs& operator+=(const Costs& o) {
         weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm,
             overhead += o.overhead, a2a += o.a2a;
+        weightSide += o.weightSide, gemmSide += o.gemmSide, kvSide += o.kvSide,
+            attentionSide += o.attentionSide;
         return *this;
     }
     Costs scaled(double f) const {
-        return {weight * f, kv * f, compute * f, comm * f, overhead * f, a2a * f};
+        Costs c = *this;
+        for (double* v : {&c.weight, &c.kv, &c.compute, &c.comm, &c.overhead, &c.a2a,
+                          &c.weightSide, &c.gemmSide, &c.kvSide, &c.attentionSide})
+            *v *= f;
+        return c;
     }
 };
 
@@ -40,6 +49,11 @@ struct Serving {
     GroupLayout tpGroup;
     double weightsBytes, kvPerToken, reservedContext, residentContext;
     double input, output;
+    /// Prompt tokens computed per request (the prefix cache holds the rest) and the mean context
+    /// they attend: the cached prefix and, causally, half the computed part.
+    double computedInput, prefillContext;
+    double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
+    double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
 
     explicit Serving(const Scenario& sc) : s(sc), gpu(sc.system.gpu) {
         const Model& m = s.model;
@@ -66,6 +80,10 @@ struct Serving {
         tpGroup = layoutGroup(s.system, s.strategy.tp, 1);
         input = in.inputTokens;
         output = in.outputTokens;
+        computedInput = std::max(1.0, std::round((1.0 - in.prefixCacheHit) * input));
+        prefillContext = (input - computedInput) + computedInput / 2;
+        verifyRows = 1.0 + in.draftTokens;
+        tokensPerStep = in.tokensPerStep();
 
         // The fullest stage: the MoE layers (where present) are its heavier layers.
         moeLayers = std::min(layers, double(m.moeLayerCount()));
@@ -74,7 +92,7 @@ struct Serving {
         const double attnW = (m.attentionParamsPerLayer() - h) / t * wB;
         const double denseW = attnW + (m.gatedMlp ? 3.0 : 2.0) * h * f / t * wB;
         const double moeW = m.isMoe() ? attnW + (m.moeSharedParamsPerLayer() - h) / t * wB +
-                                            m.moeRoutedParamsPerLayer() /
+                                            m.moeRoutedParamsPerLayer() * expertSlots() /
                                                 (double(s.strategy.ep) * s.strategy.etp) * wB
                                       : 0.0;
         weightsBytes = denseLayers * denseW + moeLayers * moeW +
@@ -100,6 +118,13 @@ struct Serving {
         residentContext = input + residentOut;
     }
 
+    /// Expert copies held per routed expert: (experts + redundant) / experts.
+    double expertSlots() const {
+        const MoeShape& moe = s.model.moe;
+        return moe.experts > 0 ? double(moe.experts + s.strategy.redundantExperts) / moe.experts
+                               : 1.0;
+    }
+
     /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
     void gemm(Costs& c, double M, double N, double K, double overheadS) const {
         // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
@@ -110,6 +135,8 @@ struct Serving {
             c.weight += g.memoryS;
         else
             c.compute += g.computeS;
+        c.weightSide += g.memoryS;
+        c.gemmSide += g.computeS;
         c.overhead += overheadS;
     }
 
@@ -149,6 +176,8 @@ struct Serving {
             c.kv += tm;
         else
             c.compute += tc;
+        c.kvSide += tm;
+        c.attentionSide += tc;
         return c;
     }
 
@@ -160,7 +189,7 @@ struct Serving {
         const Model& m = s.model;
         const Strategy& st = s.strategy;
         const MoeShape& moe = m.moe;
-        const double local = double(moe.experts) / st.ep;
+        const double local = double(moe.experts + st.redundantExperts) / st.ep;
         const double load = moe.capacityFactor > 0 ? std::min(moe.loadImbalance, moe.capacityFactor)
                                                    : moe.loadImbalance;
         const double copies = rows * moe.topK * st.etp / t * load;
@@ -233,37 +262,82 @@ struct Serving {
     }
 
     struct Iteration {
-        Costs decode;           ///< one decode round for the batch
+        Costs decode;           ///< one decode round for the batch (with the drafts)
+        double draftS = 0;      ///< of decode: the draft passes (speculative decoding)
         double prefillPerIterS; ///< prefills of the requests admitted per round
         double p2pS;
-        double iterationS() const { return decode.total() + prefillPerIterS + p2pS; }
+        double roundS() const { return decode.total() + prefillPerIterS + p2pS; }
     };
+
+    /// The draft passes of a round: each of the k draft tokens runs the draft's layers (of the
+    /// model's heavier kind: DeepSeek-V3's MTP module is one MoE block) and the head, one row per
+    /// sequence, one after another.
+    Costs drafts(double rows) const {
+        const int k = s.workload.inference.draftTokens;
+        if (k <= 0) return {};
+        const double ov = gpu.calibration.decodeKernelOverheadS;
+        Costs one = layer(rows, residentContext, true, moeLayers > 0)
+                        .scaled(s.workload.inference.draftLayers);
+        gemm(one, rows, V / t, h, ov);
+        return one.scaled(k);
+    }
 
     Iteration iteration(double batch) const {
         Iteration it;
         // With PP the batch is split into p micro-batches that circulate; a round visits every
-        // stage once per micro-batch.
-        const double rows = std::ceil(batch / p);
+        // stage once per micro-batch. With speculation each sequence verifies its drafts and
+        // the next token in one pass: 1 + k rows.
+        const double seqs = std::ceil(batch / p), rows = seqs * verifyRows;
         it.decode = stage(rows, residentContext, true, rows).scaled(p);
+        const Costs d = drafts(seqs).scaled(p);
+        it.draftS = d.total();
+        it.decode += d;
         it.p2pS = p * p2p(rows);
-        // Chunked prefill: prompts are batched up to the chunk budget; each round admits
-        // batch / output new requests (continuous batching at steady state).
-        const double chunk = std::max(
-            input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
-        const double perRequest =
-            stage(chunk, input / 2, false, chunk / input).total() * (input / chunk);
-        it.prefillPerIterS = batch / output * perRequest;
+        it.prefillPerIterS = 0;
+        if (s.workload.inference.phase == ServingPhase::Aggregated) {
+            // Chunked prefill: prompts are batched up to the chunk budget; each round admits
+            // batch · tokens per step / output new requests (continuous batching, steady state).
+            const double chunk = prefillChunk(batch);
+            const double perRequest = stage(chunk, prefillContext, false, chunk / computedInput)
+                                          .total() * (computedInput / chunk);
+            it.prefillPerIterS = batch * tokensPerStep / output * perRequest;
+        }
         return it;
     }
 
+    /// Computed prompt tokens in one prefill pass: the chunk budget, at least one prompt.
+    double prefillChunk(double batch) const {
+        return std::max(computedInput, std::min(double(s.workload.inference.prefillChunkTokens),
+                                                batch * computedInput));
+    }
+
+    /// The KV cache of one prompt sent from a prefill GPU to a decode GPU over the scale-out
+    /// network (disaggregation): its tokens times this GPU's bytes per token.
+    double kvTransferBytes() const { return input * kvPerToken; }
+    double kvTransferS() const {
+        if (s.workload.inference.phase == ServingPhase::Aggregated) return 0;
+        const long long offNode = s.system.tiers.empty() ? s.system.gpusPerNode
+                                                         : s.system.tiers.front().gpus;
+        return p2pTime(s.system, offNode, kvTransferBytes());
+    }
+
     double ttft(const Iteration& it) const {
-        // The prompt alone through every stage, after waiting on average half a round.
-        return p * stage(input, input / 2, false, 1).total() + p * p2p(input) + it.iterationS() / 2;
+        // Aggregated: the prompt alone through every stage, after waiting on average half a
+        // round. Prefill pool: the prompt, then its KV cache leaves. Decode pool: its share, the
+        // KV cache arriving and half a round before the next token.
+        const double prompt = p * stage(computedInput, prefillContext, false, 1).total() +
+                              p * p2p(computedInput);
+        switch (s.workload.inference.phase) {
+        case ServingPhase::Prefill: return prompt + kvTransferS();
+        case ServingPhase::Decode: return kvTransferS() + it.roundS() / 2;
+        case ServingPhase::Aggregated: break;
+        }
+        return prompt + it.roundS() / 2;
     }
 
     double activationBytes(double batch) const {
-        const double chunk = std::max(
-            input, std::min(double(s.workload.inference.prefillChunkTokens), batch * input));
+        const double chunk =
+            s.workload.inference.phase == ServingPhase::Decode ? batch * verifyRows : prefillChunk(batch);
         const Model& m = s.model;
         const double mlp = m.isMoe() ? (m.gatedMlp ? 3.0 : 2.0) *
                                            std::max(f / t, double(m.moe.expertFfn) * m.moe.topK *
@@ -272,6 +346,107 @@ struct Serving {
         return chunk * (2 * h + qDim + 2 * kvDim + mlp) * aB + batch * V / t * 4.0;
     }
 };
+
+/// The generic view of a decode round: one round as the "step".
+void roundView(const Scenario& sc, const Serving& sv, const Serving::Iteration& it, int batch,
+               Result& r) {
+    const InferenceResult& ir = r.inference;
+    const double tpot = ir.tpotS, replicas = sc.strategy.dp;
+    r.stepTimeS = tpot;
+    r.tokensPerS = ir.outputTokensPerS;
+    r.tokensPerSPerGpu = ir.outputTokensPerSPerGpu;
+    r.samplesPerS = ir.requestsPerS;
+    r.microBatches = 1;
+    // The decode communication: MoE all-to-alls apart from the TP all-reduces.
+    r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {it.decode.comm - it.decode.a2a,
+                                                                 it.decode.comm - it.decode.a2a};
+    r.comm[int(ParallelDim::EP)][int(Collective::AllToAll)] = {it.decode.a2a, it.decode.a2a};
+    r.comm[int(ParallelDim::PP)][int(Collective::P2P)] = {it.p2pS, it.p2pS};
+    r.exposedCommS = (it.decode.comm + it.p2pS) / sv.tokensPerStep;
+    r.compute.forwardS = tpot - r.exposedCommS;
+    r.computeS = r.compute.totalS();
+    r.bubbleS = 0;
+    // Model FLOPs: 2 per parameter per token kept, generated and computed prompt tokens alike.
+    const double params = sc.model.activeParams(); // MoE: the k routed + shared experts
+    const bool prompts = sc.workload.inference.phase == ServingPhase::Aggregated;
+    const double tokensPerToken = 1 + (prompts ? sv.computedInput / sv.output : 0.0);
+    r.modelFlopsPerStep = 2 * params * batch * replicas * tokensPerToken;
+    r.hardwareFlopsPerStep = r.modelFlopsPerStep;
+    r.modelTflopsPerGpu = r.modelFlopsPerStep / (tpot * sc.gpus) / 1e12;
+    r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
+    r.mfu = r.modelTflopsPerGpu * 1e12 / sc.system.gpu.peak(sc.workload.precision);
+    r.hfu = r.mfu;
+}
+
+/// Memory per GPU: weights, activations, the KV cache of the batch, and the engine's headroom.
+void servingMemory(const Scenario& sc, const Serving& sv, double kvBytes, double batch, Result& r) {
+    const double capacity = sc.system.gpu.hbmBytes;
+    const double reserve = sc.system.reserveBytes;
+    MemoryBreakdown& mem = r.memory;
+    mem.weightsBytes = sv.weightsBytes;
+    mem.activationsBytes = sv.activationBytes(batch);
+    mem.kvCacheBytes = kvBytes;
+    // The engine keeps (1 - kv_cache_fraction) of the free memory back: part of the reserve, so
+    // a batch beyond the KV allotment is flagged as not fitting.
+    const double headroom = (capacity - mem.weightsBytes - mem.activationsBytes - reserve) *
+                            (1 - sc.system.gpu.calibration.kvCacheFraction);
+    mem.reserveBytes = reserve + std::max(0.0, headroom);
+    mem.capacityBytes = capacity;
+}
+
+/// A prefill pool (disaggregation): each replica runs chunks of prompts back to back, and each
+/// prompt's KV cache leaves for the decode pool over the scale-out network while the next chunk
+/// computes, so a pass lasts the longer of the two. Throughput is prompt tokens per second,
+/// prefix-cache hits included (as servers count them).
+void prefillPool(const Scenario& sc, const Serving& sv, Result& r) {
+    InferenceResult& ir = r.inference;
+    const double chunk =
+        std::max(sv.computedInput, double(sc.workload.inference.prefillChunkTokens));
+    const double prompts = chunk / sv.computedInput;
+    const Costs pass = sv.stage(chunk, sv.prefillContext, false, prompts);
+    const double computeS = pass.total() + sv.p2p(chunk); // one stage's share, pipelined
+    const double sendS = prompts * sv.kvTransferS();
+    const double passS = std::max(computeS, sendS);
+    const double replicas = sc.strategy.dp;
+    ir.batch = int(std::ceil(prompts));
+    ir.requestsPerS = replicas * prompts / passS;
+    ir.inputTokensPerS = ir.requestsPerS * sv.input;
+    ir.outputTokensPerS = ir.requestsPerS; // each prompt's first token
+    ir.outputTokensPerSPerGpu = ir.outputTokensPerS / sc.gpus;
+    ir.tpotS = 0;
+    ir.e2eLatencyS = ir.ttftS;
+    ir.meetsObjectives = ir.ttftS <= sc.workload.inference.ttftObjectiveS ||
+                         sc.workload.inference.ttftObjectiveS <= 0;
+    r.stepTimeS = passS;
+    r.tokensPerS = ir.inputTokensPerS;
+    r.tokensPerSPerGpu = ir.inputTokensPerS / sc.gpus;
+    r.samplesPerS = ir.requestsPerS;
+    r.comm = {};
+    r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {pass.comm - pass.a2a,
+                                                                 pass.comm - pass.a2a};
+    r.comm[int(ParallelDim::EP)][int(Collective::AllToAll)] = {pass.a2a, pass.a2a};
+    r.exposedCommS = pass.comm + (passS - computeS);
+    r.compute = {};
+    r.compute.forwardS = passS - r.exposedCommS;
+    r.computeS = r.compute.totalS();
+    r.modelFlopsPerStep = 2 * sc.model.activeParams() * chunk * replicas;
+    r.hardwareFlopsPerStep = r.modelFlopsPerStep;
+    r.modelTflopsPerGpu = r.modelFlopsPerStep / (passS * sc.gpus) / 1e12;
+    r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
+    r.mfu = r.modelTflopsPerGpu * 1e12 / sc.system.gpu.peak(sc.workload.precision);
+    r.hfu = r.mfu;
+    // The chunk's prompts' KV cache, held until it has been sent.
+    servingMemory(sc, sv, prompts * sv.kvTransferBytes(), prompts, r);
+}
+
+/// Serving's cost and energy: the scenario's GPUs at their hourly price and board power over
+/// the tokens they serve (0 when the system gives no price or power).
+void servingCost(const Scenario& sc, Result& r) {
+    InferenceResult& ir = r.inference;
+    if (!(r.tokensPerS > 0)) return;
+    ir.dollarsPerMillionTokens = sc.gpus * sc.system.pricePerGpuHour / 3600.0 / r.tokensPerS * 1e6;
+    ir.joulesPerToken = sc.gpus * sc.system.gpu.powerW / r.tokensPerS;
+}
 
 } // namespace
 
@@ -308,10 +483,12 @@ Result evaluateInference(const Scenario& sc) {
         const int peak = p99(n);
         if (server && peak > batch) return false;
         const auto it = sv.iteration(peak);
-        return (in.tpotObjectiveS <= 0 || it.iterationS() <= in.tpotObjectiveS) &&
+        return (in.tpotObjectiveS <= 0 || it.roundS() / sv.tokensPerStep <= in.tpotObjectiveS) &&
                (in.ttftObjectiveS <= 0 || sv.ttft(it) <= in.ttftObjectiveS);
     };
-    const bool constrained = server || in.ttftObjectiveS > 0 || in.tpotObjectiveS > 0;
+    // A prefill pool generates no tokens to pace: its batch is its chunk (prefillPool).
+    const bool constrained = in.phase != ServingPhase::Prefill &&
+                             (server || in.ttftObjectiveS > 0 || in.tpotObjectiveS > 0);
     if (constrained && !ok(batch)) {
         if (!ok(1)) {
             meets = false;
@@ -327,8 +504,7 @@ Result evaluateInference(const Scenario& sc) {
     }
 
     const auto it = sv.iteration(batch);
-    const double tpot = it.iterationS();
-    const double ttft = sv.ttft(it);
+    const double tpot = it.roundS() / sv.tokensPerStep;
     const double replicas = sc.strategy.dp;
 
     Result r;
@@ -338,11 +514,15 @@ Result evaluateInference(const Scenario& sc) {
     ir.maxBatchThatFits = fit;
     ir.meetsObjectives = meets;
     ir.tpotS = tpot;
-    ir.ttftS = ttft;
-    ir.e2eLatencyS = ttft + (sv.output - 1) * tpot;
+    ir.ttftS = sv.ttft(it);
+    ir.e2eLatencyS = ir.ttftS + (sv.output - 1) * tpot;
     ir.outputTokensPerS = batch / tpot * replicas;
     ir.outputTokensPerSPerGpu = ir.outputTokensPerS / sc.gpus;
     ir.requestsPerS = ir.outputTokensPerS / sv.output;
+    ir.tokensPerStep = sv.tokensPerStep;
+    ir.draftS = it.draftS;
+    ir.kvTransferBytes = sv.kvTransferBytes();
+    ir.kvTransferS = sv.kvTransferS();
     ir.kvBytesPerToken = sv.kvPerToken;
     ir.kvBytesPerSequence = perSequence;
     ir.decodeWeightReadS = it.decode.weight;
@@ -350,48 +530,20 @@ Result evaluateInference(const Scenario& sc) {
     ir.decodeComputeS = it.decode.compute;
     ir.decodeCommS = it.decode.comm;
     ir.decodeOverheadS = it.decode.overhead;
+    ir.decodeWeightSideS = it.decode.weightSide;
+    ir.decodeGemmSideS = it.decode.gemmSide;
+    ir.decodeKvSideS = it.decode.kvSide;
+    ir.decodeAttentionSideS = it.decode.attentionSide;
     ir.prefillPerIterationS = it.prefillPerIterS;
-    const Costs prompt = sv.stage(sv.input, sv.input / 2, false, 1).scaled(sv.p);
+    const Costs prompt = sv.stage(sv.computedInput, sv.prefillContext, false, 1).scaled(sv.p);
     ir.prefillComputeS = prompt.compute + prompt.weight + prompt.kv;
     ir.prefillCommS = prompt.comm;
     ir.prefillAllToAllS = prompt.a2a;
     ir.prefillOverheadS = prompt.overhead;
-
-    // The generic view: one iteration as the "step".
-    r.stepTimeS = tpot;
-    r.tokensPerS = ir.outputTokensPerS;
-    r.tokensPerSPerGpu = ir.outputTokensPerSPerGpu;
-    r.samplesPerS = ir.requestsPerS;
-    r.microBatches = 1;
-    // The decode communication: MoE all-to-alls apart from the TP all-reduces.
-    r.comm[int(ParallelDim::TP)][int(Collective::AllReduce)] = {it.decode.comm - it.decode.a2a,
-                                                                 it.decode.comm - it.decode.a2a};
-    r.comm[int(ParallelDim::EP)][int(Collective::AllToAll)] = {it.decode.a2a, it.decode.a2a};
-    r.comm[int(ParallelDim::PP)][int(Collective::P2P)] = {it.p2pS, it.p2pS};
-    r.exposedCommS = it.decode.comm + it.p2pS;
-    r.compute.forwardS = tpot - r.exposedCommS;
-    r.computeS = r.compute.totalS();
-    r.bubbleS = 0;
-    // Model FLOPs: 2 per parameter per token, generated and prompt tokens alike.
-    const double params = sc.model.activeParams(); // MoE: the k routed + shared experts
-    const double tokensPerIter = batch * replicas * (1 + sv.input / sv.output);
-    r.modelFlopsPerStep = 2 * params * tokensPerIter;
-    r.hardwareFlopsPerStep = r.modelFlopsPerStep;
-    r.modelTflopsPerGpu = r.modelFlopsPerStep / (tpot * sc.gpus) / 1e12;
-    r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
-    r.mfu = r.modelTflopsPerGpu * 1e12 / sc.system.gpu.peak(sc.workload.precision);
-    r.hfu = r.mfu;
-
-    MemoryBreakdown& mem = r.memory;
-    mem.weightsBytes = sv.weightsBytes;
-    mem.activationsBytes = sv.activationBytes(batch);
-    mem.kvCacheBytes = batch * perSequence;
-    // The engine keeps (1 - kv_cache_fraction) of the free memory back: part of the reserve, so
-    // a batch beyond the KV allotment is flagged as not fitting.
-    const double headroom = (capacity - mem.weightsBytes - mem.activationsBytes - reserve) *
-                            (1 - sc.system.gpu.calibration.kvCacheFraction);
-    mem.reserveBytes = reserve + std::max(0.0, headroom);
-    mem.capacityBytes = capacity;
+    roundView(sc, sv, it, batch, r);
+    servingMemory(sc, sv, batch * perSequence, batch, r);
+    if (in.phase == ServingPhase::Prefill) prefillPool(sc, sv, r);
+    servingCost(sc, r);
     return r;
 }
 

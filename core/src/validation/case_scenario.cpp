@@ -495,6 +495,36 @@ Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std:
 }
 
 
+/// A disaggregated or expert-parallel serving case (the DeepSeek-V3/R1 production rows): the
+/// pool it measures, EP with its dispatcher and overlap, the prefix-cache share and the prefill
+/// chunk, each as the case publishes it. Returns whether the case is one pool of a disaggregated
+/// deployment: its batch is then the mean concurrency the source implies, run as given
+/// (offline) rather than solved under server limits.
+static bool servingDeploymentForCase(const json& c, const json& inf, json& workload, json& strategy) {
+    const int ep = intField(inf, "ep", 1, "inference");
+    if (ep > 1) {
+        strategy["ep"] = ep;
+        if (!isNull(inf, "dispatcher")) strategy["moe_dispatcher"] = inf.at("dispatcher");
+        if (!isNull(inf, "fp8_dispatch")) strategy["moe_fp8_dispatch"] = inf.at("fp8_dispatch");
+        if (!isNull(inf, "two_batch_overlap"))
+            strategy["moe_a2a_overlap"] = inf.at("two_batch_overlap");
+        if (!isNull(inf, "redundant_experts"))
+            strategy["redundant_experts"] = inf.at("redundant_experts");
+    }
+    for (const char* key : {"prefix_cache_hit", "prefill_chunk_tokens", "draft_tokens",
+                            "acceptance_rate"})
+        if (!isNull(inf, key)) workload[key] = inf.at(key);
+    if (!inf.value("disaggregated", false)) return false;
+    if (isNull(inf, "phase"))
+        throw InputError("", casePath(c, "inference.phase"),
+                         "a disaggregated case names the pool it measures: prefill or decode");
+    workload["phase"] = inf.at("phase");
+    note("disaggregated " + inf.at("phase").get<std::string>() +
+         " pool: its published mean concurrency run as a fixed batch (no server-mode solve)");
+    if (isNull(inf, "draft_tokens")) note("speculative decoding / MTP: not stated, none assumed");
+    return true;
+}
+
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
                                   const std::string& file) {
     const json& m = c.at("model");
@@ -503,8 +533,11 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
     const int gpus = intField(sys, "gpus", 0, "system");
     const json model = modelFor(m, lib);
     const int tp = intField(inf, "tp", 1, "inference"), pp = intField(inf, "pp", 1, "inference");
-    const int replicas =
-        intField(inf, "replicas", dataParallelDegree(gpus, tp, pp, 1), "inference");
+    // Attention data parallelism: every attention-DP rank is its own engine replica.
+    const int attentionDp = intField(inf, "attention_dp", 0, "inference");
+    const int replicas = intField(
+        inf, "replicas", attentionDp > 0 ? attentionDp : dataParallelDegree(gpus, tp, pp, 1),
+        "inference");
     // Request lengths: as published; when they vary and are not published, the mean output is
     // the published output tokens per completed request (tokens/s ÷ samples/s), the mean prompt
     // is taken equal to it, and outputs are exponentially distributed (docs/guide/calibration-and-validation.md "Validation").
@@ -534,8 +567,10 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
     const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
     workload["precision"] = prec;
     workload["weight_precision"] = prec;
-    workload["kv_precision"] = prec;
-    if (inf.value("scenario", "offline") == "server") {
+    workload["kv_precision"] = isNull(inf, "kv_precision") ? json(prec) : inf.at("kv_precision");
+    json strategy = {{"tp", tp}, {"pp", pp}, {"dp", replicas}};
+    const bool pool = servingDeploymentForCase(c, inf, workload, strategy);
+    if (!pool && inf.value("scenario", "offline") == "server") {
         // MLPerf Inference server limits for LLMs (TTFT ≤ 2 s, TPOT ≤ 200 ms), as defaults.
         workload["mode"] = "server";
         workload["ttft_objective_s"] = 2.0;
@@ -545,7 +580,7 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
                 {"model", model},
                 {"system", systemFor(sys, lib, gpus)},
                 {"gpus", gpus},
-                {"strategy", {{"tp", tp}, {"pp", pp}, {"dp", replicas}}},
+                {"strategy", strategy},
                 {"workload", workload}};
     return parseScenario(doc, file + ": case " + c.at("id").get<std::string>());
 }

@@ -208,6 +208,30 @@ static void predictMoeAllToAll(const json& c, const PresetLibrary& lib, const st
         o.skipped = "metric " + o.metric + " is not predicted for all-to-all";
 }
 
+namespace {
+/// A serving case's prediction of its metric (whole system, per GPU pool or per node).
+void predictServing(const json& c, const PresetLibrary& lib, const std::string& file,
+                    CaseOutcome& o) {
+    const Scenario sc = inferenceScenarioForCase(c, lib, file);
+    const Result r = evaluate(sc);
+    const double perNode = double(sc.system.gpusPerNode) / sc.gpus;
+    if (o.metric == "output_tokens_per_s")
+        o.predicted = r.inference.outputTokensPerS;
+    else if (o.metric == "output_tokens_per_s_per_node")
+        o.predicted = r.inference.outputTokensPerS * perNode;
+    else if (o.metric == "input_tokens_per_s_per_node")
+        o.predicted = r.inference.inputTokensPerS * perNode;
+    else if (o.metric == "ttft_s")
+        o.predicted = r.inference.ttftS;
+    else if (o.metric == "tpot_s")
+        o.predicted = r.inference.tpotS;
+    else if (o.metric == "samples_per_s")
+        o.predicted = r.inference.requestsPerS;
+    else
+        o.skipped = "metric " + o.metric + " is not predicted for inference";
+}
+} // namespace
+
 ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                                const std::string& file) {
     if (schemaOf(dataset) != "madmax-validation/1")
@@ -275,22 +299,7 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
                         o.skipped = "metric " + o.metric + " is not predicted for training";
                 }
             } else if (o.kind == "inference") {
-                const std::string arch = c.at("model").at("arch").get<std::string>();
-                if (arch != "dense") {
-                    o.skipped = arch + " inference is not modelled yet";
-                } else {
-                    const Result r = evaluate(inferenceScenarioForCase(c, lib, file));
-                    if (o.metric == "output_tokens_per_s")
-                        o.predicted = r.inference.outputTokensPerS;
-                    else if (o.metric == "ttft_s")
-                        o.predicted = r.inference.ttftS;
-                    else if (o.metric == "tpot_s")
-                        o.predicted = r.inference.tpotS;
-                    else if (o.metric == "samples_per_s")
-                        o.predicted = r.inference.requestsPerS;
-                    else
-                        o.skipped = "metric " + o.metric + " is not predicted for inference";
-                }
+                predictServing(c, lib, file, o);
             } else {
                 o.skipped = "kind " + o.kind + " is not modelled";
             }

@@ -1,0 +1,149 @@
+// Serving as deployed in 2026 (issue #29): prefill/decode disaggregation, speculative decoding,
+// prefix caching, redundant experts, both roofline sides, cost per token. Hand derivations on
+// the toy and on the built-in serving presets.
+#include "test_support.hpp"
+
+#include "madmax/report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace madmax;
+using Catch::Matchers::Contains;
+
+namespace {
+/// The toy model served on the toy system: 1,000-token prompts, 100-token outputs, batch 8.
+Scenario toyServing(test::Edits edits = {}) {
+    test::Edits base = {{"workload", nlohmann::json{{"kind", "inference"},
+                                                    {"input_tokens", 1000},
+                                                    {"output_tokens", 100},
+                                                    {"batch", 8},
+                                                    {"precision", "bf16"}}}};
+    base.insert(base.end(), edits.begin(), edits.end());
+    return test::toy(base);
+}
+} // namespace
+
+TEST_CASE("Speculative decoding: tokens per step is Leviathan et al.'s closed form") {
+    InferenceWorkload w;
+    CHECK(w.tokensPerStep() == 1.0); // no drafts
+    w.draftTokens = 3;
+    w.acceptanceRate = 0.8;
+    // (1 − 0.8⁴) / (1 − 0.8) = 0.5904 / 0.2 = 2.952.
+    CHECK(w.tokensPerStep() == Approx(2.952));
+    w.acceptanceRate = 1.0;
+    CHECK(w.tokensPerStep() == 4.0); // every draft accepted: k + 1
+    w.acceptanceRate = 0.0;
+    CHECK(w.tokensPerStep() == 1.0); // none accepted: the verified token alone
+    // The engine's TPOT is the decode round over those tokens.
+    const Result r = evaluate(toyServing({{"workload.draft_tokens", 3},
+                                          {"workload.acceptance_rate", 0.8}}));
+    CHECK(r.inference.tokensPerStep == Approx(2.952));
+    const double round = r.inference.decodeS() + r.inference.prefillPerIterationS;
+    CHECK(r.inference.tpotS == Approx(round / 2.952));
+    CHECK(r.inference.draftS > 0);
+}
+
+TEST_CASE("Disaggregation: the KV cache sent per request, bytes and time by hand") {
+    // Toy: 4 layers × 2 (K and V) × 8 KV heads × 128 × 2 B = 16,384 B per token; a 1,000-token
+    // prompt is 16.384 MB, over the toy's 10 GB/s scale-out link at efficiency 1 and no latency:
+    // 1.6384 ms.
+    const Result r = evaluate(toyServing({{"workload.phase", "decode"}}));
+    CHECK(r.inference.kvBytesPerToken == 16384.0);
+    CHECK(r.inference.kvTransferBytes == 16384.0 * 1000);
+    CHECK(r.inference.kvTransferS == Approx(16.384e6 / 10e9));
+    // Aggregated serving sends nothing.
+    CHECK(evaluate(toyServing()).inference.kvTransferS == 0.0);
+}
+
+TEST_CASE("Disaggregated with a free network is two independent pools") {
+    // A decode pool's round is the aggregated round without its interleaved prefills; with the
+    // network free its TTFT share is half a round, and the prefill pool's TTFT is the prompt.
+    const test::Edits freeNet = {{"system.tiers.1.gbps", 1e6}};
+    test::Edits agg = freeNet, dec = freeNet, pre = freeNet;
+    dec.push_back({"workload.phase", "decode"});
+    pre.push_back({"workload.phase", "prefill"});
+    const Result a = evaluate(toyServing(agg)), d = evaluate(toyServing(dec)),
+                 p = evaluate(toyServing(pre));
+    CHECK(d.inference.tpotS ==
+          Approx(a.inference.tpotS - a.inference.prefillPerIterationS).epsilon(1e-9));
+    // (1e6 Gb/s leaves 0.13 µs of the 16 MB transfer: 1e-3 relative covers it.)
+    CHECK(d.inference.ttftS == Approx(d.inference.tpotS / 2).epsilon(1e-3));
+    CHECK(p.inference.ttftS == Approx(a.inference.ttftS - a.inference.tpotS / 2).epsilon(1e-3));
+    // The prefill pool serves prompts: its throughput is prompt tokens, requests × prompt.
+    CHECK(p.inference.inputTokensPerS == Approx(p.inference.requestsPerS * 1000));
+    CHECK(p.tokensPerS == p.inference.inputTokensPerS);
+}
+
+TEST_CASE("Prefix caching removes prefill compute, not KV memory") {
+    const Result none = evaluate(toyServing()), half = evaluate(toyServing(
+                                                    {{"workload.prefix_cache_hit", 0.5}}));
+    CHECK(half.inference.prefillComputeS < none.inference.prefillComputeS);
+    CHECK(half.inference.ttftS < none.inference.ttftS);
+    CHECK(half.inference.kvBytesPerSequence == none.inference.kvBytesPerSequence);
+    CHECK(half.memory.kvCacheBytes == none.memory.kvCacheBytes);
+}
+
+TEST_CASE("A decode round shows both sides of each roofline") {
+    // The MLA decode batch the issue names (DeepSeek-V3, 960 sequences): the attention core is
+    // math-bound there, so no KV-read time is charged, but its KV-read side is still reported.
+    const Result r = evaluate(test::preset("serve-deepseek-v3-16xh200"));
+    CHECK(r.inference.decodeKvReadS == 0.0);
+    CHECK(r.inference.decodeKvSideS > 0.0);
+    CHECK(r.inference.decodeAttentionSideS > r.inference.decodeKvSideS);
+    CHECK(r.inference.decodeWeightSideS > 0.0);
+    CHECK(r.inference.decodeGemmSideS > 0.0);
+    CHECK_THAT(formatReport(test::preset("serve-deepseek-v3-16xh200"), r),
+               Contains("attention reads KV"));
+}
+
+TEST_CASE("Redundant experts: EP divides experts plus copies, weights grow with the copies") {
+    // DeepSeek-V3/R1's decode unit (open-infra-index day 6): 256 experts + 32 redundant over
+    // EP144, two per GPU.
+    const std::vector<std::string> ep144 = {"gpus=144", "strategy.dp=144", "strategy.ep=144",
+                                            "system=dgx-h100-superpod"};
+    CHECK_THROWS_WITH(test::preset("serve-deepseek-v3-16xh200", ep144),
+                      Contains("strategy.redundant_experts"));
+    std::vector<std::string> with = ep144;
+    with.push_back("strategy.redundant_experts=32");
+    const Scenario s = test::preset("serve-deepseek-v3-16xh200", with);
+    const Result r = evaluate(s);
+    CHECK(r.inference.outputTokensPerS > 0);
+    // 288 expert slots over 144 GPUs vs 256 over 128: 2 experts per GPU both ways, the same
+    // weights per GPU.
+    std::vector<std::string> ep128 = {"gpus=128", "strategy.dp=128", "strategy.ep=128",
+                                      "system=dgx-h100-superpod"};
+    CHECK(r.memory.weightsBytes ==
+          Approx(evaluate(test::preset("serve-deepseek-v3-16xh200", ep128)).memory.weightsBytes));
+    // Training routes to the model's experts only; a dense model has none to copy.
+    CHECK_THROWS_WITH(test::preset("deepseek-v3-256-gb200", {"strategy.redundant_experts=32"}),
+                      Contains("serving"));
+    CHECK_THAT(test::toyError({{"strategy.redundant_experts", 2}}),
+               Contains("mixture-of-experts"));
+}
+
+TEST_CASE("Serving's cost and energy per token follow price and power") {
+    const Scenario s = test::preset("serve-deepseek-v3-16xh200");
+    const Result r = evaluate(s);
+    REQUIRE(s.system.pricePerGpuHour > 0);
+    CHECK(r.inference.dollarsPerMillionTokens ==
+          Approx(s.gpus * s.system.pricePerGpuHour / 3600 / r.tokensPerS * 1e6));
+    if (s.system.gpu.powerW > 0)
+        CHECK(r.inference.joulesPerToken == Approx(s.gpus * s.system.gpu.powerW / r.tokensPerS));
+}
+
+TEST_CASE("Serving deployment fields: each bad value names its field") {
+    CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
+                                             {"output_tokens", 10}, {"prefix_cache_hit", 1.0}}}}),
+               Contains("prefix_cache_hit"));
+    CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
+                                             {"output_tokens", 10}, {"acceptance_rate", 0.7}}}}),
+               Contains("draft_tokens"));
+    CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
+                                             {"output_tokens", 10}, {"phase", "both"}}}}),
+               Contains("phase"));
+    CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
+                                             {"output_tokens", 10}, {"draft_tokens", 99}}}}),
+               Contains("draft_tokens"));
+}
