@@ -25,6 +25,16 @@ QStringList StrategyPanel::keys() {
     return k;
 }
 
+/// The serving deployment controls show the workload's pool, prefix cache and speculation.
+void StrategyPanel::syncDeployment(const InferenceWorkload& inf) {
+    const QSignalBlocker b1(combos_["phase"]), b2(prefixHit_), b3(draftTokens_), b4(acceptance_);
+    combos_["phase"]->setCurrentText(QString::fromStdString(std::string(toString(inf.phase))));
+    prefixHit_->setValue(inf.prefixCacheHit * 100);
+    draftTokens_->setValue(inf.draftTokens);
+    acceptance_->setValue(inf.acceptanceRate * 100);
+    acceptance_->setEnabled(inf.draftTokens > 0);
+}
+
 /// The ZeRO, schedule and recompute combos show the strategy's values.
 void StrategyPanel::syncCombos(const Strategy& st) {
     const auto text = [](auto v) { return QString::fromStdString(std::string(toString(v))); };
@@ -125,6 +135,8 @@ void StrategyPanel::refresh(const Scenario& s) {
         checks_["frozen_top_mlp"]->setChecked(f.topMlp);
     }
     serving_->setVisible(serving);
+    deployment_->setVisible(serving);
+    if (serving) syncDeployment(inf);
     if (serving) {
         const QSignalBlocker b1(combos_["precision"]), b2(combos_["mode"]), b3(ttft_), b4(tpot_);
         combos_["precision"]->setCurrentText(

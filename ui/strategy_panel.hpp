@@ -32,6 +32,9 @@ class StrategyPanel : public QWidget {
     QCheckBox* check(const QString& key) const { return checks_.at(key); }
     QSpinBox* recomputeLayersBox() const { return recomputeLayers_; }
     QSpinBox* offloadLayersBox() const { return offloadLayers_; }
+    QDoubleSpinBox* prefixHitBox() const { return prefixHit_; }
+    QSpinBox* draftTokensBox() const { return draftTokens_; }
+    QDoubleSpinBox* acceptanceBox() const { return acceptance_; }
     QComboBox* workloadSwitch() const { return kind_; }
     QWidget* moeBox() const { return moe_; }
     DlrmPanel* dlrmPanel() const { return dlrm_; }
@@ -61,6 +64,8 @@ class StrategyPanel : public QWidget {
     void buildMoe(QVBoxLayout* outer);
     void buildFineTuning(QVBoxLayout* outer);
     void buildServing(QVBoxLayout* outer);
+    void buildDeployment(QVBoxLayout* outer);
+    void syncDeployment(const InferenceWorkload& inf);
     void connectSwitches();
     void syncCombos(const Strategy& st);
     void refresh(const Scenario& s);
@@ -79,6 +84,10 @@ class StrategyPanel : public QWidget {
     QComboBox* kind_;
     QWidget* switches_;
     QWidget* serving_;
+    QWidget* deployment_;          ///< serving pool, prefix cache, speculation
+    QDoubleSpinBox* prefixHit_;    ///< percent of prompt tokens from the prefix cache
+    QSpinBox* draftTokens_;        ///< speculative decoding: draft tokens per step (0: off)
+    QDoubleSpinBox* acceptance_;   ///< percent of drafts accepted
     DlrmPanel* dlrm_;
     QWidget* degrees_;
     QDoubleSpinBox* ttft_;

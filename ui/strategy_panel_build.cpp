@@ -45,6 +45,7 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     buildMoe(outer);
     buildFineTuning(outer);
     buildServing(outer);
+    buildDeployment(outer);
     connect(kind_, &QComboBox::currentIndexChanged, this,
             [this](int i) { switchWorkload(i == 1); });
 
@@ -283,6 +284,52 @@ void StrategyPanel::buildFineTuning(QVBoxLayout* outer) {
         QCheckBox* c = checks_[key];
         connect(c, &QCheckBox::toggled, this, [this, c](bool) { applyFrozen(c); });
     }
+}
+
+/// Serving deployment: the pool (disaggregation), the prefix cache and speculative decoding.
+void StrategyPanel::buildDeployment(QVBoxLayout* outer) {
+    deployment_ = new QGroupBox("Serving deployment");
+    auto* form = new QFormLayout(deployment_);
+    auto* phase = addCombo(form, "phase", "Pool", {"aggregated", "prefill", "decode"},
+                           "Aggregated: prefill and decode on every GPU. Prefill or decode: these "
+                           "GPUs are one pool of a disaggregated deployment; the KV cache of each "
+                           "prompt crosses the scale-out network between them.");
+    auto percent = [](double max, const QString& tip) {
+        auto* sb = new QDoubleSpinBox;
+        sb->setRange(0, max);
+        sb->setDecimals(1);
+        sb->setSuffix(" %");
+        sb->setKeyboardTracking(false);
+        sb->setToolTip(tip);
+        return sb;
+    };
+    prefixHit_ = percent(99.9, "Share of prompt tokens whose KV cache the prefix cache holds: "
+                               "their prefill compute is skipped, not their memory.");
+    draftTokens_ = new QSpinBox;
+    draftTokens_->setRange(0, 16);
+    draftTokens_->setSpecialValueText("off");
+    draftTokens_->setKeyboardTracking(false);
+    draftTokens_->setToolTip("Speculative decoding / MTP: draft tokens proposed per step; tokens "
+                             "per step (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023).");
+    acceptance_ = percent(100, "Chance each draft token is accepted (DeepSeek-V3 MTP: 85–90%).");
+    form->addRow("Prefix-cache hits", prefixHit_);
+    form->addRow("Draft tokens", draftTokens_);
+    form->addRow("Acceptance", acceptance_);
+    outer->addWidget(deployment_);
+    connect(phase, &QComboBox::currentTextChanged, this, [this](const QString& p) {
+        applyEdits({{"workload.phase", p.toStdString()}}, "serving pool " + p, combos_["phase"]);
+    });
+    connect(prefixHit_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.prefix_cache_hit", v / 100}}, "prefix-cache hits", prefixHit_);
+    });
+    connect(draftTokens_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyEdits({{"workload.draft_tokens", v}}, "draft tokens", draftTokens_);
+    });
+    connect(acceptance_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.draft_tokens", doc_->scenario().workload.inference.draftTokens},
+                    {"workload.acceptance_rate", v / 100}},
+                   "draft acceptance", acceptance_);
+    });
 }
 
 /// Serving precision, mode and latency objectives.

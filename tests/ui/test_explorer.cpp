@@ -827,3 +827,34 @@ TEST_CASE("The pipeline schedule control: every schedule the core models, reason
     e.settle();
     CHECK(w.shown().result.memory.weightsBytes > weights);
 }
+
+TEST_CASE("Serving deployment controls: pool, prefix cache and speculation, each undoable") {
+    test::Explorer e("serve-deepseek-v3-16xh200");
+    auto& w = *e.window;
+    auto* panel = w.strategyPanel();
+    REQUIRE(w.shown().result.isInference);
+    const double tpot = w.shown().result.inference.tpotS;
+    // A decode pool: no interleaved prefills, so each token comes sooner.
+    panel->combo("phase")->setCurrentText("decode");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.inference.phase == ServingPhase::Decode);
+    CHECK(w.shown().result.inference.tpotS < tpot);
+    CHECK(w.shown().result.inference.kvTransferS > 0);
+    // Speculation: the acceptance control wakes with draft tokens, and tokens per step follow.
+    CHECK_FALSE(panel->acceptanceBox()->isEnabled());
+    panel->draftTokensBox()->setValue(1);
+    REQUIRE(e.settle());
+    CHECK(panel->acceptanceBox()->isEnabled());
+    CHECK(w.shown().result.inference.tokensPerStep == Approx(1.85)); // 1 + 0.85
+    panel->acceptanceBox()->setValue(90);
+    REQUIRE(e.settle());
+    CHECK(w.shown().result.inference.tokensPerStep == Approx(1.9));
+    // A prefix cache: half the prompt tokens skip prefill.
+    panel->prefixHitBox()->setValue(50);
+    CHECK(w.document()->scenario().workload.inference.prefixCacheHit == Approx(0.5));
+    // Each was one undo step: four back is the preset again.
+    for (int i = 0; i < 4; ++i)
+        w.document()->undoStack()->undo();
+    CHECK(w.document()->scenario().workload.inference.phase == ServingPhase::Aggregated);
+    CHECK(w.document()->scenario().workload.inference.draftTokens == 0);
+}

@@ -219,7 +219,7 @@ json toJson(const Workload& w) {
                 {"phase", std::string(toString(i.phase))},
                 {"prefix_cache_hit", i.prefixCacheHit},
                 {"attention", std::string(toString(w.attention))}};
-        if (i.draftTokens > 0) {
+        if (i.draftTokens > 0 || i.acceptanceRate != 0.85 || i.draftLayers != 1) {
             out["draft_tokens"] = i.draftTokens;
             out["acceptance_rate"] = i.acceptanceRate;
             out["draft_layers"] = i.draftLayers;

@@ -198,12 +198,14 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
                                     : ServingPhase::Aggregated;
     // A hit share of 1 would leave no prompt token to compute: the last one always is.
     inf.prefixCacheHit = r.number("prefix_cache_hit", 0.0, 0.999, 0.0);
+    // Speculation's settings need draft_tokens named (0 keeps them, switched off).
+    const bool drafts = r.has("draft_tokens");
     inf.draftTokens = int(r.integer("draft_tokens", 0, 16, 0));
-    if (inf.draftTokens == 0) {
+    if (!drafts) {
         for (const char* key : {"acceptance_rate", "draft_layers"})
             if (r.has(key))
-                r.fail(key, "applies to speculative decoding only: set draft_tokens ≥ 1, or "
-                            "remove it");
+                r.fail(key, "applies to speculative decoding only: set draft_tokens (≥ 1 "
+                            "for speculation), or remove it");
     }
     inf.acceptanceRate = r.number("acceptance_rate", 0.0, 1.0, 0.85);
     inf.draftLayers = int(r.integer("draft_layers", 1, 1 << 10, 1));
