@@ -25,6 +25,21 @@ QStringList StrategyPanel::keys() {
     return k;
 }
 
+/// The serving groups show for serving workloads, with the workload's values.
+void StrategyPanel::syncServing(const Scenario& s, bool serving) {
+    const InferenceWorkload& inf = s.workload.inference;
+    serving_->setVisible(serving);
+    deployment_->setVisible(serving);
+    if (!serving) return;
+    syncDeployment(inf);
+    const QSignalBlocker b1(combos_["precision"]), b2(combos_["mode"]), b3(ttft_), b4(tpot_);
+    combos_["precision"]->setCurrentText(
+        QString::fromStdString(std::string(toString(s.workload.precision))));
+    combos_["mode"]->setCurrentText(inf.mode == ServingMode::Server ? "server" : "offline");
+    ttft_->setValue(inf.ttftObjectiveS);
+    tpot_->setValue(inf.tpotObjectiveS * 1e3);
+}
+
 /// The serving deployment controls show the workload's pool, prefix cache and speculation.
 void StrategyPanel::syncDeployment(const InferenceWorkload& inf) {
     const QSignalBlocker b1(combos_["phase"]), b2(prefixHit_), b3(draftTokens_), b4(acceptance_);
@@ -134,17 +149,7 @@ void StrategyPanel::refresh(const Scenario& s) {
         checks_["frozen_bottom_mlp"]->setChecked(f.bottomMlp);
         checks_["frozen_top_mlp"]->setChecked(f.topMlp);
     }
-    serving_->setVisible(serving);
-    deployment_->setVisible(serving);
-    if (serving) syncDeployment(inf);
-    if (serving) {
-        const QSignalBlocker b1(combos_["precision"]), b2(combos_["mode"]), b3(ttft_), b4(tpot_);
-        combos_["precision"]->setCurrentText(
-            QString::fromStdString(std::string(toString(s.workload.precision))));
-        combos_["mode"]->setCurrentText(inf.mode == ServingMode::Server ? "server" : "offline");
-        ttft_->setValue(inf.ttftObjectiveS);
-        tpot_->setValue(inf.tpotObjectiveS * 1e3);
-    }
+    syncServing(s, serving);
     std::vector<int> batches = {0};
     for (int b = 1; b <= 8192; b *= 2)
         batches.push_back(b);

@@ -66,6 +66,7 @@ class StrategyPanel : public QWidget {
     void buildServing(QVBoxLayout* outer);
     void buildDeployment(QVBoxLayout* outer);
     void syncDeployment(const InferenceWorkload& inf);
+    void syncServing(const Scenario& s, bool serving);
     void connectSwitches();
     void syncCombos(const Strategy& st);
     void refresh(const Scenario& s);
