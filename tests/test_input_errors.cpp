@@ -102,7 +102,7 @@ TEST_CASE("A number no double holds (--set x=1e400) names the field, not a JSON 
 TEST_CASE("An exponential rate must be positive, and says its unit") {
     CHECK_THAT(errorForSet({"system.gpu.peak_exp_tera_per_s=0"}),
                Contains("system.gpu.peak_exp_tera_per_s: value 0 is out of range; allowed: "
-                        "greater than 0"));
+                        "from 0.001"));
     CHECK_THAT(errorForSet({"system.gpu.peak_exp_tera_per_s=-4"}),
                Contains("system.gpu.peak_exp_tera_per_s: value -4 is out of range"));
     CHECK_THAT(errorForSet({"system.gpu.peak_exp_tera_per_s=\"fast\""}),
@@ -195,7 +195,7 @@ TEST_CASE("CP must divide the sequence length") {
 TEST_CASE("An efficiency above 1 in a curve names the point") {
     CHECK_THAT(
         errorForSet({"system.gpu.calibration.gemm_efficiency=[[1e9, 1.5]]"}),
-        Contains("system.gpu.calibration.gemm_efficiency[0]: efficiency 1.5 must be in (0, 1]"));
+        Contains("system.gpu.calibration.gemm_efficiency[0]: efficiency 1.5 must be in [0.001, 1]"));
 }
 
 TEST_CASE("Tiers must be listed innermost first") {
@@ -390,4 +390,26 @@ TEST_CASE("A search file's counts must be whole numbers (fuzzing)") {
     nlohmann::json doc = toJson(search(test::preset("llama2-7b-8-a100-40gb"), {}, SearchOptions{}));
     doc["stats"]["enumerated"] = 1.1e123;
     CHECK_THROWS_AS(searchFromJson(doc, "r.json"), InputError);
+}
+
+TEST_CASE("A positive but physically meaningless rate or size is refused, naming its range") {
+    // Issue #30: 5e-324 TFLOP/s printed -nan with exit 0; 1e-300 gave a 10^304-second step.
+    // Every rate and size has a floor a real machine could have, said in the error.
+    for (const char* value : {"5e-324", "1e-300", "1e-9"}) {
+        INFO(value);
+        for (const std::string field :
+             {"system.gpu.peak_tflops.bf16", "system.gpu.hbm_tbps", "system.gpu.hbm_gb",
+              "system.tiers.0.gbps", "system.tiers.1.gbps", "system.gpu.peak_exp_tera_per_s",
+              "system.gpu.calibration.memory_efficiency",
+              "system.gpu.calibration.attention_efficiency",
+              "system.gpu.calibration.kv_cache_fraction", "strategy.bucket_mb"}) {
+            INFO(field);
+            const std::string err = errorForSet({field + "=" + value});
+            CHECK_THAT(err, Contains(field.substr(field.rfind('.') + 1)));
+            CHECK_THAT(err, !Contains("(no error)"));
+        }
+        const std::string curve =
+            std::string("system.gpu.calibration.gemm_efficiency=[[1e9, ") + value + "]]";
+        CHECK_THAT(errorForSet({curve}), Contains("[0.001, 1]"));
+    }
 }

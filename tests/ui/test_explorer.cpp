@@ -342,7 +342,7 @@ TEST_CASE("A scenario preset loads as one undoable edit - fields show units and 
     auto* hbm = w.scenarioPanel()->fieldItem("system.gpu.hbm_gb");
     REQUIRE(hbm != nullptr);
     CHECK(hbm->text(2) == "GB");
-    CHECK(hbm->text(3) == "> 0, ≤ 1e+06");
+    CHECK(hbm->text(3) == "0.01 to 1e+06"); // the physical floor of issue #30
     auto* kv = w.scenarioPanel()->fieldItem("model.kv_heads");
     REQUIRE(kv != nullptr);
     CHECK(kv->text(3).startsWith("integer, 1 to 1048576; divides heads"));

@@ -12,6 +12,17 @@ using detail::readIdentity;
 using nlohmann::json;
 
 namespace {
+// The smallest rates and sizes a real machine could have (issue #30): below these a value is a
+// unit slip or a typo, and the predictions it gives (10^300-second steps, NaN) mean nothing.
+constexpr double kMinTflops = 0.01;     ///< 10 GFLOP/s
+constexpr double kMinTera = 1e-3;       ///< 10^9 per second
+constexpr double kMinTbps = 1e-3;       ///< 1 GB/s of HBM
+constexpr double kMinHbmGb = 0.01;      ///< 10 MB of HBM
+constexpr double kMinGbps = 1e-3;       ///< 1 MB/s of link
+constexpr double kMinEfficiency = 1e-3; ///< 0.1% of a peak
+} // namespace
+
+namespace {
 
 LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string& key, double maxY) {
     const std::string path = owner.pathOf(key);
@@ -37,8 +48,10 @@ LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string&
         const double x = p[0].get<double>(), y = p[1].get<double>();
         if (!(x > 0))
             throw InputError(owner.file(), at, "x must be positive (a size in bytes or FLOPs)");
-        if (!(y > 0 && y <= maxY))
-            throw InputError(owner.file(), at, "efficiency " + p[1].dump() + " must be in (0, 1]");
+        if (!(y >= kMinEfficiency && y <= maxY))
+            throw InputError(owner.file(), at,
+                             "efficiency " + p[1].dump() + " must be in [0.001, 1]: 0.1% of a peak "
+                             "at least");
         pts.emplace_back(x, y);
     }
     return LogCurve(std::move(pts));
@@ -53,7 +66,7 @@ LinkCalibration parseLink(const json& j, const std::string& file, const std::str
         l.efficiency = parseCurve(r.raw("efficiency"), r, "efficiency", 1.0);
     else
         r.ignore("efficiency");
-    l.allReduceSpeedup = r.number("all_reduce_speedup", 0, 10, fallback.allReduceSpeedup, true);
+    l.allReduceSpeedup = r.number("all_reduce_speedup", 0.01, 10, fallback.allReduceSpeedup);
     r.ignore("notes");
     r.finish();
     return l;
@@ -74,17 +87,21 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         for (int i = 0; i < kPrecisionCount; ++i) {
             const std::string key(toString(Precision(i)));
             g.peakFlops[i] = pk.number(key, 0, 1e6, 0.0) * 1e12;
-            pk.record(key, "0 to 1e+06; absent or null = unsupported");
+            // A rate a real machine could have: a peak below 10 GFLOP/s is a typo's, not a GPU's.
+            if (g.peakFlops[i] > 0 && g.peakFlops[i] < kMinTflops * 1e12)
+                pk.fail(key, "a peak below 0.01 TFLOP/s is no GPU's: give TFLOP/s (0.01 to "
+                             "1e+06), or 0 / absent for unsupported");
+            pk.record(key, "0.01 to 1e+06 TFLOP/s; 0, absent or null = unsupported");
         }
         pk.finish();
         if (g.peak(Precision::BF16) <= 0 && g.peak(Precision::FP16) <= 0)
             r.fail("peak_tflops", "needs a 16-bit peak (bf16 or fp16)");
     }
-    g.hbmBytes = r.number("hbm_gb", 0, 1e6, true) * 1e9;
-    g.hbmBytesPerS = r.number("hbm_tbps", 0, 1e4, true) * 1e12;
-    g.expPerS = r.number("peak_exp_tera_per_s", 0, 1e6, 0.0, true) * 1e12;
+    g.hbmBytes = r.number("hbm_gb", kMinHbmGb, 1e6) * 1e9;
+    g.hbmBytesPerS = r.number("hbm_tbps", kMinTbps, 1e4) * 1e12;
+    g.expPerS = r.number("peak_exp_tera_per_s", kMinTera, 1e6, 0.0) * 1e12;
     r.record("peak_exp_tera_per_s",
-             "greater than 0 to 1e+06 (10^12 exponentials/s); absent or null = attention on "
+             "0.001 to 1e+06 (10^12 exponentials/s); absent or null = attention on "
              "the tensor cores alone");
     if (r.has("calibration")) {
         ObjectReader c(r.raw("calibration"), file, r.pathOf("calibration"));
@@ -94,14 +111,14 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         else
             c.fail("gemm_efficiency",
                    "required field is missing: [[GEMM FLOPs, fraction of peak], ...]");
-        cal.attentionEfficiency = c.number("attention_efficiency", 0, 1, 0.5, true);
-        cal.memoryEfficiency = c.number("memory_efficiency", 0, 1, 0.8, true);
+        cal.attentionEfficiency = c.number("attention_efficiency", kMinEfficiency, 1, 0.5);
+        cal.memoryEfficiency = c.number("memory_efficiency", kMinEfficiency, 1, 0.8);
         cal.kernelLaunchS = c.number("kernel_launch_us", 0, 1e4, 4.0) * 1e-6;
-        cal.lowPrecisionGemmScale = c.number("low_precision_gemm_scale", 0, 1, 1.0, true);
+        cal.lowPrecisionGemmScale = c.number("low_precision_gemm_scale", kMinEfficiency, 1, 1.0);
         cal.decodeMemoryEfficiency =
-            c.number("decode_memory_efficiency", 0, 1, cal.memoryEfficiency, true);
+            c.number("decode_memory_efficiency", kMinEfficiency, 1, cal.memoryEfficiency);
         cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
-        cal.kvCacheFraction = c.number("kv_cache_fraction", 0, 1, 0.9, true);
+        cal.kvCacheFraction = c.number("kv_cache_fraction", kMinEfficiency, 1, 0.9);
         cal.allToAllOverheadS = c.number("all_to_all_overhead_us", 0, 1e5, 25.0) * 1e-6;
         cal.hostOpS = c.number("host_op_us", 0, 1e5, 0.0) * 1e-6;
         cal.referenceAttention =
@@ -160,7 +177,7 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
         const LinkCalibration& link =
             tier.kind == TierKind::ScaleUp ? s.gpu.scaleUpLink : s.gpu.scaleOutLink;
         tier.gpus = int(t.integer("gpus", 1, 1 << 30));
-        tier.bytesPerS = t.number("gbps", 0, 1e6, true) * 1e9;
+        tier.bytesPerS = t.number("gbps", kMinGbps, 1e6) * 1e9;
         tier.latencyS = t.number("latency_us", 0, 1e6, link.latencyS * 1e6) * 1e-6;
         tier.efficiency = t.has("efficiency")
                               ? parseCurve(t.raw("efficiency"), t, "efficiency", 1.0)
@@ -168,8 +185,8 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
         if (!t.has("efficiency")) t.ignore("efficiency");
         tier.oversubscription = t.number("oversubscription", 1, 1e4, 1.0);
         tier.allReduceSpeedup =
-            t.number("all_reduce_speedup", 0, 10,
-                     tier.kind == TierKind::ScaleUp ? link.allReduceSpeedup : 1.0, true);
+            t.number("all_reduce_speedup", 0.01, 10,
+                     tier.kind == TierKind::ScaleUp ? link.allReduceSpeedup : 1.0);
         t.ignore("notes");
         t.finish();
         s.tiers.push_back(std::move(tier));
@@ -247,7 +264,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.tpCommOverlap = r.boolean("tp_comm_overlap", false);
     st.dpOverlap = r.boolean("dp_overlap", true);
     st.cudaGraphs = r.boolean("cuda_graphs", false);
-    st.bucketBytes = r.number("bucket_mb", 0, 1e6, 40.0, true) * 1e6;
+    st.bucketBytes = r.number("bucket_mb", 1e-3, 1e6, 40.0) * 1e6;
     st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
     st.recomputeLayers = int(r.integer("recompute_layers", 0, 1 << 20, 0));
     st.offloadLayers = int(r.integer("offload_layers", 0, 1 << 20, 0));

@@ -6,6 +6,10 @@
 #include "engine/scenario_rules.hpp"
 #include "serving/inference.hpp"
 #include "training/step.hpp"
+#include "madmax/error.hpp"
+
+#include <cmath>
+#include <string>
 
 namespace madmax {
 
@@ -45,8 +49,30 @@ const WorkloadRoom& roomOf(const Scenario& s) {
 
 } // namespace
 
+/// No prediction leaves the engine unless it is a number (issue #30): inputs inside their
+/// ranges can still combine into an overflow, and a NaN or an infinite step must be an error
+/// that says so, never a printed "-nan" with exit 0.
+static void requireFinite(const Scenario& s, const Result& r) {
+    const double figures[] = {r.stepTimeS, r.tokensPerS, r.samplesPerS, r.mfu,
+                              r.memory.totalBytes(), r.inference.ttftS};
+    for (double v : figures)
+        if (!std::isfinite(v) || v < 0)
+            throw InputError(s.name.empty() ? "scenario" : s.name, "",
+                             "the prediction is not a finite number (step " +
+                                 std::to_string(r.stepTimeS) +
+                                 " s): a rate, size or count is outside what a machine or model "
+                                 "could have; check the system's rates and the workload's sizes");
+    if (!(r.stepTimeS > 0) || r.stepTimeS > 1e12)
+        throw InputError(s.name.empty() ? "scenario" : s.name, "",
+                         "the predicted step (" + std::to_string(r.stepTimeS) +
+                             " s) is outside (0, 10^12 s]: a rate or size is outside what a "
+                             "machine could have");
+}
+
 Result evaluate(const Scenario& s, const EvaluateOptions& options) {
-    return roomOf(s).evaluate(s, options);
+    Result r = roomOf(s).evaluate(s, options);
+    requireFinite(s, r);
+    return r;
 }
 
 MemoryBreakdown peakMemory(const Scenario& s) {
