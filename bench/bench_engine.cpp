@@ -5,6 +5,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 namespace {
 
 void evaluateLoop(benchmark::State& state, const char* scenarioId, bool timeline) {
@@ -54,5 +56,18 @@ void BM_EvaluateWithTimeline(benchmark::State& state) {
 BENCHMARK(BM_EvaluateWithTimeline);
 
 } // namespace
+
+// The strict JSON reader on an object of n keys (issue #30: the duplicate-key check was
+// quadratic; hashed, the time per key stays flat as n grows).
+void BM_ParseManyKeys(benchmark::State& state) {
+    std::string text = "{";
+    for (int i = 0; i < state.range(0); ++i)
+        text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+    text += "}";
+    for (auto _ : state)
+        benchmark::DoNotOptimize(madmax::parseJsonText(text, "bench"));
+    state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_ParseManyKeys)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -1,5 +1,7 @@
 #include "presets_store.hpp"
 
+#include "madmax/file_io.hpp"
+
 #include "madmax/scenario_io.hpp"
 
 #include <QDir>
@@ -40,13 +42,9 @@ void PresetStore::load() {
                 skipped_ << path + ": named like an installed preset; rename it";
                 continue;
             }
-            QFile f(path);
-            if (!f.open(QIODevice::ReadOnly)) {
-                skipped_ << path + ": " + f.errorString();
-                continue;
-            }
             try {
-                library_.add(kind, id, path.toStdString(), f.readAll().toStdString());
+                // The core's reader: regular files only, bounded in size.
+                library_.add(kind, id, path.toStdString(), readTextFile(path.toStdString()));
             } catch (const std::exception& e) {
                 // A broken user preset is skipped and said; the rest of the library loads.
                 skipped_ << QString::fromStdString(e.what());

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unordered_set>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -73,15 +74,11 @@ class StrictSax {
         return dom_.start_object(n);
     }
     bool key(std::string& k) {
-        if (!keys_.empty()) {
-            auto& seen = keys_.back();
-            if (std::find(seen.begin(), seen.end(), k) != seen.end())
-                throw InputError(file_, k,
-                                 "duplicate key \"" + k +
-                                     "\" in the same object; keep one (JSON would silently use "
-                                     "the last)");
-            seen.push_back(k);
-        }
+        if (!keys_.empty() && !keys_.back().insert(k).second) // hashed: linear in the keys
+            throw InputError(file_, k,
+                             "duplicate key \"" + k +
+                                 "\" in the same object; keep one (JSON would silently use "
+                                 "the last)");
         path_ = k;
         return dom_.key(k);
     }
@@ -114,7 +111,7 @@ class StrictSax {
     }
     nlohmann::detail::json_sax_dom_parser<json> dom_;
     const std::string& file_;
-    std::vector<std::vector<std::string>> keys_; // the keys of each open object
+    std::vector<std::unordered_set<std::string>> keys_; // the keys of each open object
     std::string path_;                           // for messages: the innermost key seen
     std::size_t depth_ = 0;
 };
@@ -157,6 +154,15 @@ std::string readTextFile(const std::string& path) {
     }
     if (fs::is_directory(st))
         throw InputError(path, "", "is a folder, not a file; name a JSON file inside it");
+    // A named pipe, device or socket would block or never end: madmax reads regular files only.
+    if (!fs::is_regular_file(st))
+        throw InputError(path, "",
+                         "is not a regular file (a pipe, device or socket): save the input to a "
+                         "file and name that");
+    if (fs::file_size(path, ec) > kMaxInputBytes && !ec)
+        throw InputError(path, "",
+                         "more than " + std::to_string(kMaxInputBytes >> 20) +
+                             " MiB: not a madmax input file");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw InputError(path, "", "cannot open the file (does it exist, and is it readable?)");
