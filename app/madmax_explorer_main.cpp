@@ -1,12 +1,14 @@
 // madmax-explorer: the desktop explorer. Opens straight onto the built-in default scenario (or
 // the last session, or the scenario given); `--screenshot FILE` grabs the window once the first
 // result is shown, then exits.
+#include "madmax/file_io.hpp"
 #include "codesign_panel.hpp"
 #include "design_space_panel.hpp"
 #include "main_window.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QBuffer>
 #include <QTimer>
 
 #include <cstdio>
@@ -41,8 +43,18 @@ bool chooseHeadlessPlatform(int argc, char** argv) {
 void shootWhenShown(madmax::ui::MainWindow& window, const QString& file, bool runFirst) {
     auto shoot = [&window, file] {
         QTimer::singleShot(50, &window, [&window, file] {
-            const bool ok = window.grab().save(file, "PNG");
-            if (!ok) std::fprintf(stderr, "error: cannot write %s\n", qPrintable(file));
+            // Encoded in memory, then the core's atomic, checked, mode-keeping save: a full
+            // disk or a kill leaves the old picture whole, and a link is not followed.
+            QByteArray png;
+            QBuffer buffer(&png);
+            bool ok = buffer.open(QIODevice::WriteOnly) && window.grab().save(&buffer, "PNG");
+            if (!ok) std::fprintf(stderr, "error: %s: cannot encode the PNG\n", qPrintable(file));
+            try {
+                if (ok) madmax::writeFileAtomically(file.toStdString(), png.toStdString());
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "error: %s\n", e.what());
+                ok = false;
+            }
             QApplication::exit(ok ? 0 : 2);
         });
     };

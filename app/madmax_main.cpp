@@ -203,6 +203,9 @@ void addCalibrateCommand(CLI::App& app) {
             in.steps = readJsonFile(o->steps);
             in.stepsFile = o->steps;
         }
+        // The id names the preset and its default file: the one id rule, as the explorer and
+        // validate --write-scenarios apply it.
+        if (auto why = explainBadFileId(o->id)) throw InputError("", "--id", *why);
         const CalibrationReport r = calibrate(o->gpu, system, in, o->id);
         const std::string out = o->out.empty() ? o->id + ".json" : o->out;
         std::error_code ec;

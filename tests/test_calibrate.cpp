@@ -173,6 +173,12 @@ TEST_CASE("madmax calibrate writes a new preset, never over a file without --for
     CHECK(test::runCli(cmd, nullptr, &err) == 2);
     CHECK_THAT(err, Contains("--force"));
     CHECK(test::runCli(cmd + " --force") == 0);
+    // The id names the preset and its default file: a path in it is refused, as the explorer
+    // and validate --write-scenarios refuse it (issue #30: --id ../../x wrote outside).
+    std::string idErr;
+    CHECK(test::runCli("calibrate --gpu h100-sxm5-80gb --nccl " + nccl + " --id ../../x", nullptr,
+                       &idErr) == 2);
+    CHECK_THAT(idErr, Contains("--id") && Contains("plain file name"));
     // The calibrated GPU, used by a scenario: a slower NVLink makes the default step slower.
     std::string a, b;
     REQUIRE(test::runCli("evaluate default --json", &a) == 0);

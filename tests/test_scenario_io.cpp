@@ -143,3 +143,48 @@ TEST_CASE("A strategy edit's implications are the core's rules, not the explorer
     // A field without rules is the edit alone.
     CHECK(impliedEdits(s, "strategy.micro_batch", 2).size() == 1);
 }
+
+TEST_CASE("Saving keeps the file's permissions, refuses read-only files, cleans up after a kill") {
+    // Issue #30: a 0600 file became 0644 when saved over; a read-only file was replaced; a kill
+    // during a save left its temporary behind for good.
+    const fs::path dir =
+        fs::temp_directory_path() / ("madmax-mode-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path file = dir / "private.json";
+    writeFileAtomically(file.string(), "one");
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+    writeFileAtomically(file.string(), "two");
+    CHECK((fs::status(file).permissions() & fs::perms::all) ==
+          (fs::perms::owner_read | fs::perms::owner_write));
+    // Read-only: refused, the file as it was. (Root may write anything: then only the mode.)
+    fs::permissions(file, fs::perms::owner_read);
+    if (::geteuid() != 0) {
+        CHECK_THROWS_WITH(writeFileAtomically(file.string(), "three"),
+                          Catch::Matchers::Contains("read-only"));
+        std::ifstream in(file);
+        std::string text;
+        in >> text;
+        CHECK(text == "two");
+    }
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+    // A temporary of a process that no longer runs (pid 2^22 + 1 is above Linux's pid_max
+    // default of 2^22) is removed by the next save of that file; another file's is kept.
+    const fs::path stale = dir / ".private.json.madmax-tmp.4194305.7";
+    const fs::path other = dir / ".other.json.madmax-tmp.4194305.7";
+    std::ofstream(stale) << "torn";
+    std::ofstream(other) << "torn";
+    writeFileAtomically(file.string(), "four");
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(fs::exists(other));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("One id rule for every file an id names") {
+    CHECK_FALSE(explainBadFileId("h100-mine_2.1"));
+    for (const char* bad : {"", ".", "..", "../../x", "a/b", "x y", "é"}) {
+        INFO(bad);
+        CHECK(explainBadFileId(bad));
+    }
+    CHECK(explainBadFileId(std::string(129, 'a')));
+}

@@ -62,10 +62,7 @@ bool PresetStore::isUserPreset(PresetKind kind, const std::string& id) const {
 }
 
 QString PresetStore::save(PresetKind kind, const std::string& id, nlohmann::json json) {
-    if (id.empty()) return "a preset needs an id";
-    for (char c : id)
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-            return "a preset id may use letters, digits, '-', '_' and '.' only";
+    if (auto why = explainBadFileId(id)) return "preset id: " + QString::fromStdString(*why);
     if (isBuiltin(kind, id))
         return QString("\"%1\" is an installed preset; choose another id")
             .arg(QString::fromStdString(id));

@@ -243,6 +243,23 @@ TEST_CASE("madmax-explorer --screenshot grabs the window once the first result i
     CHECK(p.exitCode() == 0);
     const QImage img(out);
     CHECK(img.width() >= 1000);
+    // Saved the way every writer saves (issue #30): over a 0600 picture it stays 0600, and a
+    // symbolic link is refused rather than followed, the file it points at untouched.
+    QFile::setPermissions(out, QFile::ReadOwner | QFile::WriteOwner);
+    p.start(MADMAX_EXPLORER, {"--screenshot", out});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 0);
+    const QFile::Permissions kept = QFile::permissions(out);
+    CHECK(kept.testFlags(QFile::ReadOwner | QFile::WriteOwner));
+    CHECK_FALSE(kept & (QFile::ReadGroup | QFile::WriteGroup | QFile::ReadOther | QFile::WriteOther));
+    const QString link = dir.filePath("link.png");
+    REQUIRE(QFile::link(out, link));
+    const qint64 size = QFileInfo(out).size();
+    p.start(MADMAX_EXPLORER, {"--screenshot", link});
+    REQUIRE(p.waitForFinished(60000));
+    CHECK(p.exitCode() == 2);
+    CHECK(p.readAllStandardError().contains("symbolic link"));
+    CHECK(QFileInfo(out).size() == size);
 }
 
 TEST_CASE("Design-space and co-design charts export like the others") {

@@ -3,7 +3,11 @@
 
 #include "madmax/error.hpp"
 
+#include <sys/stat.h>
+#include <signal.h>
+#include <cstdlib>
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -181,6 +185,39 @@ std::string readTextFile(const std::string& path) {
 
 json readJsonFile(const std::string& path) { return parseJsonText(readTextFile(path), path); }
 
+std::optional<std::string> explainBadFileId(const std::string& id) {
+    if (id.empty()) return "an id is needed";
+    if (id.size() > 128) return "an id of at most 128 characters";
+    if (id == "." || id == "..") return "\"" + id + "\" is not a file name";
+    for (unsigned char ch : id)
+        if (!(std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_'))
+            return "\"" + id + "\" is not a plain file name: letters, digits, '.', '-' and '_' "
+                   "only (no path)";
+    return std::nullopt;
+}
+
+namespace {
+/// The temporary a save writes first: hidden beside the target, named for it and for the
+/// writing process, so a save killed midway is recognised and removed by the next one.
+std::string temporaryName(const std::string& file, unsigned salt) {
+    return "." + file + ".madmax-tmp." + std::to_string(::getpid()) + "." + std::to_string(salt);
+}
+
+/// Temporaries of `file` left by a process that no longer runs (killed during a save).
+void removeStaleTemporaries(const std::filesystem::path& dir, const std::string& file) {
+    namespace fs = std::filesystem;
+    const std::string prefix = "." + file + ".madmax-tmp.";
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+        if (pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH && it->is_regular_file(ec))
+            fs::remove(it->path(), ec);
+    }
+}
+} // namespace
+
 void writeFileAtomically(const std::string& path, const std::string& contents) {
     namespace fs = std::filesystem;
     const fs::path target(path);
@@ -197,14 +234,29 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
                          "will not replace it: it is not a regular file (a device, folder or "
                          "pipe); name a file to write");
     }
+    // A file the user made read-only stays as it is; one that exists keeps its permissions (a
+    // 0600 file must not become world-readable by being saved).
+    struct stat old {};
+    const bool replacing = fs::exists(existing) && ::stat(target.c_str(), &old) == 0;
+    if (replacing && ::access(target.c_str(), W_OK) != 0)
+        throw InputError(path, "",
+                         "will not replace it: it is read-only; make it writable (chmod u+w) or "
+                         "save under another name");
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    removeStaleTemporaries(dir, target.filename().string());
     std::random_device rd;
-    const fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()));
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const fs::path tmp = dir / temporaryName(target.filename().string(), rd());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                          replacing ? (old.st_mode & 07777) : 0666); // new files: the umask's
     if (fd < 0)
         throw InputError(path, "",
                          "cannot write " + tmp.string() + ": " + std::strerror(errno) +
                              " (is the folder there and writable?); the file was left unchanged");
+    if (replacing && ::fchmod(fd, old.st_mode & 07777) != 0) { // past the umask, exactly
+        ::close(fd);
+        fs::remove(tmp, ec);
+        throw InputError(path, "", "cannot keep its permissions; the file was left unchanged");
+    }
     auto fail = [&](const std::string& what) {
         const std::string reason = std::strerror(errno);
         ::close(fd);

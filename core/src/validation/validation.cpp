@@ -350,14 +350,8 @@ int writeCaseScenarios(const json& dataset, const PresetLibrary& lib, const std:
         const std::string id = c["id"].get<std::string>();
         const std::string kind = c.value("kind", "");
         if (kind != "training" && kind != "inference") continue;
-        // Ids become file names: letters, digits, '.', '-', '_' only (no path, no "..").
-        const bool plain = !id.empty() && id != "." && id != ".." &&
-                           std::all_of(id.begin(), id.end(), [](unsigned char ch) {
-                               return std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_';
-                           });
-        if (!plain)
-            throw InputError(file, "cases[id=" + id + "].id",
-                             "not a plain file name: letters, digits, '.', '-' and '_' only");
+        // Ids become file names: the one id rule (madmax/file_io.hpp).
+        if (auto why = explainBadFileId(id)) throw InputError(file, "cases[id=" + id + "].id", *why);
         std::optional<Scenario> s;
         try {
             const bool dlrm = c.contains("model") && c["model"].is_object() &&
