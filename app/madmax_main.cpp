@@ -147,6 +147,13 @@ void addEvaluateCommand(CLI::App& app) {
     });
 }
 
+/// The first system preset built on GPU preset `gpu` (calibrate's default --system).
+std::string defaultSystemFor(const std::string& gpu) {
+    for (const Preset* p : PresetLibrary::builtin().list(PresetKind::System))
+        if (p->json.value("gpu", "") == gpu) return p->id;
+    throw InputError("--system", gpu, "no system preset is built on this GPU; name one with --system");
+}
+
 void addCalibrateCommand(CLI::App& app) {
     struct Options {
         std::string gpu, system, steps, id, out;
@@ -180,17 +187,7 @@ void addCalibrateCommand(CLI::App& app) {
     cal->add_flag("--json", o->json, "Print the report as JSON");
     cal->callback([o] {
         const auto& lib = PresetLibrary::builtin();
-        std::string sysId = o->system;
-        if (sysId.empty()) {
-            for (const Preset* p : lib.list(PresetKind::System))
-                if (p->json.value("gpu", "") == o->gpu) {
-                    sysId = p->id;
-                    break;
-                }
-            if (sysId.empty())
-                throw InputError("--system", o->gpu,
-                                 "no system preset is built on this GPU; name one with --system");
-        }
+        const std::string sysId = o->system.empty() ? defaultSystemFor(o->gpu) : o->system;
         nlohmann::json sysDoc = {{"system", sysId}};
         resolvePresetRefs(sysDoc, lib, "--system");
         const System system = parseSystem(sysDoc["system"], "presets/systems/" + sysId, "system");
@@ -203,9 +200,7 @@ void addCalibrateCommand(CLI::App& app) {
             in.steps = readJsonFile(o->steps);
             in.stepsFile = o->steps;
         }
-        // The id names the preset and its default file: the one id rule, as the explorer and
-        // validate --write-scenarios apply it.
-        if (auto why = explainBadFileId(o->id)) throw InputError("", "--id", *why);
+        if (auto why = explainBadFileId(o->id)) throw InputError("", "--id", *why); // file_io.hpp
         const CalibrationReport r = calibrate(o->gpu, system, in, o->id);
         const std::string out = o->out.empty() ? o->id + ".json" : o->out;
         std::error_code ec;

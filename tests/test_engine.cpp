@@ -120,6 +120,7 @@ TEST_CASE("The timeline's first micro-batch is drawn without a hole: edges and p
     };
     const std::vector<Case> cases = {
         {"one stage (PP 1): embedding and head", {"strategy.pp=1", "strategy.vp=1",
+                                                  "strategy.schedule=1f1b",
                                                   "strategy.dp=64", "strategy.tp=4"},
          true, true, false},
         {"the default: PP 4, the last stage critical", {}, false, true, true},

@@ -440,3 +440,13 @@ TEST_CASE("A positive but physically meaningless rate or size is refused, naming
         CHECK_THAT(errorForSet({curve}), Contains("[0.001, 1]"));
     }
 }
+
+TEST_CASE("Contradictory inputs are refused, naming both sides") {
+    // Issue #30: an interleaved schedule with one chunk per GPU, and a sequence beyond the
+    // model's context, were accepted silently.
+    CHECK_THAT(errorForSet({"strategy.vp=1"}),
+               Contains("strategy.schedule \"interleaved\" needs vp ≥ 2") && Contains("1f1b"));
+    CHECK_THAT(errorForSet({"workload.seq_len=16384"}),
+               Contains("workload.seq_len 16384 exceeds the model's context of 8192") &&
+                   Contains("model.max_seq_len"));
+}

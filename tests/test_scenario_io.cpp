@@ -50,7 +50,9 @@ TEST_CASE("toJson then parse reproduces a scenario exactly") {
 
 TEST_CASE("Overrides in the file apply before --set, and a preset id can be swapped by path") {
     nlohmann::json doc = PresetLibrary::builtin().find(PresetKind::Scenario, "default")->json;
-    doc["overrides"] = {{"strategy.micro_batch", 2}, {"model", "llama2-70b"}};
+    // Llama 2's context is 4,096 tokens: the swap shortens the sequence with it.
+    doc["overrides"] = {{"strategy.micro_batch", 2}, {"model", "llama2-70b"},
+                        {"workload.seq_len", 4096}};
     const auto resolved = resolveScenario(doc, PresetLibrary::builtin(), "x.json",
                                           {parseOverride("strategy.micro_batch=4")});
     const Scenario s = parseScenario(resolved, "x.json");

@@ -40,6 +40,9 @@ double interleavedBound(const Strategy& st, int microBatches) {
     return 1.0 + double(st.pp - 1) / (double(st.vp) * microBatches);
 }
 std::optional<std::string> interleavedRules(const Strategy& st, int microBatches) {
+    if (st.vp < 2)
+        return "strategy.schedule \"interleaved\" needs vp ≥ 2 model chunks per GPU (got " +
+               str(st.vp) + "); with one chunk the schedule is \"1f1b\"";
     if (st.pp > 1 && microBatches % st.pp != 0)
         return "the interleaved schedule needs the micro-batches per replica (" +
                str(microBatches) + ") to be a multiple of pp (" + str(st.pp) +

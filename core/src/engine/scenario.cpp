@@ -174,6 +174,17 @@ std::optional<std::string> detail::explainInvalidFrozen(const Scenario& s) {
     return std::nullopt;
 }
 
+/// A training sequence longer than the model's context (a contradiction, issue #30).
+std::optional<std::string> detail::explainInvalidContext(const Scenario& s) {
+    const Model& m = s.model;
+    const Workload& w = s.workload;
+    if (w.kind != WorkloadKind::Training || m.vit || m.maxSeqLen <= 0 || w.seqLen <= m.maxSeqLen)
+        return std::nullopt;
+    return "workload.seq_len " + str(w.seqLen) + " exceeds the model's context of " +
+           str(m.maxSeqLen) + " tokens (model.max_seq_len); shorten it, or raise max_seq_len "
+           "for a context-extension run";
+}
+
 std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;

@@ -11,6 +11,7 @@
 namespace madmax::detail {
 
 std::optional<std::string> explainInvalidFrozen(const Scenario& s);
+std::optional<std::string> explainInvalidContext(const Scenario& s);
 std::optional<std::string> explainInvalidSystem(const Scenario& s);
 /// Dense and MoE transformers and ViT, training and serving.
 std::optional<std::string> explainInvalidLayered(const Scenario& s);

@@ -81,6 +81,7 @@ MemoryBreakdown peakMemory(const Scenario& s) {
 
 std::optional<std::string> explainInvalid(const Scenario& s) {
     if (auto why = detail::explainInvalidFrozen(s)) return why;
+    if (auto why = detail::explainInvalidContext(s)) return why;
     return roomOf(s).explainInvalid(s);
 }
 
