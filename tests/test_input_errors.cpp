@@ -9,6 +9,8 @@
 
 #include <sys/stat.h>
 
+#include <functional>
+
 #include <filesystem>
 #include <fstream>
 
@@ -449,4 +451,50 @@ TEST_CASE("Contradictory inputs are refused, naming both sides") {
     CHECK_THAT(errorForSet({"workload.seq_len=16384"}),
                Contains("workload.seq_len 16384 exceeds the model's context of 8192") &&
                    Contains("model.max_seq_len"));
+}
+
+TEST_CASE("merge refuses what no search produced, naming the field") {
+    // Issue #30: a cancelled part, a negative score or budget and an unknown objective were
+    // merged silently; a wrong type printed the JSON library's own words.
+    const nlohmann::json good =
+        toJson(search(test::preset("llama2-7b-8-a100-40gb"), {}, SearchOptions{}));
+    REQUIRE_FALSE(good["top"].empty());
+    auto errorWith = [&](const std::function<void(nlohmann::json&)>& edit) -> std::string {
+        nlohmann::json doc = good;
+        edit(doc);
+        try {
+            const SearchResult r = searchFromJson(doc, "part.json");
+            checkSearchShards({r}, {"part.json"});
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "(no error)";
+    };
+    CHECK_THAT(errorWith([](auto& d) { d["cancelled"] = true; }),
+               Contains("part.json: cancelled") && Contains("re-run it"));
+    CHECK_THAT(errorWith([](auto& d) { d["token_budget"] = -5; }), Contains("token_budget"));
+    CHECK_THAT(errorWith([](auto& d) { d["objective"] = "bogus"; }),
+               Contains("objective: expected throughput, time or cost"));
+    CHECK_THAT(errorWith([](auto& d) { d["top"][0]["score"] = -1; }),
+               Contains("candidate.score: must be a non-negative number"));
+    const std::string type = errorWith([](auto& d) { d["top"][0]["mfu"] = "high"; });
+    CHECK_THAT(type, Contains("candidate.mfu: expected a number"));
+    CHECK_THAT(type, !Contains("json.exception"));
+    CHECK(errorWith([](auto&) {}) == "(no error)");
+}
+
+TEST_CASE("A validation case's field of the wrong type is named, not the JSON library's words") {
+    // Issue #30: "layers": "many" printed "[json.exception.type_error.302] type must be number".
+    for (const char* field : {"model.layers", "system.hbm_tbps", "parallel.global_batch",
+                              "model.moe.top_k"}) {
+        INFO(field);
+        // Case 0 is dense; a MoE field is checked on the first MoE case.
+        nlohmann::json doc = readJsonFile(MADMAX_PUBLIC_DATASET);
+        std::size_t index = 0;
+        if (std::string(field).rfind("model.moe", 0) == 0)
+            while (doc["cases"][index]["model"].value("arch", "") != "moe") ++index;
+        const std::string err = validationErrorFor(index, field, "many");
+        CHECK_THAT(err, Contains(std::string(field) + ": expected a number or null"));
+        CHECK_THAT(err, !Contains("json.exception"));
+    }
 }

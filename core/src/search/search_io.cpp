@@ -58,13 +58,23 @@ Candidate candidateFromJson(const json& j, const std::string& file) {
             throw InputError(file, "candidate.gpus", "must be a whole number of GPUs from 1 to 2^30");
         c.gpus = int(g.get<long long>());
         c.strategy = parseStrategy(j.at("strategy"), file, c.gpus);
-        c.stepTimeS = j.at("step_time_s").get<double>();
-        c.tokensPerS = j.at("tokens_per_s").get<double>();
-        c.mfu = j.at("mfu").get<double>();
-        c.memoryBytes = j.at("memory_bytes").get<double>();
-        c.marginBytes = j.at("margin_bytes").get<double>();
-        c.exposedCommS = j.at("exposed_comm_s").get<double>();
-        c.score = j.at("score").get<double>();
+        // Each field read by name, so a wrong type says which (not the JSON library's words).
+        auto number = [&](const char* key) {
+            if (!j.contains(key) || !j.at(key).is_number())
+                throw InputError(file, std::string("candidate.") + key,
+                                 "expected a number, got " +
+                                     (j.contains(key) ? j.at(key).dump() : "nothing"));
+            return j.at(key).get<double>();
+        };
+        c.stepTimeS = number("step_time_s");
+        c.tokensPerS = number("tokens_per_s");
+        c.mfu = number("mfu");
+        c.memoryBytes = number("memory_bytes");
+        c.marginBytes = number("margin_bytes");
+        c.exposedCommS = number("exposed_comm_s");
+        c.score = number("score");
+        if (!j.contains("fits") || !j.at("fits").is_boolean())
+            throw InputError(file, "candidate.fits", "expected true or false");
         c.fits = j.at("fits").get<bool>();
         if (j.contains("serving")) {
             const json& sv = j.at("serving");
@@ -110,7 +120,8 @@ Candidate candidateFromJson(const json& j, const std::string& file) {
         if (!std::isfinite(c.marginBytes)) bad("margin_bytes", "must be a number");
         if (!std::isfinite(c.exposedCommS) || c.exposedCommS < 0)
             bad("exposed_comm_s", "must be a non-negative number of seconds");
-        if (!std::isfinite(c.score)) bad("score", "must be a number");
+        // Every objective's score is a rate: tokens/s, 1/seconds, 1/dollars.
+        if (!std::isfinite(c.score) || c.score < 0) bad("score", "must be a non-negative number");
         return c;
     } catch (const json::exception& e) {
         throw InputError(file, "candidate", std::string("malformed: ") + e.what());
@@ -197,15 +208,34 @@ json toJson(const SearchResult& r, bool withScatter) {
     return out;
 }
 
+namespace {
+/// A search file's objective, token budget and cancelled flag, each checked by name: an unknown
+/// objective or a budget no search had is refused, not read as the default.
+void searchHeader(const json& j, const std::string& file, SearchResult& r) {
+    const json objective = j.value("objective", json("throughput"));
+    const auto o = objective.is_string() ? parseObjective(objective.get<std::string>()) : std::nullopt;
+    if (!o)
+        throw InputError(file, "objective",
+                         "expected throughput, time or cost, got " + objective.dump());
+    r.objective = *o;
+    const json budget = j.value("token_budget", json(1e12));
+    if (!budget.is_number() || !(budget.get<double>() > 0) || !(budget.get<double>() < 1e30))
+        throw InputError(file, "token_budget",
+                         "expected a number of tokens above 0 (below 1e30), got " + budget.dump());
+    r.tokenBudget = budget.get<double>();
+    const json cancelled = j.value("cancelled", json(false));
+    if (!cancelled.is_boolean()) throw InputError(file, "cancelled", "expected true or false");
+    r.cancelled = cancelled.get<bool>();
+}
+} // namespace
+
 SearchResult searchFromJson(const json& j, const std::string& file) {
     if (schemaOf(j) != "madmax-search/1")
         throw InputError(file, "schema",
                          "expected \"madmax-search/1\" (the output of `madmax search --json`)");
     try {
     SearchResult r;
-    r.objective =
-        parseObjective(j.value("objective", "throughput")).value_or(Objective::Throughput);
-    r.tokenBudget = j.value("token_budget", 1e12);
+    searchHeader(j, file, r);
     r.top = candidatesFrom(j, "top", file);
     r.paretoMemory = candidatesFrom(j, "pareto_memory", file);
     r.paretoGpus = candidatesFrom(j, "pareto_gpus", file);
@@ -221,7 +251,6 @@ SearchResult searchFromJson(const json& j, const std::string& file) {
     }
     if (j.contains("baseline")) r.baseline = candidateFromJson(j["baseline"], file);
     r.stats = statsFrom(j.value("stats", json::object()));
-    r.cancelled = j.value("cancelled", false);
     if (j.contains("shard")) {
         const json& sh = j.at("shard");
         r.shardCount = int(wholeNumber(sh.at("count"), file, "shard.count", 1, 1 << 20));
@@ -375,6 +404,10 @@ void checkSearchShards(const std::vector<SearchResult>& shards,
                              "is part of a run in " + std::to_string(r.shardCount) + " shards, " +
                                  name(0) + " of one in " + std::to_string(first.shardCount) +
                                  "; merge the shards of one search");
+        if (r.cancelled)
+            throw InputError(name(i), "cancelled",
+                             "is a cancelled search: its shard was not searched to the end; "
+                             "re-run it, then merge");
         int& at = seen[std::size_t(r.shardIndex)];
         if (at >= 0)
             throw InputError(name(i), "shard",

@@ -21,7 +21,9 @@ namespace madmax::validation_detail {
 
 double num(const json& j, const char* key, double fallback) {
     auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : it->get<double>();
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_number()) throw InputError("", key, "expected a number, got " + it->dump());
+    return it->get<double>();
 }
 /// A whole-number field of a case within [lo, hi] (`fallback` when absent or null), else bad
 /// input naming it — never a double converted to int out of range.

@@ -77,6 +77,34 @@ namespace {
 /// What a case must hold before it can be predicted at all: a positive, finite measurement,
 /// parallel degrees of at least 1, a collective over at least 2 GPUs and a positive size. A case
 /// that breaks these is bad input (an error naming the case and field), not a case to skip.
+/// Every numeric field of the case format is a number or null: a wrong type is named here,
+/// not met later as the JSON library's "type must be number" (issue #30).
+template <class Fail> void checkCaseNumbers(const json& c, const Fail& fail) {
+    static const std::pair<const char*, std::vector<const char*>> kNumeric[] = {
+        {"model", {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len",
+                   "params_billion"}},
+        {"system", {"gpus", "gpus_per_node", "scaleup_domain", "hbm_gb", "hbm_tbps",
+                    "scaleup_gbps", "scaleout_gbps"}},
+        {"parallel", {"global_batch", "zero_stage", "etp"}},
+        {"inference", {"input_tokens", "output_tokens", "batch", "attention_dp",
+                       "prefix_cache_hit", "prefill_chunk_tokens", "redundant_experts",
+                       "draft_tokens", "acceptance_rate"}},
+    };
+    for (const auto& [section, keys] : kNumeric) {
+        if (!c.contains(section) || !c.at(section).is_object()) continue;
+        const json& sec = c.at(section);
+        for (const char* key : keys)
+            if (sec.contains(key) && !sec.at(key).is_null() && !sec.at(key).is_number())
+                fail(std::string(section) + "." + key, "expected a number or null, got " +
+                                                           sec.at(key).dump());
+    }
+    if (c.contains("model") && c.at("model").is_object() && c.at("model").contains("moe") &&
+        c.at("model").at("moe").is_object())
+        for (const auto& [key, value] : c.at("model").at("moe").items())
+            if (key != "routing" && key != "notes" && !value.is_null() && !value.is_number())
+                fail("model.moe." + key, "expected a number or null, got " + value.dump());
+}
+
 void checkCase(const json& c, std::size_t i, const std::string& file) {
     const std::string at = "cases[" + std::to_string(i) + "]";
     auto fail = [&](const std::string& field, const std::string& why) {
@@ -114,6 +142,7 @@ void checkCase(const json& c, std::size_t i, const std::string& file) {
                              d.dump());
             }
         }
+        checkCaseNumbers(c, fail);
     } catch (const json::exception& e) {
         throw InputError(file, at, std::string("malformed case: ") + e.what());
     }
