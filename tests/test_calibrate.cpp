@@ -291,3 +291,31 @@ TEST_CASE("Bad profiler traces are refused with the file and the fix") {
         said = said || n.find("fp32") != std::string::npos;
     CHECK(said);
 }
+
+TEST_CASE("nccl-tests rows the benchmark marks wrong are skipped and said; unknown types refused") {
+    // Issue #30: rows with #wrong non-zero or nan, a negative bus bandwidth, or an unknown data
+    // type or reduction were fitted as if measured.
+    const System sys = test::systemPreset("dgx-h100-superpod");
+    const NcclTable good = synthetic(sys, 0, Collective::AllReduce, 8, 1, [](double) { return 0.5; });
+    const std::string text = formatNcclTests(good);
+    auto withRow = [&](int row, const std::string& from, const std::string& to) {
+        std::string t = text;
+        std::size_t at = t.find("#       size");
+        for (int i = 0; i <= row; ++i) at = t.find('\n', at) + 1;
+        const std::size_t end = t.find('\n', at);
+        std::string line = t.substr(at, end - at);
+        const std::size_t p = line.rfind(from);
+        REQUIRE(p != std::string::npos);
+        line.replace(p, from.size(), to);
+        return t.substr(0, at) + line + t.substr(end);
+    };
+    const NcclTable wrong = parseNcclTests(withRow(1, " 0", " 3"), "all_reduce_perf.txt");
+    CHECK(wrong.rows.size() == good.rows.size() - 1);
+    REQUIRE(wrong.skipped.size() == 1);
+    CHECK_THAT(wrong.skipped[0], Contains("#wrong") && Contains("line"));
+    CHECK(parseNcclTests(withRow(2, " 0", " nan"), "all_reduce_perf.txt").skipped.size() == 1);
+    CHECK_THROWS_WITH(parseNcclTests(withRow(0, "float", "quux"), "all_reduce_perf.txt"),
+                      Contains("unknown data type \"quux\""));
+    CHECK_THROWS_WITH(parseNcclTests(withRow(0, "sum", "xor"), "all_reduce_perf.txt"),
+                      Contains("reduction \"xor\""));
+}

@@ -22,6 +22,8 @@ struct NcclTable {
         double bytes = 0, timeS = 0, busbwGBs = 0;
     };
     std::vector<Row> rows;
+    /// Rows the benchmark itself marked wrong (#wrong not 0), left out and said.
+    std::vector<std::string> skipped;
 };
 /// Parses nccl-tests' text output. The collective comes from the "Collective test starting"
 /// line, else from the file name; ranks and hosts from the "#  Rank" lines. Throws InputError

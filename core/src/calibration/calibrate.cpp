@@ -252,6 +252,36 @@ json scaledCompute(json preset, double k) {
 
 } // namespace
 
+namespace {
+/// nccl-tests' data types and reduction operators (src/common.cu's test_typenames and
+/// test_opnames); a row naming another is not nccl-tests output.
+void checkTypeAndOp(const std::vector<std::string>& w, const std::string& file, int lineNo,
+                    const std::string& line) {
+    static const std::set<std::string> types = {
+        "int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double",
+        "bfloat16", "bf16", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2"};
+    static const std::set<std::string> ops = {"sum", "prod", "max", "min", "avg",
+                                              "mulsum", "none", "N/A"};
+    if (!types.count(w[2]) || !ops.count(w[3]))
+        throw InputError(file, "line " + std::to_string(lineNo),
+                         "unknown data type \"" + w[2] + "\" or reduction \"" + w[3] +
+                             "\" (nccl-tests prints float, half, bfloat16, … and sum, max, …, "
+                             "none); got \"" + line + "\"");
+}
+
+/// Why a perf row cannot be fitted: the benchmark's own check found wrong results (#wrong not
+/// 0, in either the out-of-place or the in-place half), or its bus bandwidth is negative or not
+/// a number. N/A (checking off) is taken as it is.
+std::optional<std::string> rowRefusal(const std::vector<std::string>& w, double busbw) {
+    if (!std::isfinite(busbw) || busbw < 0) return "bus bandwidth " + w[7] + " is not a rate; row skipped";
+    for (std::size_t at : {std::size_t(8), std::size_t(12)}) {
+        if (at >= w.size() || w[at] == "N/A" || w[at] == "0") continue;
+        return "nccl-tests marked " + w[at] + " wrong results (#wrong); row skipped";
+    }
+    return std::nullopt;
+}
+} // namespace
+
 NcclTable parseNcclTests(const std::string& text, const std::string& file) {
     NcclTable t;
     t.file = file;
@@ -283,6 +313,7 @@ NcclTable parseNcclTests(const std::string& text, const std::string& file) {
             throw InputError(file, "line " + std::to_string(lineNo),
                              "a perf row needs size, count, type, redop, root, time (us), algbw "
                              "and busbw; got \"" + line + "\"");
+        checkTypeAndOp(w, file, lineNo, line);
         if (!(size > 0) || !(time > 0))
             throw InputError(file, "line " + std::to_string(lineNo),
                              "size and time must be positive; got \"" + line + "\"");
@@ -291,6 +322,10 @@ NcclTable parseNcclTests(const std::string& text, const std::string& file) {
             throw InputError(file, "line " + std::to_string(lineNo),
                              "size must be a whole number of bytes up to 1e15 and time at most a "
                              "day (in µs); got \"" + line + "\"");
+        if (auto why = rowRefusal(w, busbw)) {
+            t.skipped.push_back(file + ", line " + std::to_string(lineNo) + ": " + *why);
+            continue;
+        }
         t.rows.push_back({size, time * 1e-6, busbw});
     }
     if (!op) op = opFromName(file);
@@ -366,6 +401,7 @@ CalibrationReport calibrate(const std::string& gpuPresetId, const System& system
         std::vector<std::pair<double, double>> pts;
         std::vector<std::string> sources;
         for (const NcclTable& t : in.nccl) {
+            r.notes.insert(r.notes.end(), t.skipped.begin(), t.skipped.end());
             if ((t.hosts > 1) != (pass == 1)) continue;
             if (pass == 1 && t.hosts < 2) continue;
             const System ls = layoutFor(sys, t);
