@@ -498,3 +498,12 @@ TEST_CASE("A validation case's field of the wrong type is named, not the JSON li
         CHECK_THAT(err, !Contains("json.exception"));
     }
 }
+
+TEST_CASE("A sweep's grid is bounded, and the bound is said") {
+    // Issue #30: the grid size was uncapped (each point is a whole search).
+    std::vector<double> many(300, 1.0);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = 1.0 + double(i) / 1000;
+    KnobAxis a{"scale_out_bw", many};
+    CHECK_THROWS_WITH(sweep(test::preset("default"), {a}, {}, SearchOptions{}),
+                      Contains("at most 256 factors per knob and 4096 points"));
+}

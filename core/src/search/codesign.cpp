@@ -280,6 +280,11 @@ Candidate bestOrWhy(const Scenario& s, const SearchSpace& sp, const SearchOption
 }
 } // namespace
 
+namespace {
+constexpr std::size_t kMaxSweepFactors = 256; ///< factors of one knob
+constexpr std::size_t kMaxSweepPoints = 4096; ///< grid points of one sweep
+} // namespace
+
 SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const SearchSpace& space,
                   const SearchOptions& options) {
     if (axes.empty() || axes.size() > 2)
@@ -290,6 +295,14 @@ SweepResult sweep(const Scenario& base, const std::vector<KnobAxis>& axes, const
     r.unscaled = bestOf(base, space, options, nullptr, &ok);
     const std::size_t n0 = axes[0].factors.size();
     const std::size_t n1 = axes.size() > 1 ? axes[1].factors.size() : 1;
+    // Each point is a whole search: a grid beyond this is hours, not a sweep (issue #30).
+    if (n0 > kMaxSweepFactors || n1 > kMaxSweepFactors || n0 * n1 > kMaxSweepPoints)
+        throw InputError("--knob", axes[0].knob,
+                         std::to_string(n0 * n1) + " grid points (" + std::to_string(n0) +
+                             (axes.size() > 1 ? " × " + std::to_string(n1) : std::string()) +
+                             "): at most " + std::to_string(kMaxSweepFactors) +
+                             " factors per knob and " + std::to_string(kMaxSweepPoints) +
+                             " points, each a full search; thin the factors");
     // Validate every knob once, up front, so a typo fails before any work.
     for (const auto& a : axes)
         scaleKnob(base, a.knob, 1.0);
