@@ -392,8 +392,8 @@ CalibrationReport calibrate(const std::string& gpuPresetId, const System& system
     json preset = base->json;
     System sys = system;
     sys.gpu = parseGpu(preset, "presets/gpus/" + gpuPresetId + ".json", "gpu");
-    // The system's tiers take the GPU's link calibration unless they set their own.
-
+    for (const NcclTable& t : in.nccl) // rows the benchmark marked wrong, said
+        r.notes.insert(r.notes.end(), t.skipped.begin(), t.skipped.end());
     // 1. Links: scale-up from single-host tables first, then scale-out given scale-up.
     for (const int pass : {0, 1}) {
         const int k = pass == 0 ? 0 : int(sys.tiers.size()) - 1;
@@ -401,7 +401,6 @@ CalibrationReport calibrate(const std::string& gpuPresetId, const System& system
         std::vector<std::pair<double, double>> pts;
         std::vector<std::string> sources;
         for (const NcclTable& t : in.nccl) {
-            r.notes.insert(r.notes.end(), t.skipped.begin(), t.skipped.end());
             if ((t.hosts > 1) != (pass == 1)) continue;
             if (pass == 1 && t.hosts < 2) continue;
             const System ls = layoutFor(sys, t);
