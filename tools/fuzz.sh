@@ -31,5 +31,7 @@ seed 8 tests/fuzz/seeds/nccl-all_reduce_perf.txt
 seed 9 tests/fuzz/seeds/kineto-trace.json
 cp tests/fuzz/seeds/regression-*.bin "$corpus"/ 2>/dev/null || true # past findings, tag included
 cd build/fuzz
+# Boundary numbers (denormals, 1e±308, 2^53 + 1, 2^64) and the formats' keys (issue #30).
 exec ./madmax_fuzz corpus -runs="$runs" -max_len=20000 -timeout=10 -rss_limit_mb=4096 \
+  -dict=../../tests/fuzz/boundary.dict \
   -print_final_stats=1 "$@"

@@ -26,13 +26,15 @@ namespace {
 
 LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string& key, double maxY) {
     const std::string path = owner.pathOf(key);
-    owner.record(key, "a constant in (0, " + std::to_string(int(maxY)) +
-                          "], or [[x > 0, efficiency in (0, 1]], …] (x: bytes or FLOPs)");
+    owner.record(key, "a constant in [0.001, " + std::to_string(int(maxY)) +
+                          "], or [[x from 1 to 1e18, efficiency in [0.001, 1]], …] (x: bytes or "
+                          "FLOPs)");
     if (j.is_number()) {
         const double y = j.get<double>();
-        if (!(y > 0 && y <= maxY))
+        if (!(y >= kMinEfficiency && y <= maxY))
             throw InputError(owner.file(), path,
-                             "a constant efficiency must be in (0, " + std::to_string(maxY) + "]");
+                             "a constant efficiency must be in [0.001, " + std::to_string(maxY) +
+                                 "]: 0.1% of a peak at least");
         return LogCurve::constant(y);
     }
     if (!j.is_array() || j.empty())
@@ -46,8 +48,9 @@ LogCurve parseCurve(const json& j, const ObjectReader& owner, const std::string&
             throw InputError(owner.file(), at,
                              "expected a pair [x, efficiency] of numbers, got " + p.dump());
         const double x = p[0].get<double>(), y = p[1].get<double>();
-        if (!(x > 0))
-            throw InputError(owner.file(), at, "x must be positive (a size in bytes or FLOPs)");
+        if (!(x >= 1 && x <= 1e18))
+            throw InputError(owner.file(), at,
+                             "x " + p[0].dump() + " must be a size from 1 to 1e18 (bytes or FLOPs)");
         if (!(y >= kMinEfficiency && y <= maxY))
             throw InputError(owner.file(), at,
                              "efficiency " + p[1].dump() + " must be in [0.001, 1]: 0.1% of a peak "
@@ -157,6 +160,9 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     s.gpusPerNode = int(r.integer("gpus_per_node", 1, 4096, 8));
     s.reserveBytes = r.number("reserve_gb", 0, 1e6, 0.0) * 1e9;
     s.hostLinkBytesPerS = r.number("host_link_gbps", 0, 1e6, 0.0) * 1e9;
+    if (s.hostLinkBytesPerS > 0 && s.hostLinkBytesPerS < kMinGbps * 1e9)
+        r.fail("host_link_gbps", "a host link below 0.001 GB/s is no machine's: give GB/s, or 0 "
+                                 "for none");
     s.flatRingGathers =
         r.choice("gather_algorithm", {"flat_ring", "hierarchical"}, "flat_ring") == "flat_ring";
     r.record("gather_algorithm",
