@@ -514,6 +514,7 @@ void addSearchCommands(CLI::App& app) {
     addSweepCommand(app);
     addParetoCommand(app);
     addCurveCommand(app);
+    addPoolsCommand(app);
     addMergeCommand(app);
 }
 

@@ -14,6 +14,7 @@ void addSearchCommands(CLI::App& app);
 
 /// `curve` (curve_command.cpp) and `merge` (merge_command.cpp).
 void addCurveCommand(CLI::App& app);
+void addPoolsCommand(CLI::App& app);
 void addMergeCommand(CLI::App& app);
 
 } // namespace madmax::cli

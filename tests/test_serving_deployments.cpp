@@ -4,10 +4,14 @@
 #include "test_support.hpp"
 
 #include "madmax/report.hpp"
+#include "madmax/serving.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 using namespace madmax;
 using Catch::Matchers::Contains;
@@ -146,4 +150,54 @@ TEST_CASE("Serving deployment fields: each bad value names its field") {
     CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
                                              {"output_tokens", 10}, {"draft_tokens", 99}}}}),
                Contains("draft_tokens"));
+}
+
+TEST_CASE("Prefill and decode pools balanced for the request mix, by hand on the toy") {
+    // r_p, r_d: requests per second per GPU of each pool; the prefill share of the GPUs is
+    // r_d / (r_p + r_d) (DistServe §4), each pool whole replicas (the toy's are one GPU).
+    const Scenario pre = toyServing({{"workload.phase", "prefill"}});
+    const Scenario dec = toyServing({{"workload.phase", "decode"}});
+    const double rp = evaluate(pre).inference.requestsPerS / pre.gpus;
+    const double rd = evaluate(dec).inference.requestsPerS / dec.gpus;
+    const PoolBalance b = balancePools(pre, dec, 64);
+    CHECK(b.prefillShare == Approx(rd / (rp + rd)));
+    CHECK(b.prefillGpus + b.decodeGpus <= 64);
+    CHECK(std::abs(b.prefillGpus - b.prefillShare * 64) <= 1.0);
+    CHECK(b.requestsPerS ==
+          Approx(std::min(rp * b.prefillGpus, rd * b.decodeGpus)));
+    CHECK(b.outputTokensPerS == Approx(b.requestsPerS * 100));
+    CHECK(b.tpotS == evaluate(dec).inference.tpotS);
+    // Neither pool alone is the deployment: both phases named, one request mix.
+    CHECK_THROWS_WITH(balancePools(dec, dec, 64), Contains("phase \"prefill\""));
+    CHECK_THROWS_WITH(balancePools(pre, toyServing({{"workload.phase", "decode"},
+                                                    {"workload.output_tokens", 50}}), 64),
+                      Contains("one request mix"));
+}
+
+TEST_CASE("madmax pools sizes a disaggregated deployment from two pool scenarios") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("madmax-pools-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    for (const char* phase : {"prefill", "decode"}) {
+        nlohmann::json doc =
+            PresetLibrary::builtin().find(PresetKind::Scenario, "serve-deepseek-v3-16xh200")->json;
+        doc["workload"]["phase"] = phase;
+        std::ofstream(dir / (std::string(phase) + ".json")) << doc.dump();
+    }
+    std::string out;
+    REQUIRE(test::runCli("pools " + (dir / "prefill.json").string() + " " +
+                             (dir / "decode.json").string() + " --gpus 64 --json",
+                         &out) == 0);
+    const nlohmann::json j = nlohmann::json::parse(out);
+    // Whole EP-16 groups on each side, the two together within the GPUs given.
+    CHECK(j["prefill_gpus"].get<int>() % 16 == 0);
+    CHECK(j["decode_gpus"].get<int>() % 16 == 0);
+    CHECK(j["prefill_gpus"].get<int>() + j["decode_gpus"].get<int>() <= 64);
+    CHECK(j["output_tokens_per_s"].get<double>() > 0);
+    std::string err;
+    CHECK(test::runCli("pools " + (dir / "decode.json").string() + " " +
+                           (dir / "decode.json").string() + " --gpus 64",
+                       nullptr, &err) == 2);
+    CHECK_THAT(err, Contains("phase"));
+    fs::remove_all(dir);
 }

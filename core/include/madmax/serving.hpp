@@ -44,6 +44,26 @@ struct ServingSearchResult {
     std::size_t evaluated = 0, feasible = 0;
 };
 
+/// A disaggregated deployment: a prefill pool and a decode pool (each its own scenario, any GPU
+/// type and layout; workload.phase prefill and decode) sized so that neither waits on the other
+/// (DistServe, Zhong et al. OSDI 2024 §4): the prefill pool's requests per second equal the
+/// decode pool's. With r_p and r_d the requests per second per GPU of each, the share of GPUs on
+/// prefill is r_d / (r_p + r_d); each pool is then rounded to whole replicas and expert-parallel
+/// groups. Each pool's rate per GPU is its scenario's as given (its layout at its own GPU count).
+struct PoolBalance {
+    int prefillGpus = 0, decodeGpus = 0;
+    double prefillShare = 0;      ///< the balanced share before rounding: r_d / (r_p + r_d)
+    double requestsPerS = 0;      ///< the slower pool's, after rounding
+    double outputTokensPerS = 0;  ///< requests/s × output tokens
+    double outputTokensPerSPerGpu = 0;
+    double ttftS = 0, tpotS = 0;  ///< prefill pool's TTFT (with the KV transfer) + the decode
+                                  ///< pool's share; the decode pool's TPOT
+};
+/// Balance `prefill` and `decode` pools over `totalGpus`. Throws InputError when the scenarios
+/// are not a prefill and a decode pool of the same model and request lengths, or when no split
+/// leaves each pool a whole replica.
+PoolBalance balancePools(const Scenario& prefill, const Scenario& decode, int totalGpus);
+
 /// Every TP (dividing the heads, within the scale-up domain), PP (dividing the layers),
 /// replica count, precision and batch (the largest that fits, or that meets the objectives).
 ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& options);

@@ -5,6 +5,7 @@
 #include "madmax/strategy_space.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <tuple>
 
 namespace madmax {
@@ -121,6 +122,52 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
               });
     if (int(res.top.size()) > o.topN) res.top.resize(std::size_t(std::max(0, o.topN)));
     return res;
+}
+
+PoolBalance balancePools(const Scenario& prefill, const Scenario& decode, int totalGpus) {
+    const auto& pi = prefill.workload.inference;
+    const auto& di = decode.workload.inference;
+    if (prefill.workload.kind != WorkloadKind::Inference || pi.phase != ServingPhase::Prefill)
+        throw InputError("prefill pool", "workload.phase", "must be a serving scenario with phase \"prefill\"");
+    if (decode.workload.kind != WorkloadKind::Inference || di.phase != ServingPhase::Decode)
+        throw InputError("decode pool", "workload.phase", "must be a serving scenario with phase \"decode\"");
+    if (prefill.model.name != decode.model.name || pi.inputTokens != di.inputTokens ||
+        pi.outputTokens != di.outputTokens)
+        throw InputError("decode pool", "workload",
+                         "the pools serve one request mix: the same model, input_tokens and "
+                         "output_tokens in both");
+    const Result p = evaluate(prefill), d = evaluate(decode);
+    const double rp = p.inference.requestsPerS / prefill.gpus;
+    const double rd = d.inference.requestsPerS / decode.gpus;
+    PoolBalance b;
+    b.prefillShare = rd / (rp + rd);
+    // A pool is whole replicas and whole expert-parallel groups (the EP group spans replicas).
+    auto unit = [](const Strategy& st) {
+        return std::lcm(replicaGpus(st), 1LL * st.ep * st.etp);
+    };
+    const long long pUnit = unit(prefill.strategy), dUnit = unit(decode.strategy);
+    // The whole-replica split nearest the balance, trying the neighbours of the ideal.
+    const long long ideal = std::llround(b.prefillShare * totalGpus / double(pUnit));
+    for (long long k = std::max(1LL, ideal - 1); k <= ideal + 1; ++k) {
+        const long long gp = k * pUnit, gd = (totalGpus - gp) / dUnit * dUnit;
+        if (gp < 1 || gd < 1) continue;
+        const double req = std::min(rp * double(gp), rd * double(gd));
+        if (req > b.requestsPerS) {
+            b.requestsPerS = req;
+            b.prefillGpus = int(gp);
+            b.decodeGpus = int(gd);
+        }
+    }
+    if (b.prefillGpus == 0)
+        throw InputError("--gpus", std::to_string(totalGpus),
+                         "too few GPUs for a replica of each pool (prefill " +
+                             std::to_string(pUnit) + ", decode " + std::to_string(dUnit) + ")");
+    b.outputTokensPerS = b.requestsPerS * di.outputTokens;
+    b.outputTokensPerSPerGpu = b.outputTokensPerS / (b.prefillGpus + b.decodeGpus);
+    // The prefill pool's TTFT ends with the KV transfer; the decode pool's share starts with it.
+    b.ttftS = p.inference.ttftS + d.inference.ttftS - d.inference.kvTransferS;
+    b.tpotS = d.inference.tpotS;
+    return b;
 }
 
 } // namespace madmax
