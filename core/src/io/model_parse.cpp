@@ -159,8 +159,7 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     ObjectReader r(j, file, path);
     Model m;
     readIdentity(r, m);
-    // The published parameter counts: informational (the engine counts its own), but numbers.
-    for (const char* key : {"params_billion", "active_params_billion"})
+    for (const char* key : {"params_billion", "active_params_billion"}) // informational, numbers
         if (r.has(key)) r.number(key, 1e-6, 1e5);
     const std::string arch = r.choice("arch", {"dense", "moe", "dlrm"}, "dense");
     if (arch == "dlrm") {
