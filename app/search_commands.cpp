@@ -216,6 +216,99 @@ void runDlrmSearch(const Scenario& sc, int top, bool json) {
 // Each subcommand: its options, and a callback that runs it (errors are thrown: InputError for
 // bad input, exit code 2; anything else is internal, exit code 1).
 
+/// The throughput-per-GPU vs TPOT front of a serving search, one line a point.
+void printServingFront(const ServingSearchResult& r) {
+    if (r.pareto.empty()) return;
+    std::printf("\nThroughput/TPOT front (no configuration beats one on both):\n");
+    for (const auto& c : r.pareto)
+        std::printf("  TPOT %10s  %11.1f tok/s/GPU  TP%d PP%d EP%d %s, draft %d, batch %d\n",
+                    formatSeconds(c.tpotS).c_str(), c.outputTokensPerSPerGpu,
+                    c.scenario.strategy.tp, c.scenario.strategy.pp, c.scenario.strategy.ep,
+                    std::string(toString(c.scenario.workload.precision)).c_str(),
+                    c.scenario.workload.inference.draftTokens, c.batch);
+}
+
+/// The serving search of `madmax search` on an inference scenario: TP, PP, replicas, EP,
+/// precision and draft tokens, the ranking and the throughput/TPOT front.
+void runServingSearch(const Scenario& scenario, const SearchSpace& sp, ServingSearchOptions so,
+                      bool json) {
+    // The serving search ranks TP, PP, replicas, EP and precision: those restrictions
+    // apply; any other is refused rather than ignored.
+    
+    const std::pair<const char*, bool> other[] = {
+        {"vp", !sp.vp.empty()},        {"cp", !sp.cp.empty()},
+        {"mb", !sp.microBatch.empty()}, {"zero", !sp.zeroStage.empty()},
+        {"etp", !sp.etp.empty()},      {"recompute", !sp.recompute.empty()},
+        {"recompute_layers", !sp.recomputeLayers.empty()},
+        {"offload_layers", !sp.offloadLayers.empty()},
+        {"sp", !sp.sequenceParallel.empty()}, {"overlap", !sp.tpCommOverlap.empty()},
+        {"gpus", !sp.gpus.empty()}};
+    for (const auto& [dim, set] : other)
+        if (set)
+            throw InputError("--restrict", dim,
+                             "does not apply to a serving search, which ranks TP, PP, "
+                             "replicas, EP and precision at the scenario's GPU count "
+                             "(restrict tp, pp or ep; change the GPUs with --set gpus=N)");
+    so.tp = sp.tp;
+    so.pp = sp.pp;
+    so.ep = sp.ep;
+    so.draftTokens = sp.draftTokens;
+    const ServingSearchResult r = searchServing(scenario, so);
+    if (json) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto& c : r.top)
+            a.push_back(
+                {{"strategy", toJson(c.scenario.strategy)},
+                 {"precision", std::string(toString(c.scenario.workload.precision))},
+                 {"batch", c.batch},
+                 {"output_tokens_per_s_per_gpu", c.outputTokensPerSPerGpu},
+                 {"ttft_s", c.ttftS},
+                 {"tpot_s", c.tpotS},
+                 {"draft_tokens", c.scenario.workload.inference.draftTokens},
+                 {"score", c.score}});
+        nlohmann::json front = nlohmann::json::array();
+        for (const auto& c : r.pareto)
+            front.push_back({{"strategy", toJson(c.scenario.strategy)},
+                             {"precision",
+                              std::string(toString(c.scenario.workload.precision))},
+                             {"draft_tokens", c.scenario.workload.inference.draftTokens},
+                             {"batch", c.batch},
+                             {"output_tokens_per_s_per_gpu", c.outputTokensPerSPerGpu},
+                             {"tpot_s", c.tpotS}});
+        std::cout << nlohmann::json{{"schema", "madmax-serving-search/1"},
+                                    {"top", a},
+                                    {"pareto", front},
+                                    {"stats",
+                                     {{"evaluated", r.evaluated},
+                                      {"feasible", r.feasible}}}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        std::cout << "rank  TP  PP  replicas   EP  precision  batch   tok/s/GPU       TTFT  "
+                     "     TPOT\n";
+        int rank = 1;
+        for (const auto& c : r.top)
+            std::printf("%4d %3d %3d %9d %4d %10s %6d %11.1f %10s %10s\n", rank++,
+                        c.scenario.strategy.tp, c.scenario.strategy.pp,
+                        c.scenario.strategy.dp, c.scenario.strategy.ep,
+                        std::string(toString(c.scenario.workload.precision)).c_str(),
+                        c.batch, c.outputTokensPerSPerGpu,
+                        formatSeconds(c.ttftS).c_str(), formatSeconds(c.tpotS).c_str());
+        if (r.top.empty())
+            std::printf("%s\n",
+                        r.evaluated == 0
+                            ? "  (no valid configuration: TP must divide the attention "
+                              "heads within the NVLink domain, PP the layers, EP the "
+                              "experts; widen --restrict)"
+                        : r.feasible == 0 ? "  (none fits in memory and meets the "
+                                            "objectives)"
+                                          : "  (none listed: --top 0)");
+        std::printf("\n%zu configurations, %zu fit and meet the objectives\n",
+                    r.evaluated, r.feasible);
+        printServingFront(r);
+    }
+}
+
 void addSearchCommand(CLI::App& app) {
     struct Options {
         Common common;
@@ -277,68 +370,7 @@ void addSearchCommand(CLI::App& app) {
             so.tpotObjectiveS = o->tpot;
             so.perDollar = o->perDollar;
             so.topN = o->top;
-            // The serving search ranks TP, PP, replicas, EP and precision: those restrictions
-            // apply; any other is refused rather than ignored.
-            const SearchSpace& sp = p.space;
-            const std::pair<const char*, bool> other[] = {
-                {"vp", !sp.vp.empty()},        {"cp", !sp.cp.empty()},
-                {"mb", !sp.microBatch.empty()}, {"zero", !sp.zeroStage.empty()},
-                {"etp", !sp.etp.empty()},      {"recompute", !sp.recompute.empty()},
-                {"recompute_layers", !sp.recomputeLayers.empty()},
-                {"offload_layers", !sp.offloadLayers.empty()},
-                {"sp", !sp.sequenceParallel.empty()}, {"overlap", !sp.tpCommOverlap.empty()},
-                {"gpus", !sp.gpus.empty()}};
-            for (const auto& [dim, set] : other)
-                if (set)
-                    throw InputError("--restrict", dim,
-                                     "does not apply to a serving search, which ranks TP, PP, "
-                                     "replicas, EP and precision at the scenario's GPU count "
-                                     "(restrict tp, pp or ep; change the GPUs with --set gpus=N)");
-            so.tp = sp.tp;
-            so.pp = sp.pp;
-            so.ep = sp.ep;
-            const ServingSearchResult r = searchServing(p.scenario, so);
-            if (o->common.json) {
-                nlohmann::json a = nlohmann::json::array();
-                for (const auto& c : r.top)
-                    a.push_back(
-                        {{"strategy", toJson(c.scenario.strategy)},
-                         {"precision", std::string(toString(c.scenario.workload.precision))},
-                         {"batch", c.batch},
-                         {"output_tokens_per_s_per_gpu", c.outputTokensPerSPerGpu},
-                         {"ttft_s", c.ttftS},
-                         {"tpot_s", c.tpotS},
-                         {"score", c.score}});
-                std::cout << nlohmann::json{{"schema", "madmax-serving-search/1"},
-                                            {"top", a},
-                                            {"stats",
-                                             {{"evaluated", r.evaluated},
-                                              {"feasible", r.feasible}}}}
-                                 .dump(2)
-                          << "\n";
-            } else {
-                std::cout << "rank  TP  PP  replicas   EP  precision  batch   tok/s/GPU       TTFT  "
-                             "     TPOT\n";
-                int rank = 1;
-                for (const auto& c : r.top)
-                    std::printf("%4d %3d %3d %9d %4d %10s %6d %11.1f %10s %10s\n", rank++,
-                                c.scenario.strategy.tp, c.scenario.strategy.pp,
-                                c.scenario.strategy.dp, c.scenario.strategy.ep,
-                                std::string(toString(c.scenario.workload.precision)).c_str(),
-                                c.batch, c.outputTokensPerSPerGpu,
-                                formatSeconds(c.ttftS).c_str(), formatSeconds(c.tpotS).c_str());
-                if (r.top.empty())
-                    std::printf("%s\n",
-                                r.evaluated == 0
-                                    ? "  (no valid configuration: TP must divide the attention "
-                                      "heads within the NVLink domain, PP the layers, EP the "
-                                      "experts; widen --restrict)"
-                                : r.feasible == 0 ? "  (none fits in memory and meets the "
-                                                    "objectives)"
-                                                  : "  (none listed: --top 0)");
-                std::printf("\n%zu configurations, %zu fit and meet the objectives\n",
-                            r.evaluated, r.feasible);
-            }
+            runServingSearch(p.scenario, p.space, so, o->common.json);
             return;
         }
         p.options.topN = o->top;

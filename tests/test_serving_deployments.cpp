@@ -201,3 +201,24 @@ TEST_CASE("madmax pools sizes a disaggregated deployment from two pool scenarios
     CHECK_THAT(err, Contains("phase"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("The serving search tries speculative settings and draws the throughput/TPOT front") {
+    ServingSearchOptions o;
+    o.draftTokens = {0, 1, 2};
+    o.topN = 1000;
+    const ServingSearchResult r = searchServing(test::preset("serve-deepseek-v3-16xh200"), o);
+    REQUIRE(r.feasible > 0);
+    bool drafted = false;
+    for (const auto& c : r.top) drafted |= c.scenario.workload.inference.draftTokens > 0;
+    CHECK(drafted);
+    // The front: by rising TPOT, each faster per GPU than the one before, and nothing in the
+    // search beats any of its points on both.
+    REQUIRE_FALSE(r.pareto.empty());
+    for (std::size_t i = 1; i < r.pareto.size(); ++i) {
+        CHECK(r.pareto[i].tpotS >= r.pareto[i - 1].tpotS);
+        CHECK(r.pareto[i].outputTokensPerSPerGpu > r.pareto[i - 1].outputTokensPerSPerGpu);
+    }
+    for (const auto& f : r.pareto)
+        for (const auto& c : r.top)
+            CHECK_FALSE((c.tpotS < f.tpotS && c.outputTokensPerSPerGpu > f.outputTokensPerSPerGpu));
+}

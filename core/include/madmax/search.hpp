@@ -35,6 +35,8 @@ struct SearchSpace {
     /// 1F1B, the one every framework has (zero_bubble and dualpipe on request). More chunks per
     /// GPU are always the interleaved schedule.
     std::vector<PipelineSchedule> schedules;
+    /// Serving: speculative draft tokens to try (`--restrict draft=0,1,2`); empty: the scenario's.
+    std::vector<int> draftTokens;
     bool allowTpAcrossScaleUp = false; ///< TP beyond the scale-up domain
 };
 

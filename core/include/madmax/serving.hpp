@@ -36,11 +36,16 @@ struct ServingSearchOptions {
     /// Restrictions (`madmax search --restrict`): the TP, PP and EP degrees to try (empty:
     /// every valid one).
     std::vector<int> tp, pp, ep;
+    /// Speculative draft tokens per step to try (empty: the scenario's), at its acceptance rate.
+    std::vector<int> draftTokens;
     const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ServingSearchResult {
     std::vector<ServingCandidate> top;
+    /// The throughput/latency front serving planners draw: every feasible configuration that
+    /// no other beats on both output tokens/s per GPU and TPOT, fastest TPOT first.
+    std::vector<ServingCandidate> pareto;
     std::size_t evaluated = 0, feasible = 0;
 };
 

@@ -470,6 +470,8 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
 
 std::optional<std::string> explainSearchSpace(const Scenario& base, const SearchSpace& space) {
     const double most = base.system.maxGpus();
+    if (!space.draftTokens.empty() && base.workload.kind != WorkloadKind::Inference)
+        return "--restrict draft applies to a serving search (speculative decoding): remove it";
     if (base.workload.kind == WorkloadKind::Inference)
         for (int g : space.gpus)
             if (g != base.gpus)

@@ -39,6 +39,34 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
     return out;
 }
 
+namespace {
+/// Best score first; ties in a fixed order of the degrees, precision and drafts.
+void rankServing(std::vector<ServingCandidate>& top) {
+    std::sort(top.begin(), top.end(), [](const ServingCandidate& a, const ServingCandidate& b) {
+        if (a.score != b.score) return a.score > b.score;
+        const auto& x = a.scenario.strategy;
+        const auto& y = b.scenario.strategy;
+        return std::make_tuple(x.tp, x.pp, x.ep, int(a.scenario.workload.precision),
+                               a.scenario.workload.inference.draftTokens) <
+               std::make_tuple(y.tp, y.pp, y.ep, int(b.scenario.workload.precision),
+                               b.scenario.workload.inference.draftTokens);
+    });
+}
+
+/// The candidates no other beats on both tokens/s per GPU (higher) and TPOT (lower), by TPOT.
+std::vector<ServingCandidate> servingFront(std::vector<ServingCandidate> all) {
+    std::sort(all.begin(), all.end(), [](const ServingCandidate& a, const ServingCandidate& b) {
+        return a.tpotS != b.tpotS ? a.tpotS < b.tpotS
+                                  : a.outputTokensPerSPerGpu > b.outputTokensPerSPerGpu;
+    });
+    std::vector<ServingCandidate> front;
+    for (auto& c : all) // by rising TPOT: kept when faster per GPU than everything before it
+        if (front.empty() || c.outputTokensPerSPerGpu > front.back().outputTokensPerSPerGpu)
+            front.push_back(std::move(c));
+    return front;
+}
+} // namespace
+
 ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& o) {
     if (base.model.isDlrm())
         throw InputError("search", "model", "DLRM serving is not modelled by the native engine");
@@ -57,6 +85,8 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     inf.mode =
         (o.ttftObjectiveS > 0 || o.tpotObjectiveS > 0) ? ServingMode::Server : ServingMode::Offline;
     inf.batch = 0;
+    const std::vector<int> drafts =
+        o.draftTokens.empty() ? std::vector<int>{inf.draftTokens} : o.draftTokens;
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
         if (!allowed(o.tp, tp)) continue;
@@ -76,10 +106,12 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
                                      [&](int ep) { return !allowed(o.ep, ep); }),
                       eps.end());
             for (int ep : eps)
+            for (int draft : drafts)
             for (Precision p : precisions) {
                 if (o.cancel && o.cancel->load()) return res;
                 s.strategy.ep = ep;
                 s.strategy.etp = 1;
+                inf.draftTokens = draft;
                 s.strategy.tp = tp;
                 s.strategy.pp = pp;
                 s.strategy.vp = 1;
@@ -112,14 +144,8 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
             }
         }
     }
-    std::sort(res.top.begin(), res.top.end(),
-              [](const ServingCandidate& a, const ServingCandidate& b) {
-                  if (a.score != b.score) return a.score > b.score;
-                  const auto& x = a.scenario.strategy;
-                  const auto& y = b.scenario.strategy;
-                  return std::make_tuple(x.tp, x.pp, x.ep, int(a.scenario.workload.precision)) <
-                         std::make_tuple(y.tp, y.pp, y.ep, int(b.scenario.workload.precision));
-              });
+    rankServing(res.top);
+    res.pareto = servingFront(res.top);
     if (int(res.top.size()) > o.topN) res.top.resize(std::size_t(std::max(0, o.topN)));
     return res;
 }

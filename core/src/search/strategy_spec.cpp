@@ -175,6 +175,8 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 if (!r) throw InputError(where, k, "\"" + i + "\" is not none, selective or full");
                 space.recompute.push_back(*r);
             }
+        } else if (k == "draft") {
+            ints(space.draftTokens, 0, 16);
         } else if (k == "schedule") {
             for (const auto& i : items) {
                 auto sch = parsePipelineSchedule(i);
@@ -186,7 +188,7 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
         } else {
             throw InputError(where, k,
                              "unknown dimension; use tp, pp, vp, cp, ep, etp, mb, zero, recompute, "
-                             "recompute_layers, offload_layers, sp, overlap, gpus, schedule");
+                             "recompute_layers, offload_layers, sp, overlap, gpus, schedule, draft");
         }
     }
 }
