@@ -292,7 +292,7 @@ TEST_CASE("Bad profiler traces are refused with the file and the fix") {
     CHECK(said);
 }
 
-TEST_CASE("nccl-tests rows the benchmark marks wrong are skipped and said; unknown types refused") {
+TEST_CASE("nccl-tests rows the benchmark marks wrong are skipped and said, unknown types refused") {
     // Issue #30: rows with #wrong non-zero or nan, a negative bus bandwidth, or an unknown data
     // type or reduction were fitted as if measured.
     const System sys = test::systemPreset("dgx-h100-superpod");
