@@ -31,6 +31,8 @@ struct ScheduleModel {
     double (*inFlight)(const Strategy& st, int microBatches, int stage);
     /// Copies of its stage's parameters a GPU holds (DualPipe: two, one per direction).
     int paramCopies;
+    /// Whether its bubble reads W (the weight-gradient time): the engine computes it only then.
+    bool usesWeightGrad;
     /// A lower bound on step ÷ (m micro-batches' forward and backward): the search's pruning
     /// bound must never exceed what bubbleS gives.
     double (*stretchBound)(const Strategy& st, int microBatches);

@@ -91,13 +91,14 @@ double dualPipeHidden(const Strategy& st, int microBatches) {
 
 constexpr std::array<ScheduleModel, 4> kSchedules{{
     {PipelineSchedule::OneFOneB, "1f1b", "Narayanan et al. SC21 §2.2", oneFOneBBubble,
-     oneFOneBInFlight, 1, oneFOneBBound, oneChunkOnly, noneHidden},
+     oneFOneBInFlight, 1, false, oneFOneBBound, oneChunkOnly, noneHidden},
     {PipelineSchedule::Interleaved, "interleaved", "Narayanan et al. SC21 §2.2",
-     interleavedBubble, interleavedInFlight, 1, interleavedBound, interleavedRules, noneHidden},
+     interleavedBubble, interleavedInFlight, 1, false, interleavedBound, interleavedRules,
+     noneHidden},
     {PipelineSchedule::ZeroBubble, "zero_bubble", "Qi et al. ICLR 2024 §3.1 (ZB-H1)",
-     zeroBubbleBubble, oneFOneBInFlight, 1, noBound, oneChunkOnly, noneHidden},
+     zeroBubbleBubble, oneFOneBInFlight, 1, true, noBound, oneChunkOnly, noneHidden},
     {PipelineSchedule::DualPipe, "dualpipe", "DeepSeek-V3 report §3.2.1, Table 2",
-     dualPipeBubble, dualPipeInFlight, 2, noBound, dualPipeRules, dualPipeHidden},
+     dualPipeBubble, dualPipeInFlight, 2, true, noBound, dualPipeRules, dualPipeHidden},
 }};
 
 } // namespace

@@ -165,6 +165,10 @@ PoolBalance balancePools(const Scenario& prefill, const Scenario& decode, int to
     const Result p = evaluate(prefill), d = evaluate(decode);
     const double rp = p.inference.requestsPerS / prefill.gpus;
     const double rd = d.inference.requestsPerS / decode.gpus;
+    if (!(rp > 0) || !(rd > 0))
+        throw InputError(rp > 0 ? "decode pool" : "prefill pool", "",
+                         "serves no requests at its batch (nothing fits or meets the objectives): "
+                         "no balance exists");
     PoolBalance b;
     b.prefillShare = rd / (rp + rd);
     // A pool is whole replicas and whole expert-parallel groups (the EP group spans replicas).

@@ -8,6 +8,7 @@
 #include "madmax/strategy_space.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -48,6 +49,7 @@ std::vector<std::pair<std::string, std::string>> splitPairs(const std::string& s
 Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
     Strategy st = s.strategy;
     const std::string where = "--baseline";
+    std::optional<std::string> named; // strategy.schedule, when the spec names one
     for (const auto& [k, v] : splitPairs(spec, where)) {
         if (k == "tp")
             st.tp = toInt(v, k, where);
@@ -88,7 +90,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             if (st.recomputeLayers < 0)
                 throw InputError(where, k, "must be 0 (every layer) or a layer count");
         } else if (k == "schedule") {
-            continue; // read below, after vp
+            named = v; // applied below, after vp
         } else {
             throw InputError(
                 where, k,
@@ -98,11 +100,11 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
     }
     // The schedule named, else the one the chunks per GPU imply.
     st.schedule = scheduleForChunks(st.vp);
-    for (const auto& [k, v] : splitPairs(spec, where)) {
-        if (k != "schedule") continue;
-        auto sch = parsePipelineSchedule(v);
+    if (named) {
+        const auto sch = parsePipelineSchedule(*named);
         if (!sch)
-            throw InputError(where, k, "\"" + v + "\" is not 1f1b, interleaved, zero_bubble or dualpipe");
+            throw InputError(where, "schedule",
+                             "\"" + *named + "\" is not 1f1b, interleaved, zero_bubble or dualpipe");
         st.schedule = *sch;
     }
     // A baseline that names a recompute other than full and no layer count recomputes no

@@ -115,9 +115,10 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     PipelineTimes out;
     out.microBatchWallS = crit.fwd + crit.bwd + p2pPerMb;
     // m micro-batches plus the schedule's fill/drain bubble (pipeline_schedule.hpp).
+    const ScheduleModel& schedule = scheduleModel(st.schedule);
     const ChunkTimes chunk{r.forwardPerMicroBatchS, r.backwardPerMicroBatchS,
-                           crit.bwd * weightGradShare(s, crit.stage)};
-    out.bubbleS = scheduleModel(st.schedule).bubbleS(st, chunk);
+                           schedule.usesWeightGrad ? crit.bwd * weightGradShare(s, crit.stage) : 0};
+    out.bubbleS = schedule.bubbleS(st, chunk);
 
     const int moeLayers = crit.stage.moeLayers, layers = crit.stage.layers - moeLayers;
     const bool first = crit.stage.first, last = crit.stage.last;
