@@ -36,20 +36,58 @@ TEST_CASE("Ring all-reduce on one tier: 2(n-1)α + 2(n-1)/n·S/B") {
     CHECK(collectiveTime(s, g, Collective::ReduceScatter, 1e9) == Approx(0.008785).epsilon(1e-9));
 }
 
-TEST_CASE(
-    "Hierarchical all-reduce: reduce-scatter inside, all-reduce of S/8 across, all-gather inside") {
-    const System s = twoTier(100, 1, 10, 10);
+TEST_CASE("All-reduce over 8 nodes of 8: NCCL's rail-aligned ring, its tree, and the "
+          "hierarchical schedule only with in-network reduction") {
+    System s = twoTier(100, 1, 10, 10);
     const GroupLayout g = layoutGroup(s, 64, 1);
     REQUIRE(g.factor[0] == 8);
     REQUIRE(g.factor[1] == 8);
-    // inner: 2·7·1 µs latency, 2·7/8·0.8 GB/100 GB/s = 14.0 ms of transfer;
-    // outer: 2·7·10 µs latency, 2·7/8·0.1 GB/10 GB/s = 17.5 ms of transfer.
-    // Pipelined in 4 MiB chunks (NCCL): the latencies, the slower stage's transfer, and the
-    // faster stage for one chunk: 0.154 ms + 17.5 ms + 14.0 ms / (8e8 / 4,194,304).
+    // Ring over the rails (NCCL: one channel per NIC, leaving each node through that NIC's
+    // GPU): of the 2·63/64·S a rank forwards, 1/8 leaves on its own 10 GB/s NIC and 7/8 stays
+    // on the 100 GB/s NVLink; per byte max(7/8 / 100e9, 1 / (8 · 10e9)) = 1.25e-11 s.
+    // 2·(64−8) steps inside at 1 µs and 2·7 across at 10 µs: 252 µs.
+    const double ring = 252e-6 + 2.0 * 63 / 64 * 8e8 * 1.25e-11; // 19.9395 ms
+    // Double binary tree: each node sends 2S over its 8 NICs at 0.92 (NCCL's derating), plus
+    // 2·(7·1 µs + log2(8)·10 µs) = 74 µs: 21.813 ms — slower, so NCCL (and auto) take the ring.
+    const double tree = 74e-6 + 2 * 8e8 / (0.92 * 8 * 10e9);
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(ring).epsilon(1e-9));
+    s.allReduceAlgorithm = AllReduceAlgorithm::Tree;
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(tree).epsilon(1e-9));
+    s.allReduceAlgorithm = AllReduceAlgorithm::Auto;
+    // With SHARP in the network switches (all_reduce_speedup 2 on the outer tier) the
+    // hierarchical schedule runs: reduce-scatter inside (2·7/8·0.8 GB/100 GB/s = 14.0 ms), the
+    // S/8 share across (2·7/8·0.1 GB/10 GB/s / 2 = 8.75 ms), pipelined in 4 MiB chunks: the
+    // latencies (2·7·1 + 2·7·10 µs = 154 µs), the slower stage, the faster for one chunk.
+    s.tiers[1].allReduceSpeedup = 2.0;
     CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) ==
-          Approx(0.000154 + 0.0175 + 0.014 / (8e8 / 4194304.0)).epsilon(1e-9));
-    // One stage after the other would take 31.654 ms: the pipeline hides the faster one.
-    CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) < 0.0180);
+          Approx(154e-6 + 0.014 + 0.00875 / (8e8 / 4194304.0)).epsilon(1e-9));
+}
+
+TEST_CASE("A two-node ring pools the node's NICs: all NICs against one by hand") {
+    // 16 ranks over two nodes of 8 (NVLink 100 GB/s, no latency), an all-gather of 1.6 GB.
+    // Eight NICs of 10 GB/s (one per GPU): per byte max(7/8 / 100e9, 1/(8·10e9)) = 1.25e-11,
+    // 15/16 · 1.6e9 · 1.25e-11 = 18.75 ms. One NIC per node (1.25 GB/s per GPU's share):
+    // 1/(8·1.25e9) = 1e-10 per byte, 150 ms — eight times slower, all of it the network.
+    const System all = twoTier(100, 0, 10, 0, 16);
+    const System one = twoTier(100, 0, 1.25, 0, 16);
+    const GroupLayout g = layoutGroup(all, 16, 1);
+    CHECK(collectiveTime(all, g, Collective::AllGather, 1.6e9) == Approx(0.01875).epsilon(1e-9));
+    CHECK(collectiveTime(one, g, Collective::AllGather, 1.6e9) == Approx(0.15).epsilon(1e-9));
+    CHECK(collectiveTime(all, g, Collective::ReduceScatter, 1.6e9) ==
+          Approx(0.01875).epsilon(1e-9));
+    // When NVLink is the narrower side (7/8 / 100e9 > 1/(8·20e9)), it paces the ring instead.
+    const System fastNics = twoTier(100, 0, 20, 0, 16);
+    CHECK(collectiveTime(fastNics, g, Collective::AllGather, 1.6e9) ==
+          Approx(15.0 / 16 * 1.6e9 * 8.75e-12).epsilon(1e-9));
+    // All-reduce on two nodes: the tree sends S once each way per node (each node is the
+    // other's only peer) over its 8 NICs at 0.92: 1.6e9 / (0.92 · 80e9) = 21.74 ms, against
+    // the ring's 2·15/16 · 1.6e9 · 1.25e-11 = 37.5 ms: the tree wins, as NCCL measures on two
+    // nodes (NVIDIA/nccl#812, nccl-tests#196: busbw above the NICs' line rate).
+    CHECK(collectiveTime(all, g, Collective::AllReduce, 1.6e9) ==
+          Approx(1.6e9 / (0.92 * 80e9)).epsilon(1e-9));
+    System ring = all;
+    ring.allReduceAlgorithm = AllReduceAlgorithm::Ring;
+    CHECK(collectiveTime(ring, g, Collective::AllReduce, 1.6e9) == Approx(0.0375).epsilon(1e-9));
 }
 
 TEST_CASE("A group strided by the node size crosses the network, one GPU per node") {

@@ -297,16 +297,17 @@ TEST_CASE("Hand-derived: decode all-reduces twice per layer, and TTFT waits half
 TEST_CASE("Hand-derived: an FSDP layer waits for its weights when the network is slow") {
     // ZeRO-3 over DP 16 = two nodes, network slowed to 1 GB/s. Each layer's bf16 weights
     // (12,584,960 · 2 = 25,169,920 B) are all-gathered by one ring over the 16 ranks (NCCL),
-    // each step paced by the network: (15/16)·S / 1 GB/s = 2.359680e-2 s, longer than the
-    // layer's compute (~0.6 ms), so each forward layer lasts as long as its gather. Plus the
-    // embedding (4.194304e-6 s) and the LM head (norm 4.194304e-6, GEMM 2·1024·32768·1024 /
-    // 5e13 = 1.374390e-3, fp32 logits 201,326,592 B = 2.013266e-4): one micro-batch forward =
-    // 4 · 2.359680e-2 + 1.584105e-3 = 9.597130e-2 s.
+    // its channels on the node's eight rails, so the eight NICs carry it together:
+    // (15/16)·S / (8 · 1 GB/s) = 2.949600e-3 s, longer than the layer's compute (~0.6 ms), so
+    // each forward layer lasts as long as its gather. Plus the embedding (4.194304e-6 s) and
+    // the LM head (norm 4.194304e-6, GEMM 2·1024·32768·1024 / 5e13 = 1.374390e-3, fp32 logits
+    // 201,326,592 B = 2.013266e-4): one micro-batch forward = 4 · 2.949600e-3 + 1.584105e-3 =
+    // 1.338250e-2 s.
     const std::vector<std::pair<std::string, json>> slow = {{"gpus", 16},
                                                             {"strategy.dp", 16},
                                                             {"strategy.zero_stage", 3},
                                                             {"system.tiers.1.gbps", 1}};
-    CHECK(evaluate(toy(slow)).forwardPerMicroBatchS == Approx(9.597130e-2).epsilon(1e-5));
+    CHECK(evaluate(toy(slow)).forwardPerMicroBatchS == Approx(1.338250e-2).epsilon(1e-5));
     // Hierarchically gathered instead: (7/8)·S / 100 GB/s = 2.202368e-4 s inside the node and
     // (1/2)·(S/8) / 1 GB/s = 1.573120e-3 s across, pipelined in 4 MiB chunks: the slower stage
     // plus the faster one for one of S/4 MiB = 6.0009 chunks: 1.609820e-3 s a layer; the
@@ -351,15 +352,16 @@ TEST_CASE("Hand-derived: FP8 GEMMs reach the efficiency of equal ideal time and 
 }
 
 TEST_CASE("Hand-derived: all-gather across nodes is one flat ring, as NCCL runs it") {
-    // 16 GPUs in 2 nodes of 8 (NVLink 100 GB/s, network 10 GB/s, no latency), one all-gather
-    // of a 1.6 GB buffer. NCCL's ring over all 16 ranks: 15 steps of S/16, each paced by the
-    // network link the ring crosses: 15/16 · 1.6e9 / 1e10 = 0.15 s. The hierarchical
+    // 16 GPUs in 2 nodes of 8 (NVLink 100 GB/s, network 10 GB/s per GPU, no latency), one
+    // all-gather of a 1.6 GB buffer. NCCL's ring over all 16 ranks, its channels on the node's
+    // eight rails: of the 15/16·S a rank forwards, 1/8 crosses on its own NIC and 7/8 stays on
+    // NVLink: 15/16 · 1.6e9 · max(7/8 / 1e11, 1/(8 · 1e10)) = 0.01875 s. The hierarchical
     // alternative: 7/8 · 1.6e9 / 1e11 = 0.014 s on NVLink and 1/2 · 0.2e9 / 1e10 = 0.01 s
     // across, pipelined in 4 MiB chunks: 0.014 + 0.01 / (1.6e9 / 4,194,304) = 0.0140262 s.
     Scenario s = toy({{"gpus", 16}, {"strategy.dp", 16}, {"workload.global_batch", 32}});
     const GroupLayout g = layoutGroup(s.system, 16, 1);
-    CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) == Approx(0.15));
-    CHECK(collectiveTime(s.system, g, Collective::ReduceScatter, 1.6e9) == Approx(0.15));
+    CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) == Approx(0.01875));
+    CHECK(collectiveTime(s.system, g, Collective::ReduceScatter, 1.6e9) == Approx(0.01875));
     s.system.flatRingGathers = false;
     CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) == Approx(0.0140262));
     // Inside one node the two are the same ring: 7/8 · 1.6e9 / 1e11.
@@ -388,10 +390,11 @@ TEST_CASE("Hand-derived: FSDP prefetch depth and per-tensor collectives") {
           Approx(layersCompute).epsilon(1e-4));
     // Per weight tensor: the toy layer's 8 tensors (Q, K, V, output, two MLP matrices, two
     // norms) are 8 collectives of S/8, the same bytes; with a 10 µs network latency each ring
-    // of 16 ranks pays 15 · 10 µs, so 7 more per layer: 4 layers · 7 · 1.5e-4 = 4.2e-3 s more.
+    // of 16 ranks over two nodes pays it on its one step across (the other 14 steps stay on
+    // NVLink, latency 0 in the toy), so 7 more per layer: 4 layers · 7 · 1e-5 = 2.8e-4 s more.
     CHECK(with({{"system.tiers.1.latency_us", 10}, {"strategy.fsdp_unit", "tensor"}}) -
               with({{"system.tiers.1.latency_us", 10}}) ==
-          Approx(4.2e-3).epsilon(1e-4));
+          Approx(2.8e-4).epsilon(1e-4));
 }
 
 TEST_CASE("Hand-derived: framework overheads per step and per micro-batch add as stated") {

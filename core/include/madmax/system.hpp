@@ -85,6 +85,10 @@ struct NetworkTier {
         1; ///< in-switch reduction (NVLS, SHARP): all-reduce beats the ring bound
 };
 
+/// NCCL's all-reduce algorithm for a group with several GPUs in each of several nodes
+/// (NCCL_ALGO): auto takes the faster, as NCCL's tuner does.
+enum class AllReduceAlgorithm { Auto, Ring, Tree };
+
 struct System {
     std::string id;
     std::string name;
@@ -102,6 +106,7 @@ struct System {
     /// per GPU, its bandwidth) — true by default; false models a hierarchical algorithm (an
     /// NVLink stage, then the network stage on the 1/f share), as for all-reduce.
     bool flatRingGathers = true;
+    AllReduceAlgorithm allReduceAlgorithm = AllReduceAlgorithm::Auto;
     double maxGpus() const { return tiers.empty() ? gpusPerNode : double(tiers.back().gpus); }
 };
 

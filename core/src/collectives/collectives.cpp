@@ -39,52 +39,132 @@ double tierBandwidth(const NetworkTier& t, double bytes) {
 /// per-channel chunk is of this order).
 constexpr double kPipelineChunkBytes = 4.0 * 1024 * 1024;
 
+namespace {
+
+/// Where a group meets the network: `inner` is the innermost tier it uses, `outer` the
+/// outermost; `L` members share each innermost domain (a node), `N` = n / L domains.
+struct Span {
+    int inner = -1, outer = -1;
+    double L = 1, N = 1;
+};
+
+Span spanOf(const GroupLayout& g) {
+    Span s;
+    for (int k = 0; k < g.tierCount; ++k)
+        if (g.factor[k] > 1) {
+            if (s.inner < 0) s.inner = k;
+            s.outer = k;
+        }
+    s.L = s.inner == 0 ? g.factor[0] : 1;
+    s.N = g.size / s.L;
+    return s;
+}
+
+/// Seconds per byte a rank forwards in a ring whose channels are rail-aligned, as NCCL builds
+/// them (one channel per NIC, leaving the node through the GPU that owns that NIC): of what a
+/// rank forwards, 1/L goes out over its own NIC and (L−1)/L stays on the inner links, so the
+/// node's L NICs carry the ring together (NCCL's ring busBw = nChannels × bwInter). L = 1 is the
+/// ring of one GPU per node, on that GPU's NIC alone.
+double railRingSecondsPerByte(const NetworkTier& in, const NetworkTier& out, double L,
+                              double bytes) {
+    const double viaNetwork = 1.0 / (L * tierBandwidth(out, bytes));
+    const double viaInner = L > 1 ? (L - 1) / L / tierBandwidth(in, bytes) : 0.0;
+    return std::max(viaNetwork, viaInner);
+}
+
+/// A double binary tree (NCCL's tree all-reduce) over N domains: each domain is inside one tree
+/// and a leaf of the other, so it sends and receives 2S across the network (S/2 up and 2·S/2
+/// down as an inner node, S/2 each way as a leaf); with two domains each is the other's only
+/// peer and S suffices. NCCL's tuning model derates the tree's bus bandwidth by 0.92
+/// (src/graph/tuning.cc) for the chain inside the node and the reduction's pacing.
+constexpr double kTreeDerate = 0.92;
+
+double log2Ceil(double x) { return x <= 1 ? 0.0 : std::ceil(std::log2(x)); }
+
+/// An all-reduce whose group has several GPUs in each of several domains, as NCCL picks among
+/// its algorithms (system.all_reduce_algorithm: auto takes the fastest, as NCCL's tuner does):
+/// a rail-aligned ring or a double binary tree across domains with a chain inside; when the
+/// outer tier reduces in the network (SHARP / CollNet, all_reduce_speedup > 1) the
+/// hierarchical schedule as well.
+double interDomainAllReduce(const System& sys, const GroupLayout& g, const Span& sp,
+                            double bytes, double hierarchicalS) {
+    const NetworkTier& in = sys.tiers[sp.inner];
+    const NetworkTier& out = sys.tiers[sp.outer];
+    const double n = g.size, L = sp.L, N = sp.N;
+    // Ring: 2(n−1) steps, 2(N−1) of them crossing the network (NCCL's ring latency model).
+    const double ring = 2 * (n - N) * in.latencyS + 2 * (N - 1) * out.latencyS +
+                        2 * (n - 1) / n * bytes * railRingSecondsPerByte(in, out, L, bytes);
+    // Tree: up and down a chain of L inside and log2(N) levels across; the domain's L NICs
+    // carry its share together.
+    const double treeBytes = (N <= 2 ? 1.0 : 2.0) * bytes;
+    const double tree = 2 * ((L - 1) * in.latencyS + log2Ceil(N) * out.latencyS) +
+                        treeBytes / (kTreeDerate * L * tierBandwidth(out, bytes));
+    switch (sys.allReduceAlgorithm) {
+    case AllReduceAlgorithm::Ring: return ring;
+    case AllReduceAlgorithm::Tree: return tree;
+    case AllReduceAlgorithm::Auto: break;
+    }
+    double best = std::min(ring, tree);
+    if (out.allReduceSpeedup > 1) best = std::min(best, hierarchicalS);
+    return best;
+}
+
+/// The hierarchical schedule: reduce-scatter inside the innermost tier, then across the next
+/// on the 1/f share, and so on; an all-gather retraces the steps; an all-reduce does both.
+/// The stages run pipelined (the network works on one chunk while NVLink works on the next):
+/// the slowest stage's transfer, plus the others' for one chunk each (the fill), plus every
+/// stage's latencies.
+double hierarchicalTime(const System& sys, const GroupLayout& g, Collective op, double bytes) {
+    double chunk = bytes, latency = 0, slowest = 0, sum = 0;
+    for (int k = 0; k < g.tierCount; ++k) {
+        const int f = g.factor[k];
+        if (f <= 1) continue;
+        const NetworkTier& t = sys.tiers[k];
+        const double steps = op == Collective::AllReduce ? 2.0 : 1.0;
+        const double speedup = op == Collective::AllReduce ? t.allReduceSpeedup : 1.0;
+        latency += steps * (f - 1) * t.latencyS;
+        const double transfer =
+            steps * double(f - 1) / f * chunk / (tierBandwidth(t, chunk) * speedup);
+        slowest = std::max(slowest, transfer);
+        sum += transfer;
+        chunk /= f;
+    }
+    const double pieces = std::max(1.0, bytes / kPipelineChunkBytes);
+    return latency + slowest + (sum - slowest) / pieces;
+}
+
+} // namespace
+
 double collectiveTime(const System& sys, const GroupLayout& g, Collective op, double bytes) {
     if (g.size <= 1 || bytes <= 0) return 0.0;
-    double total = 0;
+    const Span sp = spanOf(g);
+    const bool spansDomains = sp.outer > sp.inner && sp.inner >= 0;
     switch (op) {
     case Collective::AllGather:
     case Collective::ReduceScatter:
-        if (sys.flatRingGathers && g.tierCount > 1) {
-            // One ring over all n ranks (NCCL's algorithm for these two): every step moves S/n
-            // per rank and waits for the slowest link the ring crosses.
-            int outer = -1;
-            for (int k = 0; k < g.tierCount; ++k)
-                if (g.factor[k] > 1) outer = k;
-            if (outer > 0) {
-                const NetworkTier& t = sys.tiers[outer];
-                return (g.size - 1) * t.latencyS +
-                       double(g.size - 1) / g.size * bytes / tierBandwidth(t, bytes);
-            }
+        if (sys.flatRingGathers && spansDomains) {
+            // One ring over all n ranks (NCCL's algorithm for these two), its channels on the
+            // rails: n−1 steps, N−1 of them crossing the network.
+            const NetworkTier& in = sys.tiers[sp.inner];
+            const NetworkTier& out = sys.tiers[sp.outer];
+            const double innerLat = sp.L > 1 ? in.latencyS : 0.0;
+            return (g.size - sp.N) * innerLat + (sp.N - 1) * out.latencyS +
+                   double(g.size - 1) / g.size * bytes *
+                       railRingSecondsPerByte(in, out, sp.L, bytes);
         }
-        [[fallthrough]];
+        return hierarchicalTime(sys, g, op, bytes);
     case Collective::AllReduce: {
-        // Hierarchical: reduce-scatter inside the innermost tier, then across the next on the
-        // 1/f share, and so on; an all-gather retraces the steps; an all-reduce does both.
-        // The stages run pipelined (NCCL moves the buffer in chunks, so the network works on
-        // one chunk while NVLink works on the next): the slowest stage's transfer, plus the
-        // others' for one chunk each (the fill), plus every stage's latencies.
-        double chunk = bytes, latency = 0, slowest = 0, sum = 0;
-        for (int k = 0; k < g.tierCount; ++k) {
-            const int f = g.factor[k];
-            if (f <= 1) continue;
-            const NetworkTier& t = sys.tiers[k];
-            const double steps = op == Collective::AllReduce ? 2.0 : 1.0;
-            const double speedup = op == Collective::AllReduce ? t.allReduceSpeedup : 1.0;
-            latency += steps * (f - 1) * t.latencyS;
-            const double transfer =
-                steps * double(f - 1) / f * chunk / (tierBandwidth(t, chunk) * speedup);
-            slowest = std::max(slowest, transfer);
-            sum += transfer;
-            chunk /= f;
-        }
-        const double pieces = std::max(1.0, bytes / kPipelineChunkBytes);
-        total = latency + slowest + (sum - slowest) / pieces;
-        return total;
+        const double hierarchical = hierarchicalTime(sys, g, op, bytes);
+        // One tier (the ring, NVLS-accelerated), or one GPU per node across several network
+        // tiers: the hierarchical schedule. Several GPUs per node across the network: NCCL's
+        // inter-node algorithms.
+        if (!(spansDomains && sp.inner == 0)) return hierarchical;
+        return interDomainAllReduce(sys, g, sp, bytes, hierarchical);
     }
     case Collective::AllToAll: {
         // Each rank sends bytes·(peers in this tier)/n through tier k; links of different tiers
-        // work at once, so the slowest tier bounds the transfer; latencies add per peer.
+        // work at once, so the slowest tier bounds the transfer; latencies add per peer. Unlike
+        // a ring, an all-to-all cannot pool a node's NICs: each rank's share leaves on its own.
         double slowest = 0, latency = 0;
         long long inner = 1;
         for (int k = 0; k < g.tierCount; ++k) {
@@ -104,7 +184,7 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
         return t.latencyS + bytes / tierBandwidth(t, bytes);
     }
     }
-    return total;
+    return 0.0;
 }
 
 MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aRequest& r) {

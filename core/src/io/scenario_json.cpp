@@ -161,6 +161,9 @@ json toJson(const System& s) {
             {"price_per_gpu_hour", s.pricePerGpuHour},
             {"host_link_gbps", s.hostLinkBytesPerS / 1e9},
             {"gather_algorithm", s.flatRingGathers ? "flat_ring" : "hierarchical"},
+            {"all_reduce_algorithm", s.allReduceAlgorithm == AllReduceAlgorithm::Ring   ? "ring"
+                                     : s.allReduceAlgorithm == AllReduceAlgorithm::Tree ? "tree"
+                                                                                        : "auto"},
             {"tiers", tiers}};
 }
 

@@ -168,6 +168,13 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
     r.record("gather_algorithm",
              "flat_ring (NCCL's all-gather and reduce-scatter: one ring over every rank) or "
              "hierarchical (an NVLink stage, then the network on the 1/f share)");
+    const std::string arAlgo = r.choice("all_reduce_algorithm", {"auto", "ring", "tree"}, "auto");
+    s.allReduceAlgorithm = arAlgo == "ring"   ? AllReduceAlgorithm::Ring
+                           : arAlgo == "tree" ? AllReduceAlgorithm::Tree
+                                              : AllReduceAlgorithm::Auto;
+    r.record("all_reduce_algorithm",
+             "auto (NCCL's tuner: the faster of ring and tree), ring or tree (NCCL_ALGO) for an "
+             "all-reduce over several GPUs in each of several nodes");
     const json& tiers = r.raw("tiers");
     const std::string tiersPath = r.pathOf("tiers");
     if (!tiers.is_array() || tiers.empty())

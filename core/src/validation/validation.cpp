@@ -130,6 +130,12 @@ void checkCase(const json& c, std::size_t i, const std::string& file) {
                 fail("collective.bytes",
                      "the message size must be a positive number of bytes, got " +
                          col.at("bytes").dump());
+            if (col.contains("algorithm") && !col["algorithm"].is_null() &&
+                !(col["algorithm"].is_string() &&
+                  (col["algorithm"] == "ring" || col["algorithm"] == "tree")))
+                fail("collective.algorithm",
+                     "NCCL_ALGO as the benchmark forced it: \"ring\", \"tree\" or null (NCCL's "
+                     "own choice), got " + col["algorithm"].dump());
         }
         for (const char* section : {"parallel", "inference"}) {
             if (!c.contains(section) || !c[section].is_object()) continue;
@@ -188,6 +194,12 @@ static void predictCollective(const json& c, const PresetLibrary& lib, const std
     Scenario dummy;
     dummy.system =
         parseSystem(systemFor(sys, lib, n), file, "cases[" + std::to_string(i) + "].system");
+    // A benchmark run with NCCL_ALGO forced says so; otherwise NCCL's tuner picks.
+    const std::string algo = col.contains("algorithm") && col["algorithm"].is_string()
+                                 ? col["algorithm"].get<std::string>()
+                                 : "";
+    if (algo == "ring") dummy.system.allReduceAlgorithm = AllReduceAlgorithm::Ring;
+    if (algo == "tree") dummy.system.allReduceAlgorithm = AllReduceAlgorithm::Tree;
     const double bytes = col.at("bytes").get<double>();
     // p2p: between neighbours one node apart when the ranks span nodes, else inside the node.
     const double t = kind == Collective::P2P
