@@ -6,6 +6,7 @@
 #include "madmax/file_io.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/seed.hpp"
+#include "madmax/seed_cloud_table.hpp"
 #include "madmax/validation.hpp"
 #include "madmax/uncertainty.hpp"
 #include "madmax/calibrate.hpp"
@@ -261,6 +262,31 @@ void addValidateCommand(CLI::App& app) {
     });
 }
 
+void addCloudTableCommand(CLI::App& app) {
+    struct Options {
+        std::string file;
+        bool json = false;
+    };
+    auto o = std::make_shared<Options>();
+    auto* cmd = app.add_subcommand(
+        "cloud-table",
+        "The MAD-Max artifact's DLRM-A cloud table (QPS, hours, GPU-hours, $ and MWh for 5B and "
+        "30B samples per provider and GPU), reproduced with the reference engine");
+    cmd->add_option("file", o->file,
+                    "A madmax-seed-cloud-table/1 file (default: the shipped "
+                    "presets/seed/cloud-dlrm-a.json)");
+    cmd->add_flag("--json", o->json, "Print JSON");
+    cmd->callback([o] {
+        const auto rows = o->file.empty()
+                              ? seed::reproduceCloudTable()
+                              : seed::reproduceCloudTable(readJsonFile(o->file), o->file);
+        if (o->json)
+            std::cout << seed::toJson(rows).dump(2) << "\n";
+        else
+            std::cout << seed::formatCloudTable(rows);
+    });
+}
+
 constexpr PresetKind kPresetKinds[] = {PresetKind::Model, PresetKind::Gpu, PresetKind::System,
                                        PresetKind::Scenario};
 
@@ -389,6 +415,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     addEvaluateCommand(app);
     addValidateCommand(app);
+    addCloudTableCommand(app);
     addCalibrateCommand(app);
     addPresetsCommand(app);
 #ifdef MADMAX_WITH_FIGURE

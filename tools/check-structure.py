@@ -55,6 +55,7 @@ HEADER_OWNER = {
     "validation": "validation", "uncertainty": "validation",
     "calibrate": "calibration",
     "seed": "seed",
+    "seed_cloud_table": "seed",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')

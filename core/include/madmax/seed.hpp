@@ -43,6 +43,8 @@ struct System {
     double memCap = 0, memBw = 0, memBwUtil = 0;
     double nvlinks = 0, bwPerNvlink = 0, nvlinkUtil = 0;
     double ibPorts = 0, ibBw = 0, ibUtil = 0, arPercIntra = 0;
+    double pricePerGpuHour = 0; ///< USD per GPU-hour (0: not given); not read by the reference
+    double powerPerGpuW = 0;    ///< node TDP per GPU, W (0: not given); not read by the reference
 };
 
 /// One component's parallel strategy: levels innermost first (e.g. [tp, ddp] with [8, 16]).

@@ -103,7 +103,7 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
     json system = {{"id", "seed-system"},
                    {"name", s.name},
                    {"gpu", gpu},
-                   {"gpus_per_node", gpn},
+                   {"gpus_per_node", gpn}, {"price_per_gpu_hour", s.pricePerGpuHour},
                    {"tiers", tiers}};
 
     // Strategy: the transformer's degrees. ddp and fsdp are data parallel (fsdp: ZeRO-3); the

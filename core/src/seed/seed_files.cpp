@@ -182,6 +182,11 @@ System parseSystem(const json& j, const std::string& file) {
     s.ibBw = r.number("ibroce_bw", 0, kBig);
     s.ibUtil = r.number("ibroce_util", 0, 1);
     s.arPercIntra = r.number("ar_perc_intra", 0, 1);
+    // This project's additions from the artifact's cloud workbook (the shipped cloud files carry
+    // them): what a GPU-hour costs and the node's power per GPU. The reference code reads
+    // neither; cost and energy tables do.
+    s.pricePerGpuHour = r.number("price_per_gpu_hour", 0, 1e4, 0.0);
+    s.powerPerGpuW = r.number("power_per_gpu_w", 0, 1e5, 0.0);
     // Across nodes every collective's last tier is the network: each of its three numbers
     // must be positive (the reference code would divide by zero). Name the one that is not.
     if (s.nodes > 1)
