@@ -361,19 +361,22 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(gpuFamilyOf("h100-sxm5-80gb") == "H100");
     CHECK(gpuFamilyOf("GB200-NVL72") == "GB200");
     // The built-in dataset is every file of presets/validation in name order: the held-out
-    // TF2 DCNv2 and DLRM rows, the held-out Megatron-Bridge rows, then the public ones.
+    // TF2 DCNv2 and DLRM rows, the artifact's ViT rows, the held-out Megatron-Bridge rows, then
+    // the public ones.
     const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
     const json held = readJsonFile(MADMAX_MBRIDGE2511_DATASET);
     const json tf2 = readJsonFile(MADMAX_DLE_TF2_DLRM_DATASET);
     const json dcn = readJsonFile(MADMAX_DLE_TF2_DCNV2_DATASET);
+    const json vitRows = readJsonFile(MADMAX_VIT_AE_DATASET);
     const json& all = builtinValidationDataset()["cases"];
     const std::size_t nd = dcn["cases"].size(), nt = tf2["cases"].size(),
-                      nh = held["cases"].size();
-    REQUIRE(all.size() == nd + nt + nh + pub["cases"].size());
+                      nv = vitRows["cases"].size(), nh = held["cases"].size();
+    REQUIRE(all.size() == nd + nt + nv + nh + pub["cases"].size());
     CHECK(all[0] == dcn["cases"][0]);
     CHECK(all[nd] == tf2["cases"][0]);
-    CHECK(all[nd + nt] == held["cases"][0]);
-    CHECK(all[nd + nt + nh] == pub["cases"][0]);
+    CHECK(all[nd + nt] == vitRows["cases"][0]);
+    CHECK(all[nd + nt + nv] == held["cases"][0]);
+    CHECK(all[nd + nt + nv + nh] == pub["cases"][0]);
     // The default scenario (H100, dense training): the 3 Llama 3 Table 4 rows, the 4 NeMo
     // 24.07 FP8 rows and the 3 Megatron-Bridge 25.11 DGX-H100 Llama rows.
     const Scenario def = test::preset("default");
@@ -415,11 +418,13 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(moe.runs == 2);
     CHECK(moe.basis == "MoE serving (any GPU)");
     CHECK(moe.standIn.empty());
-    // A ViT trains as a dense transformer: no ViT run is published, so the H100 dense rows.
+    // ViT training has its own published rows now, the artifact's 9 A100 runs (madmax-ae-vit.json):
+    // no H100 one, so ViT training on any GPU, and no stand-in. They say, honestly, that the
+    // only published ViT runs are predicted far too fast (median +244%).
     const UncertaintyBand vit = uncertaintyFor(test::preset("vit-22b-256-h100"));
-    CHECK(vit.runs == 10);
-    CHECK(vit.basis == "H100 dense training");
-    CHECK(vit.standIn == "ViT training");
+    CHECK(vit.runs == 9);
+    CHECK(vit.basis == "ViT training (any GPU)");
+    CHECK(vit.standIn.empty());
     // MoE training has its own rows: no stand-in.
     CHECK(uncertaintyFor(test::preset("deepseek-v3-256-gb200")).standIn.empty());
     CHECK(uncertaintyFor(test::preset("dlrm-dcnv2-64-h100")).basis == "DLRM training (any GPU)");
@@ -825,4 +830,40 @@ TEST_CASE("A two-node DGX A100 ring all-reduce reaches the node's eight NICs tog
     REQUIRE(o.predicted);
     CHECK(*o.predicted > 100.0);
     CHECK(std::fabs(o.errorPct()) <= 10.0);
+}
+
+TEST_CASE("The artifact's ViT validation rows: predicted, and said how far off (both engines)") {
+    // presets/validation/madmax-ae-vit.json: the MAD-Max artifact's '[B] ViT Validation.xlsx'
+    // (9 rows, ViT-L to ViT-120B, FSDP on 32 and 128 A100). Their cluster is not published and
+    // they ran at 5-42% MFU. Both this engine and the reference code on its DC_A system predict
+    // them 2-12x faster; the sheet's own predictions (artifact_prediction, from a configuration the
+    // artifact does not ship) are off by a median 30.8%. What this test holds: every row is
+    // predicted, every prediction is above the measurement (the known direction of the miss), and
+    // on the same shapes and strategy this engine agrees with the reference code's DC_A outputs
+    // (seed reference.json: ViT-10B 128 GPUs local batch 32: 1812.9 images/s; ViT-25B local 16:
+    // 714.9; ViT-120B: 151.4) within 5%.
+    const json doc = readJsonFile(MADMAX_VIT_AE_DATASET);
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "madmax-ae-vit.json");
+    CHECK(r.overall.count == 9);
+    std::vector<double> artifactErrs;
+    for (const auto& c : r.cases) {
+        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
+        REQUIRE(c.predicted);
+        CHECK(*c.predicted > c.measured);
+    }
+    for (const auto& c : doc["cases"])
+        artifactErrs.push_back(std::fabs(c["artifact_prediction"]["samples_per_s"].get<double>() /
+                                             c["measured"]["value"].get<double>() -
+                                         1.0) *
+                               100.0);
+    CHECK(errorStats(artifactErrs).medianAbsPct == Approx(30.8).margin(0.1));
+    const auto predicted = [&](const std::string& id) {
+        return *std::find_if(r.cases.begin(), r.cases.end(), [&](const CaseOutcome& o) {
+                    return o.id == id;
+                }
+            )->predicted;
+    };
+    CHECK(predicted("madmax-ae-vit-10b-128gpu-gbs4096") == Approx(1812.930277).epsilon(0.05));
+    CHECK(predicted("madmax-ae-vit-25b-128gpu-gbs2048") == Approx(714.876124).epsilon(0.05));
+    CHECK(predicted("madmax-ae-vit-120b-128gpu-gbs2048") == Approx(151.397015).epsilon(0.05));
 }

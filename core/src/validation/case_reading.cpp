@@ -172,8 +172,12 @@ json modelFor(const json& m, const PresetLibrary& lib) {
                 {"layers", m.at("layers")},
                 {"hidden", m.at("hidden")},
                 {"heads", m.at("heads")},
-                {"gated_mlp", m.value("gated_mlp", false)},
-                {"vocab", m.at("vocab")}};
+                {"gated_mlp", m.value("gated_mlp", false)}};
+    // A vision transformer has patches and a classifier head instead of a vocabulary.
+    if (m.contains("vit") && m["vit"].is_object())
+        out["vit"] = m.at("vit");
+    else
+        out["vocab"] = m.at("vocab");
     const json* preset = shapePresetFor(m, lib);
     if (preset && preset->contains("mla")) {
         out["mla"] = preset->at("mla");

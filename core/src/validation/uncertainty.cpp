@@ -39,6 +39,7 @@ std::string caseKind(const json& c) {
         return "";
     const std::string arch = c["model"].value("arch", "dense");
     if (kind == "inference") return arch == "moe" ? "MoE serving" : "dense serving";
+    if (c["model"].contains("vit") && c["model"]["vit"].is_object()) return "ViT training";
     return arch == "moe" ? "MoE training" : arch == "dlrm" ? "DLRM training" : "dense training";
 }
 
