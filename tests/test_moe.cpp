@@ -574,3 +574,37 @@ TEST_CASE("GPT-OSS's head dim 64 on Blackwell: softmax exponentials take two thi
     CHECK_THAT(formatReport(test::preset("default"), evaluate(test::preset("default"))),
                !Catch::Contains("waits mostly on its softmax"));
 }
+
+TEST_CASE("MoE serving: a one-expert, top-1 MoE serves as its dense model does") {
+    // One expert of the dense FFN width, top-1, EP 1: every token reaches the same expert, no
+    // all-to-all, the expert's weights are the dense MLP's. Aggregated and disaggregated decode,
+    // with and without speculation, data parallel and across TP 8 (ETP 8): TTFT, TPOT,
+    // throughput, weight and total memory equal.
+    const json serving = {{"kind", "inference"}, {"input_tokens", 1000}, {"output_tokens", 100},
+                          {"batch", 8},          {"precision", "bf16"}};
+    for (const auto& extra : std::vector<std::vector<std::pair<std::string, json>>>{
+             {}, {{"workload.phase", "decode"}}, {{"workload.draft_tokens", 2}},
+             {{"strategy.tp", 8}, {"strategy.dp", 1}}}) {
+        json moe = kToyMoe, dense = kToyMoe;
+        moe["model"]["moe"] = {{"experts", 1}, {"top_k", 1}, {"expert_ffn_hidden", 512}};
+        dense["model"].erase("moe");
+        dense["model"]["arch"] = "dense";
+        dense["model"]["ffn_hidden"] = 512;
+        for (json* d : {&moe, &dense}) {
+            (*d)["workload"] = serving;
+            (*d)["gpus"] = 8;
+            (*d)["strategy"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 1}};
+            for (const auto& [path, value] : extra) applyOverride(*d, path, value, "pair");
+        }
+        // Under TP the expert splits as the dense MLP does only with ETP = TP (ETP 1 keeps each
+        // expert whole on every TP rank, as Megatron's expert_tensor_parallel_size 1 does).
+        moe["strategy"]["etp"] = moe["strategy"]["tp"];
+        const Result a = evaluate(parseScenario(moe, "moe")), b = evaluate(parseScenario(dense, "dense"));
+        INFO(moe["strategy"].dump() << " " << moe["workload"].dump());
+        CHECK(a.inference.ttftS == Approx(b.inference.ttftS).epsilon(1e-9));
+        CHECK(a.inference.tpotS == Approx(b.inference.tpotS).epsilon(1e-9));
+        CHECK(a.tokensPerS == Approx(b.tokensPerS).epsilon(1e-9));
+        CHECK(a.memory.weightsBytes == Approx(b.memory.weightsBytes).epsilon(1e-9));
+        CHECK(a.memory.totalBytes() == Approx(b.memory.totalBytes()).epsilon(1e-9));
+    }
+}

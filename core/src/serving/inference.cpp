@@ -339,10 +339,14 @@ struct Serving {
         const double chunk =
             s.workload.inference.phase == ServingPhase::Decode ? batch * verifyRows : prefillChunk(batch);
         const Model& m = s.model;
-        const double mlp = m.isMoe() ? (m.gatedMlp ? 3.0 : 2.0) *
-                                           std::max(f / t, double(m.moe.expertFfn) * m.moe.topK *
-                                                               s.strategy.etp / t)
-                                     : (m.gatedMlp ? 3.0 : 2.0) * f / t;
+        // The widest MLP a layer holds per GPU: a dense layer's f / TP, or an MoE layer's k
+        // routed plus shared experts of f_e (the TP group's tokens split t/ETP ways among its
+        // expert-DP ranks, each expert's width ETP ways: f_e / t per token either way).
+        const double gates = m.gatedMlp ? 3.0 : 2.0;
+        const double dense = !m.isMoe() || m.denseLayerCount() > 0 ? f / t : 0.0;
+        const double experts =
+            m.isMoe() ? double(m.moe.expertFfn) * (m.moe.topK + m.moe.sharedExperts) / t : 0.0;
+        const double mlp = gates * std::max(dense, experts);
         return chunk * (2 * h + qDim + 2 * kvDim + mlp) * aB + batch * V / t * 4.0;
     }
 };
