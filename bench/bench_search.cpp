@@ -5,6 +5,7 @@
 #include "madmax/codesign.hpp"
 #include "madmax/search.hpp"
 #include "madmax/dlrm_search.hpp"
+#include "madmax/serving.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -116,5 +117,30 @@ void BM_CancelLatency(benchmark::State& state) {
 BENCHMARK(BM_CancelLatency)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20);
 
 } // namespace
+
+// The serving search (issue #29): every TP, PP, EP, replica count, precision and batch, with
+// and without speculation; configurations evaluated per second (aim ≥ 1,000,000/s).
+void servingLoop(benchmark::State& state, const char* id) {
+    const madmax::Scenario s = madmax::loadScenario(id, madmax::PresetLibrary::builtin());
+    madmax::ServingSearchOptions o;
+    o.draftTokens = {0, 1, 2, 3};
+    std::size_t evaluated = 0;
+    for (auto _ : state) {
+        const madmax::ServingSearchResult r = madmax::searchServing(s, o);
+        evaluated += r.evaluated;
+        benchmark::DoNotOptimize(r.top.data());
+    }
+    state.counters["evaluated_per_s"] =
+        benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+    state.counters["configs"] = double(evaluated) / double(state.iterations());
+}
+void BM_ServingSearchLlama70B_8xH100(benchmark::State& st) {
+    servingLoop(st, "serve-llama2-70b-8xh100-offline");
+}
+BENCHMARK(BM_ServingSearchLlama70B_8xH100)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_ServingSearchDeepSeekV3_16xH200(benchmark::State& st) {
+    servingLoop(st, "serve-deepseek-v3-16xh200");
+}
+BENCHMARK(BM_ServingSearchDeepSeekV3_16xH200)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();
