@@ -230,6 +230,48 @@ void printServingFront(const ServingSearchResult& r) {
 
 /// The serving search of `madmax search` on an inference scenario: TP, PP, replicas, EP,
 /// precision and draft tokens, the ranking and the throughput/TPOT front.
+nlohmann::json poolJson(const ServingCandidate& c, int gpus) {
+    return {{"gpus", gpus},
+            {"strategy", toJson(c.scenario.strategy)},
+            {"precision", std::string(toString(c.scenario.workload.precision))},
+            {"batch", c.batch},
+            {"ttft_s", c.ttftS},
+            {"tpot_s", c.tpotS}};
+}
+
+nlohmann::json disaggregatedJson(const DisaggregatedPlan& d) {
+    if (!d.found) return {{"found", false}, {"why", d.why}, {"evaluated", d.evaluated}};
+    return {{"found", true},
+            {"prefill", poolJson(d.prefill, d.pools.prefillGpus)},
+            {"decode", poolJson(d.decode, d.pools.decodeGpus)},
+            {"output_tokens_per_s_per_gpu", d.pools.outputTokensPerSPerGpu},
+            {"ttft_s", d.pools.ttftS},
+            {"tpot_s", d.pools.tpotS},
+            {"evaluated", d.evaluated}};
+}
+
+void printDisaggregated(const ServingSearchResult& r, const DisaggregatedPlan& d) {
+    std::printf("\nDisaggregated on the same GPUs (prefill and decode pools, balanced):\n");
+    if (!d.found) {
+        std::printf("  none: %s\n", d.why.c_str());
+        return;
+    }
+    const auto pool = [](const char* name, const ServingCandidate& c, int gpus) {
+        std::printf("  %-8s %4d GPUs  TP%d PP%d EP%d x %d replicas, %s, batch %d\n", name, gpus,
+                    c.scenario.strategy.tp, c.scenario.strategy.pp, c.scenario.strategy.ep,
+                    gpus / std::max(1, c.scenario.strategy.tp * c.scenario.strategy.pp),
+                    std::string(toString(c.scenario.workload.precision)).c_str(), c.batch);
+    };
+    pool("prefill", d.prefill, d.pools.prefillGpus);
+    pool("decode", d.decode, d.pools.decodeGpus);
+    std::printf("  %.1f tok/s/GPU, TTFT %s, TPOT %s", d.pools.outputTokensPerSPerGpu,
+                formatSeconds(d.pools.ttftS).c_str(), formatSeconds(d.pools.tpotS).c_str());
+    if (!r.top.empty() && r.top.front().outputTokensPerSPerGpu > 0)
+        std::printf("  (%.2fx the best aggregated configuration's throughput per GPU)",
+                    d.pools.outputTokensPerSPerGpu / r.top.front().outputTokensPerSPerGpu);
+    std::printf("\n");
+}
+
 void runServingSearch(const Scenario& scenario, const SearchSpace& sp, ServingSearchOptions so,
                       bool json) {
     // The serving search ranks TP, PP, replicas, EP and precision: those restrictions
@@ -254,6 +296,10 @@ void runServingSearch(const Scenario& scenario, const SearchSpace& sp, ServingSe
     so.ep = sp.ep;
     so.draftTokens = sp.draftTokens;
     const ServingSearchResult r = searchServing(scenario, so);
+    // Aggregated against disaggregated on the same GPUs (a pool scenario searches only itself).
+    const bool aggregated = scenario.workload.inference.phase == ServingPhase::Aggregated;
+    const DisaggregatedPlan dis =
+        aggregated && scenario.gpus >= 2 ? searchDisaggregated(scenario, so) : DisaggregatedPlan{};
     if (json) {
         nlohmann::json a = nlohmann::json::array();
         for (const auto& c : r.top)
@@ -275,14 +321,12 @@ void runServingSearch(const Scenario& scenario, const SearchSpace& sp, ServingSe
                              {"batch", c.batch},
                              {"output_tokens_per_s_per_gpu", c.outputTokensPerSPerGpu},
                              {"tpot_s", c.tpotS}});
-        std::cout << nlohmann::json{{"schema", "madmax-serving-search/1"},
-                                    {"top", a},
-                                    {"pareto", front},
-                                    {"stats",
-                                     {{"evaluated", r.evaluated},
-                                      {"feasible", r.feasible}}}}
-                         .dump(2)
-                  << "\n";
+        nlohmann::json out = {{"schema", "madmax-serving-search/1"},
+                               {"top", a},
+                               {"pareto", front},
+                               {"stats", {{"evaluated", r.evaluated}, {"feasible", r.feasible}}}};
+        if (aggregated) out["disaggregated"] = disaggregatedJson(dis);
+        std::cout << out.dump(2) << "\n";
     } else {
         std::cout << "rank  TP  PP  replicas   EP  precision  batch   tok/s/GPU       TTFT  "
                      "     TPOT\n";
@@ -306,6 +350,7 @@ void runServingSearch(const Scenario& scenario, const SearchSpace& sp, ServingSe
         std::printf("\n%zu configurations, %zu fit and meet the objectives\n",
                     r.evaluated, r.feasible);
         printServingFront(r);
+        if (aggregated) printDisaggregated(r, dis);
     }
 }
 

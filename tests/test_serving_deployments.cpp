@@ -222,3 +222,33 @@ TEST_CASE("The serving search tries speculative settings and draws the throughpu
         for (const auto& c : r.top)
             CHECK_FALSE((c.tpotS < f.tpotS && c.outputTokensPerSPerGpu > f.outputTokensPerSPerGpu));
 }
+
+TEST_CASE("The serving search sets aggregated against disaggregated on the same GPUs") {
+    // Llama 2 70B on 8 H100: each pool's best layout is searched on half the GPUs with its phase
+    // set, then the two are balanced over all 8 (balancePools): the plan is that balance, and
+    // each pool's layout is a search result of its phase.
+    const Scenario base = test::preset("serve-llama2-70b-8xh100-offline");
+    const DisaggregatedPlan d = searchDisaggregated(base, {});
+    REQUIRE(d.found);
+    CHECK(d.prefill.scenario.workload.inference.phase == ServingPhase::Prefill);
+    CHECK(d.decode.scenario.workload.inference.phase == ServingPhase::Decode);
+    CHECK(d.pools.prefillGpus + d.pools.decodeGpus <= base.gpus);
+    CHECK(d.pools.prefillGpus >= 1);
+    CHECK(d.pools.decodeGpus >= 1);
+    const PoolBalance again = balancePools(d.prefill.scenario, d.decode.scenario, base.gpus);
+    CHECK(d.pools.outputTokensPerSPerGpu == Approx(again.outputTokensPerSPerGpu));
+    CHECK(d.evaluated > 0);
+    // A training scenario has no pools, and says why.
+    const DisaggregatedPlan none = searchDisaggregated(test::preset("default"), {});
+    CHECK_FALSE(none.found);
+    CHECK_THAT(none.why, Contains("not a serving scenario"));
+    // The command prints both, and its JSON carries the plan.
+    std::string out, text;
+    REQUIRE(test::runCli("search serve-llama2-70b-8xh100-offline --json", &out) == 0);
+    const auto j = nlohmann::json::parse(out);
+    REQUIRE(j.contains("disaggregated"));
+    CHECK(j["disaggregated"]["found"] == true);
+    CHECK(j["disaggregated"]["prefill"]["gpus"].get<int>() == d.pools.prefillGpus);
+    REQUIRE(test::runCli("search serve-deepseek-v3-16xh200", &text) == 0);
+    CHECK_THAT(text, Contains("Disaggregated on the same GPUs"));
+}

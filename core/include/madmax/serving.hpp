@@ -73,4 +73,19 @@ PoolBalance balancePools(const Scenario& prefill, const Scenario& decode, int to
 /// replica count, precision and batch (the largest that fits, or that meets the objectives).
 ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& options);
 
+/// The same GPUs disaggregated (DistServe, Zhong et al. OSDI 2024): the best prefill-pool
+/// layout and the best decode-pool layout, each searched as above with workload.phase set on
+/// half the GPUs (the prefill pool against the TTFT objective, the decode pool against TPOT),
+/// then sized by
+/// balancePools so that neither waits on the other. `found` false, with `why`, when either pool
+/// has no feasible layout or no split leaves each pool a whole replica.
+struct DisaggregatedPlan {
+    bool found = false;
+    std::string why;
+    ServingCandidate prefill, decode; ///< each pool's layout (its scenario at the full GPU count)
+    PoolBalance pools;
+    std::size_t evaluated = 0;
+};
+DisaggregatedPlan searchDisaggregated(const Scenario& base, const ServingSearchOptions& options);
+
 } // namespace madmax

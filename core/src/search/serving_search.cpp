@@ -201,3 +201,40 @@ PoolBalance balancePools(const Scenario& prefill, const Scenario& decode, int to
 }
 
 } // namespace madmax
+
+namespace madmax {
+
+DisaggregatedPlan searchDisaggregated(const Scenario& base, const ServingSearchOptions& o) {
+    DisaggregatedPlan plan;
+    if (base.workload.kind != WorkloadKind::Inference) {
+        plan.why = "not a serving scenario";
+        return plan;
+    }
+    ServingSearchOptions each = o;
+    each.topN = 1;
+    // Each pool's layouts are searched on half the GPUs, so that both fit beside each other;
+    // balancePools then sizes them over all of them in whole replicas and EP groups.
+    Scenario pre = base, dec = base;
+    pre.workload.inference.phase = ServingPhase::Prefill;
+    dec.workload.inference.phase = ServingPhase::Decode;
+    pre.gpus = dec.gpus = std::max(1, base.gpus / 2);
+    const ServingSearchResult p = searchServing(pre, each);
+    const ServingSearchResult d = searchServing(dec, each);
+    plan.evaluated = p.evaluated + d.evaluated;
+    if (p.top.empty() || d.top.empty()) {
+        plan.why = std::string("no ") + (p.top.empty() ? "prefill" : "decode") +
+                   "-pool layout fits and meets the objectives";
+        return plan;
+    }
+    plan.prefill = p.top.front();
+    plan.decode = d.top.front();
+    try {
+        plan.pools = balancePools(plan.prefill.scenario, plan.decode.scenario, base.gpus);
+        plan.found = true;
+    } catch (const InputError& e) {
+        plan.why = e.what();
+    }
+    return plan;
+}
+
+} // namespace madmax
