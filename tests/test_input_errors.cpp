@@ -507,3 +507,26 @@ TEST_CASE("A sweep's grid is bounded, and the bound is said") {
     CHECK_THROWS_WITH(sweep(test::preset("default"), {a}, {}, SearchOptions{}),
                       Contains("at most 256 factors per knob and 4096 points"));
 }
+
+TEST_CASE("Node and scale-up domain sizes that disagree between fields are refused") {
+    // Issue #30: a scale-up domain must divide the node or span whole nodes (NVL72: 18 nodes of
+    // 4); an inner network tier must hold whole domains of the one inside. The outermost tier is
+    // the cluster or the job's share (256 GB200 over NVL72 racks), so it need not.
+    CHECK_THAT(test::toyError({{"system.gpus_per_node", 6}}),
+               Catch::Contains("system.gpus_per_node (6) and system.tiers[0].gpus (8) disagree"));
+    CHECK_THAT(test::toyError({{"system.tiers.0.gpus", 6}, {"system.gpus_per_node", 4}}),
+               Catch::Contains("disagree"));
+    // Domains of 16 over nodes of 8 (two nodes on one NVLink) and pairs inside a node of 8 are
+    // both real machines.
+    CHECK(test::toyError({{"system.tiers.0.gpus", 16}, {"system.tiers.1.gpus", 64}}) == "(no error)");
+    CHECK(test::toyError({{"system.tiers.0.gpus", 2}}) == "(no error)");
+    // Three tiers: a leaf of 12 GPUs cannot hold whole 8-GPU nodes.
+    const nlohmann::json leaf = {{"name", "leaf"}, {"kind", "scale_out"}, {"gpus", 12}, {"gbps", 10}};
+    const nlohmann::json spine = {{"name", "spine"}, {"kind", "scale_out"}, {"gpus", 96}, {"gbps", 5}};
+    nlohmann::json tiers = test::toySystem()["tiers"];
+    tiers = nlohmann::json::array({tiers[0], leaf, spine});
+    CHECK_THAT(test::toyError({{"system.tiers", tiers}}),
+               Catch::Contains("system.tiers[1].gpus (12) is not a whole number of the tier inside"));
+    tiers[1]["gpus"] = 16;
+    CHECK(test::toyError({{"system.tiers", tiers}}) == "(no error)");
+}

@@ -127,7 +127,20 @@ std::optional<std::string> detail::explainInvalidSystem(const Scenario& s) {
             return at + ".gpus (" + str(t.gpus) + ") is smaller than the tier inside it (" +
                    str(sys.tiers[k - 1].gpus) +
                    "): list tiers innermost first, each containing the last";
+        // (The outermost tier is the cluster, or the job's share of it: 256 GPUs over NVL72
+        // racks take three whole domains and part of a fourth.)
+        if (k > 0 && k + 1 < sys.tiers.size() && t.gpus % sys.tiers[k - 1].gpus != 0)
+            return at + ".gpus (" + str(t.gpus) + ") is not a whole number of the tier inside "
+                   "it (" + str(sys.tiers[k - 1].gpus) + " GPUs): each domain of a tier must "
+                   "hold whole domains of the one inside";
     }
+    // A node and the scale-up domain nest one way or the other: NVLink inside a node (8 of 8,
+    // or pairs in a node of 8) or across whole nodes (NVL72: 18 nodes of 4), never straddling.
+    const int domain = sys.tiers.front().gpus, node = sys.gpusPerNode;
+    if (domain % node != 0 && node % domain != 0)
+        return "system.gpus_per_node (" + str(node) + ") and system.tiers[0].gpus (" +
+               str(domain) + ") disagree: the scale-up domain must divide the node or span "
+               "whole nodes; set one to match the other";
     if (sys.gpu.peak(w.precision) <= 0)
         return "workload.precision is " + std::string(toString(w.precision)) + ", which the GPU " +
                sys.gpu.name + " has no peak for: choose a precision listed in its peak_tflops";
