@@ -403,9 +403,10 @@ TEST_CASE("The explorer switches to serving and back without restarting") {
     CHECK(w.chart("curve")->isVisibleTo(&w));
     CHECK_FALSE(w.chart("breakdown")->isVisibleTo(&w));
     CHECK_FALSE(w.chart("timeline")->isVisibleTo(&w));
-    // TTFT and TPOT × 8 components (weights, KV, compute, TP comm, EP all-to-all, overheads,
-    // prefills, p2p); the table keeps the zero ones the legend hides.
-    CHECK(w.chart("serving")->table().rows.size() == 2 * 8);
+    // TTFT and TPOT × 9 components (weights, KV, compute, TP comm, EP all-to-all, overheads,
+    // prefills, p2p, the disaggregated KV transfer); the table keeps the zero ones the legend
+    // hides.
+    CHECK(w.chart("serving")->table().rows.size() == 2 * 9);
     CHECK(w.chart("curve")->table().rows.size() >= 6);
     const Result expected = evaluate(w.document()->scenario());
     CHECK(w.shown().result.inference.tpotS == Approx(expected.inference.tpotS));
@@ -859,4 +860,29 @@ TEST_CASE("Serving deployment controls: pool, prefix cache and speculation, each
         w.document()->undoStack()->undo();
     CHECK(w.document()->scenario().workload.inference.phase == ServingPhase::Aggregated);
     CHECK(w.document()->scenario().workload.inference.draftTokens == 0);
+}
+
+TEST_CASE("The serving chart follows a request across disaggregated pools") {
+    // A decode pool's TTFT share is the KV cache's arrival and the wait for its next round (the
+    // prompt ran on the prefill pool); a prefill pool's is the prompt and the transfer. Each
+    // bar sums to the pool's own TTFT.
+    for (const char* phase : {"prefill", "decode"}) {
+        test::Explorer e("serve-deepseek-v3-16xh200");
+        auto& w = *e.window;
+        REQUIRE(w.document()->setField("workload.phase", phase).isEmpty());
+        REQUIRE(e.settle());
+        const Result r = evaluate(w.document()->scenario());
+        double ttft = 0, kv = 0, compute = 0;
+        for (const auto& row : w.chart("serving")->table().rows) {
+            if (row[0] != "TTFT") continue;
+            ttft += row[2].toDouble() / 1e3;
+            if (row[1].startsWith("KV transfer")) kv = row[2].toDouble() / 1e3;
+            if (row[1] == "Compute") compute = row[2].toDouble() / 1e3;
+        }
+        INFO(phase);
+        CHECK(ttft == Approx(r.inference.ttftS).epsilon(1e-4));
+        CHECK(kv == Approx(r.inference.kvTransferS).epsilon(1e-4));
+        CHECK(kv > 0);
+        CHECK((std::string(phase) == "decode" ? compute == 0 : compute > 0));
+    }
 }

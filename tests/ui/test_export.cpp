@@ -498,3 +498,37 @@ TEST_CASE("madmax figure compares pinned scenarios: --baseline first, --pin afte
     CHECK(p.exitCode() == 2);
     CHECK(p.readAllStandardError().contains("needs --baseline"));
 }
+
+TEST_CASE("A serving search's configurations chart is throughput per GPU against TPOT, exportable") {
+    // The serving search (DeepSeek-V3 on 16 H200): the scatter plots each configuration's TPOT
+    // and tokens/s per GPU, and its front is the one no configuration beats on both, fastest
+    // TPOT first (SearchResult::paretoLatency).
+    ui::Evaluation ev;
+    ev.generation = 1;
+    ev.scenario = loadScenario("serve-deepseek-v3-16xh200", PresetLibrary::builtin());
+    ev.result = evaluate(ev.scenario);
+    const SearchResult found = search(ev.scenario, {}, SearchOptions{});
+    REQUIRE_FALSE(found.paretoLatency.empty());
+    for (std::size_t i = 1; i < found.paretoLatency.size(); ++i) {
+        const auto& a = found.paretoLatency[i - 1];
+        const auto& b = found.paretoLatency[i];
+        CHECK(b.stepTimeS >= a.stepTimeS);
+        CHECK(b.tokensPerS / b.gpus > a.tokensPerS / a.gpus);
+    }
+    for (const auto& f : found.paretoLatency)
+        for (const auto& c : found.scatter)
+            CHECK_FALSE((c.stepTimeS < f.stepTimeS && c.tokensPerS / c.gpus > f.tokensPerS / f.gpus));
+    ui::ChartInput in;
+    in.current = &ev;
+    in.search = &found;
+    QTemporaryDir dir;
+    ui::ExportOptions o;
+    o.format = ui::ExportFormat::Csv;
+    REQUIRE(ui::exportChart("scatter", in, dir.filePath("s.csv"), o).isEmpty());
+    const QString csv = QString::fromUtf8(readAll(dir.filePath("s.csv")));
+    CHECK(csv.startsWith("tpot_ms,tokens_per_s_per_gpu,on_pareto_front,strategy"));
+    CHECK(csv.count(",1,") == int(found.paretoLatency.size()));
+    o.format = ui::ExportFormat::Svg;
+    REQUIRE(ui::exportChart("scatter", in, dir.filePath("s.svg"), o).isEmpty());
+    CHECK(readAll(dir.filePath("s.svg")).contains("TPOT (ms)"));
+}

@@ -66,7 +66,8 @@ void ScatterChart::drawCloud() {
 QString ScatterChart::description() const {
     return "A deterministic sample of the configurations that fit (the same for any thread count), "
            "with the front of configurations no other beats in both throughput and memory "
-           "headroom.";
+           "headroom; for a serving scenario, throughput per GPU against TPOT with the front no "
+           "configuration beats on both (the chart serving planners draw).";
 }
 
 void ScatterChart::restyle() {
@@ -87,7 +88,6 @@ void ScatterChart::restyle() {
 
 void ScatterChart::setInput(const ChartInput& in) {
     table_ = {};
-    table_.columns = {"memory_gb", "tokens_per_s_per_gpu", "on_pareto_front", "strategy"};
     const bool none = !in.search || (in.search->scatter.empty() && in.search->top.empty());
     setEmptyMessage(!in.search ? "Run a search (Design space → Search) to see the configurations"
                     : none     ? "No configuration fits in memory"
@@ -96,22 +96,32 @@ void ScatterChart::setInput(const ChartInput& in) {
         a->setVisible(!none);
     if (none) return;
     const auto& r = *in.search;
+    // Serving configurations plot throughput per GPU against TPOT, with the front serving
+    // planners draw; training ones against memory, with the memory-headroom front.
+    const bool serving = !r.top.empty() ? r.top.front().servingBatch > 0
+                                        : !r.scatter.empty() && r.scatter.front().servingBatch > 0;
+    x_->setTitleText(serving ? "TPOT (ms)" : "memory/GPU (GB)");
+    front_->setName(serving ? "front" : "Pareto front");
+    chart()->setTitle(serving ? "Configurations: throughput per GPU vs TPOT" : title());
+    table_.columns = {serving ? "tpot_ms" : "memory_gb", "tokens_per_s_per_gpu",
+                      "on_pareto_front", "strategy"};
     QList<QPointF> pts, front, best;
-    double maxX = 1, maxY = 1;
-    auto point = [](const Candidate& c) {
-        return QPointF(c.memoryBytes / 1e9, c.tokensPerS / c.gpus);
+    double maxX = 1e-9, maxY = 1;
+    auto point = [serving](const Candidate& c) {
+        return QPointF(serving ? c.stepTimeS * 1e3 : c.memoryBytes / 1e9, c.tokensPerS / c.gpus);
+    };
+    auto addRow = [&](const Candidate& c, const char* onFront) {
+        const QPointF p = point(c);
+        table_.rows.append({formatNumber(p.x(), 6), formatNumber(p.y(), 6), onFront,
+                            QString::fromStdString(candidateSpec(c))});
     };
     for (const auto& c : r.scatter) {
         pts << point(c);
-        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6),
-                            formatNumber(c.tokensPerS / c.gpus, 6), "0",
-                            QString::fromStdString(candidateSpec(c))});
+        addRow(c, "0");
     }
-    for (const auto& c : r.paretoMemory) {
+    for (const auto& c : serving ? r.paretoLatency : r.paretoMemory) {
         front << point(c);
-        table_.rows.append({formatNumber(c.memoryBytes / 1e9, 6),
-                            formatNumber(c.tokensPerS / c.gpus, 6), "1",
-                            QString::fromStdString(candidateSpec(c))});
+        addRow(c, "1");
     }
     std::sort(front.begin(), front.end(),
               [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
@@ -120,6 +130,7 @@ void ScatterChart::setInput(const ChartInput& in) {
         maxX = std::max(maxX, p.x());
         maxY = std::max(maxY, p.y());
     }
+    x_->setLabelFormat(serving && maxX < 10 ? "%.2f" : "%.0f");
     cloud_ = pts;
     front_->replace(front);
     best_->replace(best);

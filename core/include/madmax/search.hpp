@@ -97,6 +97,9 @@ struct SearchResult {
     std::vector<Candidate> top;          ///< best first
     std::vector<Candidate> paretoMemory; ///< throughput vs memory headroom
     std::vector<Candidate> paretoGpus;   ///< throughput vs GPU count (when swept)
+    /// Serving: throughput per GPU vs TPOT (stepTimeS), fastest TPOT first, each faster per GPU
+    /// than every one before it: the chart serving planners draw.
+    std::vector<Candidate> paretoLatency;
     std::vector<HeatCell> heatmap;       ///< best per (TP, PP), sorted by tp then pp
     std::vector<Candidate> scatter;      ///< a deterministic sample of feasible configurations
     std::optional<Candidate> baseline;

@@ -442,6 +442,7 @@ SearchResult searchInference(const Scenario& base, const SearchSpace& space,
         r.stats.feasible = all.size();
         r.stats.infeasible = sr.evaluated - sr.feasible;
         r.paretoMemory = paretoMemory(all);
+        r.paretoLatency = detail::paretoLatency(all);
         r.scatter = all;
         r.top = all;
         if (int(r.top.size()) > opt.topN) r.top.resize(std::size_t(std::max(0, opt.topN)));

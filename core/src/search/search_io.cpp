@@ -195,6 +195,7 @@ json toJson(const SearchResult& r, bool withScatter) {
                 {"token_budget", r.tokenBudget},
                 {"top", candidates(r.top)},
                 {"pareto_memory", candidates(r.paretoMemory)},
+                {"pareto_latency", candidates(r.paretoLatency)},
                 {"pareto_gpus", candidates(r.paretoGpus)},
                 {"heatmap", heat},
                 {"stats", statsJson(r.stats)},
@@ -239,6 +240,7 @@ SearchResult searchFromJson(const json& j, const std::string& file) {
     r.top = candidatesFrom(j, "top", file);
     r.paretoMemory = candidatesFrom(j, "pareto_memory", file);
     r.paretoGpus = candidatesFrom(j, "pareto_gpus", file);
+    r.paretoLatency = candidatesFrom(j, "pareto_latency", file);
     r.scatter = candidatesFrom(j, "scatter", file);
     for (const auto& c : j.value("heatmap", json::array())) {
         HeatCell h;

@@ -20,6 +20,22 @@ std::vector<Candidate> detail::paretoMemory(std::vector<Candidate> pts) {
     return front;
 }
 
+/// The front of throughput per GPU vs latency (a serving candidate's stepTimeS is its TPOT).
+std::vector<Candidate> detail::paretoLatency(std::vector<Candidate> pts) {
+    std::sort(pts.begin(), pts.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.stepTimeS != b.stepTimeS) return a.stepTimeS < b.stepTimeS;
+        return candidateBefore(a, b);
+    });
+    std::vector<Candidate> front;
+    double best = -1;
+    for (const auto& c : pts)
+        if (c.gpus > 0 && c.tokensPerS / c.gpus > best) {
+            front.push_back(c);
+            best = c.tokensPerS / c.gpus;
+        }
+    return front;
+}
+
 /// The front of throughput vs GPU count: fewest GPUs first, each faster than every smaller one.
 std::vector<Candidate> detail::paretoGpus(std::vector<Candidate> pts) {
     std::sort(pts.begin(), pts.end(), [](const Candidate& a, const Candidate& b) {

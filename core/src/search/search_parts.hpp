@@ -11,6 +11,7 @@ namespace madmax::detail {
 void setRates(SearchStats& st);
 /// The Pareto front of throughput (score) vs memory headroom: best first.
 std::vector<Candidate> paretoMemory(std::vector<Candidate> pts);
+std::vector<Candidate> paretoLatency(std::vector<Candidate> pts);
 /// The front of throughput vs GPU count: fewest GPUs first, each faster than every smaller one.
 std::vector<Candidate> paretoGpus(std::vector<Candidate> pts);
 
