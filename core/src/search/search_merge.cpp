@@ -7,49 +7,53 @@
 
 namespace madmax {
 
-/// The Pareto front of throughput (score) vs memory headroom: best first.
-std::vector<Candidate> detail::paretoMemory(std::vector<Candidate> pts) {
-    std::sort(pts.begin(), pts.end(), candidateBefore);
+namespace {
+
+/// A two-objective front: the points in `order`, each kept when its `value` beats every one
+/// kept before it.
+template <class Order, class Value>
+std::vector<Candidate> runningFront(std::vector<Candidate> pts, Order order, Value value) {
+    std::sort(pts.begin(), pts.end(), order);
     std::vector<Candidate> front;
-    double bestMargin = -1e300;
+    double best = -1e300;
     for (const auto& c : pts)
-        if (c.marginBytes > bestMargin) {
+        if (value(c) > best) {
             front.push_back(c);
-            bestMargin = c.marginBytes;
+            best = value(c);
         }
     return front;
+}
+
+} // namespace
+
+/// The Pareto front of throughput (score) vs memory headroom: best first.
+std::vector<Candidate> detail::paretoMemory(std::vector<Candidate> pts) {
+    return runningFront(std::move(pts), candidateBefore,
+                        [](const Candidate& c) { return c.marginBytes; });
 }
 
 /// The front of throughput per GPU vs latency (a serving candidate's stepTimeS is its TPOT).
 std::vector<Candidate> detail::paretoLatency(std::vector<Candidate> pts) {
-    std::sort(pts.begin(), pts.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.stepTimeS != b.stepTimeS) return a.stepTimeS < b.stepTimeS;
-        return candidateBefore(a, b);
-    });
-    std::vector<Candidate> front;
-    double best = -1;
-    for (const auto& c : pts)
-        if (c.gpus > 0 && c.tokensPerS / c.gpus > best) {
-            front.push_back(c);
-            best = c.tokensPerS / c.gpus;
-        }
-    return front;
+    pts.erase(std::remove_if(pts.begin(), pts.end(), [](const Candidate& c) { return c.gpus <= 0; }),
+              pts.end());
+    return runningFront(
+        std::move(pts),
+        [](const Candidate& a, const Candidate& b) {
+            if (a.stepTimeS != b.stepTimeS) return a.stepTimeS < b.stepTimeS;
+            return candidateBefore(a, b);
+        },
+        [](const Candidate& c) { return c.tokensPerS / c.gpus; });
 }
 
 /// The front of throughput vs GPU count: fewest GPUs first, each faster than every smaller one.
 std::vector<Candidate> detail::paretoGpus(std::vector<Candidate> pts) {
-    std::sort(pts.begin(), pts.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.gpus != b.gpus) return a.gpus < b.gpus;
-        return candidateBefore(a, b);
-    });
-    std::vector<Candidate> front;
-    double best = -1;
-    for (const auto& c : pts)
-        if (c.tokensPerS > best) {
-            front.push_back(c);
-            best = c.tokensPerS;
-        }
-    return front;
+    return runningFront(
+        std::move(pts),
+        [](const Candidate& a, const Candidate& b) {
+            if (a.gpus != b.gpus) return a.gpus < b.gpus;
+            return candidateBefore(a, b);
+        },
+        [](const Candidate& c) { return c.tokensPerS; });
 }
 
 using detail::paretoGpus;
