@@ -567,7 +567,18 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
     const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
     workload["precision"] = prec;
     workload["weight_precision"] = prec;
-    workload["kv_precision"] = isNull(inf, "kv_precision") ? json(prec) : inf.at("kv_precision");
+    if (!isNull(inf, "kv_precision")) {
+        workload["kv_precision"] = inf.at("kv_precision");
+    } else {
+        // Not published: the precision's own, except below 8 bits, where serving stacks keep
+        // the KV cache in FP8 (TensorRT-LLM's NVFP4 checkpoints, the serving search's rule).
+        const std::string kv = prec == "fp4" ? "fp8" : prec;
+        workload["kv_precision"] = kv;
+        note("kv_precision not published: " + kv + " assumed" +
+             (kv != prec ? " (an FP4 model's KV cache in FP8, as TensorRT-LLM's NVFP4 "
+                           "checkpoints ship it)"
+                         : " (the run's precision)"));
+    }
     json strategy = {{"tp", tp}, {"pp", pp}, {"dp", replicas}};
     const bool pool = servingDeploymentForCase(c, inf, workload, strategy);
     if (!pool && inf.value("scenario", "offline") == "server") {
