@@ -53,6 +53,11 @@ TEST_CASE("All-reduce over 8 nodes of 8: NCCL's rail-aligned ring, its tree, and
     CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(ring).epsilon(1e-9));
     s.allReduceAlgorithm = AllReduceAlgorithm::Tree;
     CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(tree).epsilon(1e-9));
+    // Four nodes are no longer each other's only peers: the tree moves 2S per node there too
+    // (2·(7·1 + 2·10) µs = 54 µs of latency).
+    const GroupLayout four = layoutGroup(s, 32, 1);
+    CHECK(collectiveTime(s, four, Collective::AllReduce, 8e8) ==
+          Approx(54e-6 + 2 * 8e8 / (0.92 * 8 * 10e9)).epsilon(1e-9));
     s.allReduceAlgorithm = AllReduceAlgorithm::Auto;
     // With SHARP in the network switches (all_reduce_speedup 2 on the outer tier) the
     // hierarchical schedule runs: reduce-scatter inside (2·7/8·0.8 GB/100 GB/s = 14.0 ms), the
