@@ -608,3 +608,13 @@ TEST_CASE("MoE serving: a one-expert, top-1 MoE serves as its dense model does")
         CHECK(a.memory.totalBytes() == Approx(b.memory.totalBytes()).epsilon(1e-9));
     }
 }
+
+TEST_CASE("Hand-derived MLA: DeepSeek-V3's attention parameters per layer, tensor by tensor") {
+    // The released config's tensors (hidden 7168, 128 heads, q_lora_rank 1536, kv_lora_rank
+    // 512, qk_nope 128, qk_rope 64, v_head 128): q_a_proj 7168·1536 = 11,010,048,
+    // q_a_layernorm 1,536, q_b_proj 1536·128·192 = 37,748,736, kv_a_proj_with_mqa
+    // 7168·(512 + 64) = 4,128,768, kv_a_layernorm 512, kv_b_proj 512·128·(128 + 128) =
+    // 16,777,216, o_proj 128·128·7168 = 117,440,512, input_layernorm 7,168: 187,114,496.
+    const Scenario s = test::preset("deepseek-v3-256-gb200");
+    CHECK(s.model.attentionParamsPerLayer() == 187114496.0);
+}
