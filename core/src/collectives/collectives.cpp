@@ -65,10 +65,10 @@ Span spanOf(const GroupLayout& g) {
 /// rank forwards, 1/L goes out over its own NIC and (L−1)/L stays on the inner links, so the
 /// node's L NICs carry the ring together (NCCL's ring busBw = nChannels × bwInter). L = 1 is the
 /// ring of one GPU per node, on that GPU's NIC alone.
-double railRingSecondsPerByte(const NetworkTier& in, const NetworkTier& out, double L,
-                              double bytes) {
-    const double viaNetwork = 1.0 / (L * tierBandwidth(out, bytes));
-    const double viaInner = L > 1 ? (L - 1) / L / tierBandwidth(in, bytes) : 0.0;
+/// `inBw`, `outBw`: each tier's bandwidth at this message size.
+double railRingSecondsPerByte(double inBw, double outBw, double L) {
+    const double viaNetwork = 1.0 / (L * outBw);
+    const double viaInner = L > 1 ? (L - 1) / L / inBw : 0.0;
     return std::max(viaNetwork, viaInner);
 }
 
@@ -86,26 +86,30 @@ double log2Ceil(double x) { return x <= 1 ? 0.0 : std::ceil(std::log2(x)); }
 /// a rail-aligned ring or a double binary tree across domains with a chain inside; when the
 /// outer tier reduces in the network (SHARP / CollNet, all_reduce_speedup > 1) the
 /// hierarchical schedule as well.
+double hierarchicalTime(const System& sys, const GroupLayout& g, Collective op, double bytes);
+
 double interDomainAllReduce(const System& sys, const GroupLayout& g, const Span& sp,
-                            double bytes, double hierarchicalS) {
+                            double bytes) {
     const NetworkTier& in = sys.tiers[sp.inner];
     const NetworkTier& out = sys.tiers[sp.outer];
     const double n = g.size, L = sp.L, N = sp.N;
+    const double inBw = tierBandwidth(in, bytes), outBw = tierBandwidth(out, bytes);
     // Ring: 2(n−1) steps, 2(N−1) of them crossing the network (NCCL's ring latency model).
     const double ring = 2 * (n - N) * in.latencyS + 2 * (N - 1) * out.latencyS +
-                        2 * (n - 1) / n * bytes * railRingSecondsPerByte(in, out, L, bytes);
+                        2 * (n - 1) / n * bytes * railRingSecondsPerByte(inBw, outBw, L);
     // Tree: up and down a chain of L inside and log2(N) levels across; the domain's L NICs
     // carry its share together.
     const double treeBytes = (N <= 2 ? 1.0 : 2.0) * bytes;
     const double tree = 2 * ((L - 1) * in.latencyS + log2Ceil(N) * out.latencyS) +
-                        treeBytes / (kTreeDerate * L * tierBandwidth(out, bytes));
+                        treeBytes / (kTreeDerate * L * outBw);
     switch (sys.allReduceAlgorithm) {
     case AllReduceAlgorithm::Ring: return ring;
     case AllReduceAlgorithm::Tree: return tree;
     case AllReduceAlgorithm::Auto: break;
     }
     double best = std::min(ring, tree);
-    if (out.allReduceSpeedup > 1) best = std::min(best, hierarchicalS);
+    if (out.allReduceSpeedup > 1)
+        best = std::min(best, hierarchicalTime(sys, g, Collective::AllReduce, bytes));
     return best;
 }
 
@@ -150,16 +154,16 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
             const double innerLat = sp.L > 1 ? in.latencyS : 0.0;
             return (g.size - sp.N) * innerLat + (sp.N - 1) * out.latencyS +
                    double(g.size - 1) / g.size * bytes *
-                       railRingSecondsPerByte(in, out, sp.L, bytes);
+                       railRingSecondsPerByte(tierBandwidth(in, bytes),
+                                              tierBandwidth(out, bytes), sp.L);
         }
         return hierarchicalTime(sys, g, op, bytes);
     case Collective::AllReduce: {
-        const double hierarchical = hierarchicalTime(sys, g, op, bytes);
         // One tier (the ring, NVLS-accelerated), or one GPU per node across several network
         // tiers: the hierarchical schedule. Several GPUs per node across the network: NCCL's
         // inter-node algorithms.
-        if (!(spansDomains && sp.inner == 0)) return hierarchical;
-        return interDomainAllReduce(sys, g, sp, bytes, hierarchical);
+        if (!(spansDomains && sp.inner == 0)) return hierarchicalTime(sys, g, op, bytes);
+        return interDomainAllReduce(sys, g, sp, bytes);
     }
     case Collective::AllToAll: {
         // Each rank sends bytes·(peers in this tier)/n through tier k; links of different tiers
