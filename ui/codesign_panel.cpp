@@ -96,6 +96,7 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         ++at;
     }
     outer->addLayout(charts, 1);
+    refreshCharts(); // each chart's empty state (what to run), not empty axes, before a run
     connect(paretoRun_, &QPushButton::clicked, this, [this] {
         QStringList checked;
         for (int i = 0; i < systems_->count(); ++i)

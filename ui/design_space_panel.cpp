@@ -75,6 +75,7 @@ DesignSpacePanel::DesignSpacePanel(ScenarioDocument* doc, QWidget* parent)
         c->setParent(charts);
         c->setMinimumSize(320, 260);
         ch->addWidget(c);
+        c->setInput({}); // the empty state ("Run a search …"), not empty axes, before a run
     }
     table_ = new QTableWidget;
     table_->setColumnCount(int(kTrainingColumns.size()));

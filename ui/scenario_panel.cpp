@@ -4,6 +4,7 @@
 
 #include <QCompleter>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -63,6 +64,7 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     for (const Preset* p : store_->library().list(PresetKind::Scenario))
         scenario_->addItem(QString::fromStdString(p->json.value("name", p->id)),
                            QString::fromStdString(p->id));
+    scenario_->setPlaceholderText("(your own scenario: choose a preset to start over)");
     form->addRow("Scenario preset", scenario_);
     model_ = new QComboBox;
     system_ = new QComboBox;
@@ -75,15 +77,18 @@ ScenarioPanel::ScenarioPanel(ScenarioDocument* doc, PresetStore* store, QWidget*
     form->addRow("System", system_);
     outer->addLayout(form);
 
-    auto* buttons = new QHBoxLayout;
+    // Two rows (model, system) of two buttons: four in one row were cut at 1280 px.
+    auto* buttons = new QGridLayout;
     auto* saveModel = new QPushButton("Save model as preset…");
     auto* saveSystem = new QPushButton("Save system as preset…");
     auto* resetModel = new QPushButton("Reset model");
     auto* resetSystem = new QPushButton("Reset system");
     resetModel->setToolTip("Discard field edits: reload the model from its preset.");
     resetSystem->setToolTip("Discard field edits: reload the system from its preset.");
-    for (auto* b : {saveModel, saveSystem, resetModel, resetSystem})
-        buttons->addWidget(b);
+    buttons->addWidget(saveModel, 0, 0);
+    buttons->addWidget(resetModel, 0, 1);
+    buttons->addWidget(saveSystem, 1, 0);
+    buttons->addWidget(resetSystem, 1, 1);
     outer->addLayout(buttons);
 
     tree_ = new QTreeWidget;
@@ -139,6 +144,16 @@ void ScenarioPanel::fillCombos() {
 }
 
 void ScenarioPanel::refresh(const Scenario& s) {
+    {
+        // The scenario preset the document is (by name), else none: never the list's first.
+        const QSignalBlocker b(scenario_);
+        int at = -1, i = 0;
+        for (const Preset* p : store_->library().list(PresetKind::Scenario)) {
+            if (p->json.value("name", p->id) == s.name) at = i;
+            ++i;
+        }
+        scenario_->setCurrentIndex(at);
+    }
     for (auto [combo, id] : {std::pair{model_, s.model.id}, {system_, s.system.id}}) {
         const QSignalBlocker b(combo);
         const int i = combo->findData(QString::fromStdString(id));

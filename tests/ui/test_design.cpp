@@ -3,7 +3,11 @@
 #include "madmax/search_io.hpp"
 #include "ui_support.hpp"
 
+#include "charts/explorer_chart.hpp"
 #include "export.hpp"
+
+#include <QAbstractAxis>
+#include <QLegend>
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -19,6 +23,21 @@ bool waitFor(QSignalSpy& spy, int ms = 60000) {
     return spy.count() > 0 || spy.wait(ms);
 }
 } // namespace
+
+TEST_CASE("Before any run the design-space and co-design charts say what to run, over no axes") {
+    // Issue #32's review: both tabs opened on empty axes with legends of nothing.
+    test::Explorer e;
+    auto& w = *e.window;
+    for (const char* id : {"heatmap", "scatter", "tornado", "sweep", "pareto", "pareto_cost"}) {
+        INFO(id);
+        const ui::ExplorerChart* c = w.chart(id);
+        REQUIRE(c != nullptr);
+        CHECK_FALSE(c->emptyMessage().isEmpty()); // "Run a search …", "Sweep the checked knobs …"
+        CHECK_FALSE(c->chart()->legend()->isVisible());
+        for (const QAbstractAxis* a : c->chart()->axes())
+            CHECK_FALSE(a->isVisible());
+    }
+}
 
 TEST_CASE("Searching fills the heatmap, the scatter and the ranked table - a row loads into the "
           "sliders") {

@@ -9,6 +9,8 @@
 #include "madmax/collectives.hpp"
 #include "madmax/pipeline_schedule.hpp"
 
+#include <QPushButton>
+
 #include <catch2/catch.hpp>
 
 #include <QCompleter>
@@ -351,6 +353,35 @@ TEST_CASE("A scenario preset loads as one undoable edit - fields show units and 
     auto* tree = w.scenarioPanel()->fields();
     REQUIRE(tree->topLevelItemCount() == 3);
     CHECK(tree->topLevelItem(0)->text(0) == "model");
+}
+
+TEST_CASE("The scenario preset box names the scenario shown, and none once it is your own") {
+    // Issue #32's review: opening a serving preset showed the list's first (a training
+    // scenario) in the box.
+    test::Explorer e("serve-deepseek-v3-16xh200");
+    auto& w = *e.window;
+    auto* box = w.scenarioPanel()->scenarioCombo();
+    CHECK(box->currentData().toString() == "serve-deepseek-v3-16xh200");
+    REQUIRE(w.scenarioPanel()->loadScenarioPreset("gpt3-175b-1024-a100").isEmpty());
+    CHECK(box->currentData().toString() == "gpt3-175b-1024-a100");
+    REQUIRE(w.document()->setField("name", "mine").isEmpty());
+    CHECK(box->currentIndex() == -1); // the placeholder, not a preset it no longer is
+    CHECK(box->currentText().isEmpty());
+}
+
+TEST_CASE("At 1280x720 every button of the Scenario tab shows its whole label") {
+    // Issue #32's review: "Save model as preset…" and "Save system as preset…" were cut.
+    test::Explorer e;
+    auto& w = *e.window;
+    w.resize(1280, 720);
+    REQUIRE(e.settle());
+    QTest::qWait(50);
+    const auto buttons = w.scenarioPanel()->findChildren<QPushButton*>();
+    REQUIRE(buttons.size() >= 4);
+    for (const QPushButton* b : buttons) {
+        INFO(b->text().toStdString());
+        CHECK(b->width() >= b->sizeHint().width());
+    }
 }
 
 TEST_CASE("User presets are saved beside, never over, the installed ones") {

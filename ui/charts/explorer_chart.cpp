@@ -36,6 +36,7 @@ void ExplorerChart::setEmptyMessage(const QString& text) {
     }
     emptyItem_->setPlainText(text);
     emptyItem_->setVisible(!text.isEmpty());
+    chart()->legend()->setVisible(text.isEmpty()); // no legend of series that are not drawn
     placeEmptyMessage();
 }
 
