@@ -189,6 +189,9 @@ TEST_CASE("DLRM hand-derived: row-wise splits lookups and reduce-scatters partia
     // half crossing: 6.144e-8 s.
     CHECK(x.idsA2aS == Approx(6.144e-8).epsilon(1e-9));
     CHECK(x.a2aFwdS == 0.0);
+    // The lookup writes the partial sums it pools: both tables' 1024 × 64 fp32 (524,288 B),
+    // with the 393,216 B of rows read: 917,504 B → 9.17504e-7 s at 1 TB/s.
+    CHECK(x.lookupFwdS == Approx(9.17504e-7).epsilon(1e-9));
 }
 
 TEST_CASE("DLRM hand-derived: data-parallel tables all-reduce their whole gradients") {
@@ -200,6 +203,23 @@ TEST_CASE("DLRM hand-derived: data-parallel tables all-reduce their whole gradie
     CHECK(x.dpTableSyncS == Approx(2.816e-6).epsilon(1e-9));
     // Every GPU holds both tables: 70,400 · 4 = 281,600 B.
     CHECK(x.tableBytesCritical == Approx(281600.0));
+    // The lookup writes its local batch's pooled outputs, 512 samples × 2 tables × 64 fp32 =
+    // 262,144 B, beside the 393,216 B read: 655,360 B → 6.5536e-7 s.
+    CHECK(x.lookupFwdS == Approx(6.5536e-7).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: Adam keeps 8 bytes per dense parameter in fp32, 12 in mixed "
+          "precision") {
+    // Adam's two fp32 moments, plus an fp32 master copy when the weights are in 16 bits
+    // (docs/developer/workloads.md "DLRM", memory). The tables stay on SGD (no state), so the
+    // optimizer holds the 1,156 dense parameters' state only: 8 · 1,156 = 9,248 B in fp32,
+    // 12 · 1,156 = 13,872 B in bf16.
+    const Result fp32 = evaluate(toy({{"workload.optimizer", "adam"},
+                                      {"system.gpu.peak_tflops.fp32", 100},
+                                      {"workload.precision", "fp32"}}));
+    const Result bf16 = evaluate(toy({{"workload.optimizer", "adam"}}));
+    CHECK(fp32.memory.optimizerBytes == Approx(9248.0));
+    CHECK(bf16.memory.optimizerBytes == Approx(13872.0));
 }
 
 TEST_CASE("DLRM hand-derived: 2-D sparse parallelism syncs the touched rows across replicas") {

@@ -496,3 +496,23 @@ TEST_CASE("QLoRA hand-derived: an NF4 base holds its layers at 4.127 bits and de
     CHECK(toJson(s)["workload"]["lora"]["base_precision"] == "nf4");
     CHECK(parseScenario(toJson(s), "again").workload.frozen.loraBaseBytes == Approx(0.515875));
 }
+
+TEST_CASE("Interleaved stages count the MoE layers of their own chunks, frozen layers or not") {
+    // 8 layers, the first 4 dense (moe.dense_layers), pp 2 × vp 2: chunks of 8 / 4 = 2 layers.
+    // Stage 0 holds chunks 0 and 2 (layers 0–1, 4–5): 2 MoE layers; stage 1 holds chunks 1 and
+    // 3 (layers 2–3, 6–7): 2 MoE layers. Split contiguously it would be 0 and 4. The first 2
+    // layers are frozen (dense, on stage 0), so the chunk walk of pipeline.cpp is the one taken.
+    const Scenario s = test::preset(
+        "qwen3-30b-a3b-8-b200-eager",
+        {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
+         "strategy.pp=2", "strategy.vp=2",
+         R"(strategy.schedule="interleaved")", "strategy.ep=4",
+         R"(workload.frozen={"layers":2})"});
+    const PipelineStages st = distinctStages(s);
+    REQUIRE(st.count == 2);
+    CHECK(st.stage[0].moeLayers == 2);
+    CHECK(st.stage[1].moeLayers == 2);
+    CHECK(st.stage[0].frozenLayers == 2);
+    CHECK(st.stage[0].frozenMoeLayers == 0);
+    CHECK(st.stage[1].frozenLayers == 0);
+}
