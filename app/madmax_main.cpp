@@ -173,15 +173,14 @@ void addCalibrateCommand(CLI::App& app) {
                     "on (default: the first system preset built on --gpu)");
     cal->add_option("--nccl", o->nccl,
                     "nccl-tests output files (all_reduce_perf, all_gather_perf, "
-                    "reduce_scatter_perf, alltoall_perf), with their header")
-        ->check(CLI::ExistingFile);
+                    "reduce_scatter_perf, alltoall_perf), with their header");
     cal->add_option("--kineto", o->kineto,
                     "PyTorch profiler traces (torch.profiler with record_shapes=True, "
-                    "export_chrome_trace): the 16-bit GEMM efficiency curve from kernel times")
-        ->check(CLI::ExistingFile);
+                    "export_chrome_trace): the 16-bit GEMM efficiency curve from kernel times");
     cal->add_option("--steps", o->steps,
-                    "Measured training runs in the validation format (madmax-validation/1)")
-        ->check(CLI::ExistingFile);
+                    "Measured training runs in the validation format (madmax-validation/1)");
+    // No CLI::ExistingFile: the readers refuse a missing file, a folder, a pipe or a link loop
+    // by name and say what to give instead (CLI11's "File does not exist" names no fix).
     cal->add_option("--id", o->id, "Id of the new preset (not a shipped one)")->required();
     cal->add_option("--out", o->out, "Where to write it (default: ID.json here)");
     cal->add_flag("--force", o->force, "Replace an existing regular file at --out");

@@ -451,6 +451,18 @@ TEST_CASE("Contradictory inputs are refused, naming both sides") {
     CHECK_THAT(errorForSet({"workload.seq_len=16384"}),
                Contains("workload.seq_len 16384 exceeds the model's context of 8192") &&
                    Contains("model.max_seq_len"));
+    // End stages larger than the model: said as such, never as "the remaining -920 layers"
+    // (the default preset: 80 layers, pp 4).
+    CHECK_THAT(errorForSet({"strategy.first_stage_layers=1000"}),
+               Contains("first_stage_layers + last_stage_layers = 1000 + 0 exceeds the model's "
+                        "80 layers"));
+    CHECK_THAT(errorForSet({"strategy.first_stage_layers=3"}),
+               Contains("the remaining 77 of 80 layers do not split evenly over the other 3") &&
+                   Contains("multiple of 3"));
+    CHECK_THAT(errorForSet({"strategy.pp=2", "strategy.dp=16", "strategy.vp=1",
+                            "strategy.schedule=\"1f1b\"", "strategy.first_stage_layers=30",
+                            "strategy.last_stage_layers=20"}),
+               Contains("every stage is an end stage") && Contains("(30 + 20) must equal"));
 }
 
 TEST_CASE("merge refuses what no search produced, naming the field") {

@@ -15,7 +15,8 @@ built-in scenarios, runs each with a time limit, and classifies what came back:
 
 Usage:
   tools/hostile.py [--madmax build/release/app/madmax] [--limit N] [--seed S] [--json]
-                   [--timeout SECONDS]
+                   [--timeout SECONDS] [--classes set,file,contradiction,option]
+                   [--errors FILE]
 
 Exit status 1 when any crash, hang, nan, accepted or unnamed case is found. The test suite runs a
 fixed sample of it (tests/CMakeLists.txt, "Hostile inputs").
@@ -136,6 +137,53 @@ def file_cases(tmp):
                    "field": os.path.basename(path), "file": name}
 
 
+def contradiction_cases():
+    """Values each legal alone that contradict another field or the model (issue #30): every
+    one must be refused, naming the field."""
+    rows = [
+        ("default", ["strategy.tp=3"], "tp"),
+        ("default", ["strategy.dp=7"], "dp"),
+        ("default", ["strategy.cp=3"], "cp"),
+        ("default", ["workload.seq_len=1000000"], "seq_len"),
+        ("default", ["strategy.vp=2", 'strategy.schedule="1f1b"'], "schedule"),
+        ("default", ["strategy.micro_batch=1024"], "micro_batch"),
+        ("default", ["workload.global_batch=100"], "global_batch"),
+        ("default", ["model.kv_heads=7"], "kv_heads"),
+        ("default", ["model.heads=7"], "heads"),
+        ("default", ["strategy.first_stage_layers=1000"], "first_stage_layers"),
+        ("default", ["strategy.first_stage_layers=3"], "first_stage_layers"),
+        ("default", ["strategy.pp=2", "strategy.dp=16", "strategy.vp=1",
+                     'strategy.schedule="1f1b"', "strategy.first_stage_layers=30",
+                     "strategy.last_stage_layers=20"], "first_stage_layers"),
+        ("default", ["strategy.recompute_layers=2"], "recompute_layers"),
+        ("default", ["strategy.offload_layers=1000"], "offload_layers"),
+        ("default", ["strategy.ep=2"], "ep"),
+        ("default", ["strategy.tp=16", "strategy.dp=4"], "TP"),
+        ("default", ["system.gpus_per_node=3"], "gpus_per_node"),
+        ("default", ['workload.frozen={"layers":100}'], "frozen"),
+        ("default", ["strategy.vp=1", 'strategy.schedule="interleaved"'], "interleaved"),
+        ("default", ["strategy.pp=1", "strategy.dp=32", "strategy.vp=5"], "vp"),
+        ("default", ['strategy.schedule="dualpipe"'], "dualpipe"),  # vp 5: one chunk per direction
+        ("serve-deepseek-v3-16xh200", ["strategy.ep=7"], "EP"),
+        ("serve-deepseek-v3-16xh200", ["model.moe.top_k=300"], "top_k"),
+        ("serve-deepseek-v3-16xh200", ["model.moe.dense_layers=100"], "dense_layers"),
+        ("serve-deepseek-v3-16xh200", ["workload.input_tokens=200000"], "max_seq_len"),
+        ("serve-deepseek-v3-16xh200", ["workload.acceptance_rate=0.5"], "draft_tokens"),
+        ("serve-deepseek-v3-16xh200", ["workload.draft_tokens=2",
+                                       "workload.acceptance_rate=1.5"], "acceptance_rate"),
+        ("serve-deepseek-v3-16xh200", ["workload.prefix_cache_hit=1.2"], "prefix_cache_hit"),
+        ("default", ["strategy.redundant_experts=8"], "redundant_experts"),
+        ("dlrm-dcnv2-64-h100", ["strategy.emb_group_size=3"], "emb_group_size"),
+        ("dlrm-dcnv2-64-h100", ["strategy.tp=3"], "tp"),
+        ("dlrm-dcnv2-64-h100", ["strategy.pp=2"], "pp"),
+    ]
+    for sc, sets, field in rows:
+        args = ["evaluate", sc]
+        for s in sets:
+            args += ["--set", s]
+        yield {"kind": "absurd", "args": args, "field": field}
+
+
 def option_cases():
     """Bad option values: ids with paths, degrees that do not divide, empty restrictions."""
     yield {"kind": "absurd", "args": ["calibrate", "--gpu", "h100-sxm5-80gb", "--nccl",
@@ -188,17 +236,29 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--json", action="store_true", help="print every case and its verdict")
+    ap.add_argument("--errors", help="write every distinct error message to this file")
+    ap.add_argument("--classes", default="set,file,contradiction,option",
+                    help="which generators to run (comma-separated): set (bad values of every "
+                         "numeric field), file (hostile files), contradiction (values legal "
+                         "alone that contradict another field), option (bad option values)")
     ap.add_argument("--scenarios", default="default,serve-deepseek-v3-16xh200,dlrm-dcnv2-64-h100")
     a = ap.parse_args()
     scenarios = [s for s in a.scenarios.split(",")
                  if os.path.exists(os.path.join(PRESETS, "scenarios", s + ".json"))]
     with tempfile.TemporaryDirectory(prefix="madmax-hostile-") as tmp:
-        cases = list(set_cases(scenarios)) + list(file_cases(tmp)) + list(option_cases())
+        generators = {"set": lambda: set_cases(scenarios), "file": lambda: file_cases(tmp),
+                      "contradiction": contradiction_cases, "option": option_cases}
+        cases = []
+        for name in a.classes.split(","):
+            if name not in generators:
+                ap.error(f"--classes: unknown class {name!r}; choose from "
+                         + ", ".join(generators))
+            cases += list(generators[name]())
         if a.limit and a.limit < len(cases):
             random.Random(a.seed).shuffle(cases)
             cases = cases[:a.limit]
         env = dict(os.environ, HOME=tmp, XDG_CONFIG_HOME=tmp)
-        tally, findings = {}, []
+        tally, findings, messages = {}, [], set()
         for case in cases:
             try:
                 proc = subprocess.run([a.madmax] + case["args"], capture_output=True,
@@ -208,9 +268,14 @@ def main():
             except subprocess.TimeoutExpired:
                 verdict, err = "hang", []
             tally[verdict] = tally.get(verdict, 0) + 1
+            if verdict == "error" and err:
+                messages.add(err[0])
             if verdict not in ("ok", "error"):
                 findings.append({"verdict": verdict, "args": case["args"],
                                  "stderr": err[:2]})
+    if a.errors:
+        with open(a.errors, "w", encoding="utf-8") as f:
+            f.write("\n".join(sorted(messages)) + "\n")
     print(f"{len(cases)} hostile inputs: " +
           ", ".join(f"{n} {k}" for k, n in sorted(tally.items())))
     for f in findings if a.json else findings[:40]:

@@ -25,6 +25,19 @@ namespace madmax::ui {
 // ---------------------------------------------------------------------------------------------
 CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
     auto* outer = new QVBoxLayout(this);
+    outer->addLayout(sensitivityControls());
+    outer->addLayout(paretoControls());
+    status_ = new QLabel(
+        "Each point re-runs the full search, since the best strategy changes with the hardware.");
+    status_->setWordWrap(true);
+    outer->addWidget(status_);
+    outer->addLayout(chartGrid(), 1);
+    refreshCharts(); // each chart's empty state (what to run), not empty axes, before a run
+    connectActions();
+}
+
+/// Sensitivity and knob sweeps: the knobs, the factors, run, cancel and progress.
+QLayout* CoDesignPanel::sensitivityControls() {
     auto* controls = new QHBoxLayout;
     sens_ = new QPushButton("Sensitivity (×0.5, ×2)");
     sens_->setToolTip("Re-run the search with each hardware knob halved and doubled: which change "
@@ -49,8 +62,11 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     controls->addWidget(sweep_);
     controls->addWidget(stop_);
     controls->addWidget(bar_, 1);
-    outer->addLayout(controls);
-    // Resource vs performance (MAD-Max Figure 1): systems × GPU counts, each searched.
+    return controls;
+}
+
+/// Resource vs performance (MAD-Max Figure 1): systems × GPU counts, each searched.
+QLayout* CoDesignPanel::paretoControls() {
     auto* pcontrols = new QHBoxLayout;
     systems_ = new QListWidget;
     systems_->setMaximumHeight(90);
@@ -78,11 +94,11 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     pcontrols->addWidget(systems_, 1);
     pcontrols->addWidget(gpus_, 1);
     pcontrols->addWidget(paretoRun_);
-    outer->addLayout(pcontrols);
-    status_ = new QLabel(
-        "Each point re-runs the full search, since the best strategy changes with the hardware.");
-    status_->setWordWrap(true);
-    outer->addWidget(status_);
+    return pcontrols;
+}
+
+/// The tornado, the sweep lines and the two Pareto charts, two by two.
+QLayout* CoDesignPanel::chartGrid() {
     auto* charts = new QGridLayout;
     tornado_ = createChart("tornado").release();
     sweepChart_ = createChart("sweep").release();
@@ -95,8 +111,10 @@ CoDesignPanel::CoDesignPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
         charts->addWidget(c, at / 2, at % 2);
         ++at;
     }
-    outer->addLayout(charts, 1);
-    refreshCharts(); // each chart's empty state (what to run), not empty axes, before a run
+    return charts;
+}
+
+void CoDesignPanel::connectActions() {
     connect(paretoRun_, &QPushButton::clicked, this, [this] {
         QStringList checked;
         for (int i = 0; i < systems_->count(); ++i)

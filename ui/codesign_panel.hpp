@@ -7,6 +7,7 @@
 #include "job_tracker.hpp"
 
 #include <QLabel>
+#include <QLayout>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QProgressBar>
@@ -40,6 +41,10 @@ class CoDesignPanel : public QWidget {
     void runFinished(bool cancelled);
 
   private:
+    QLayout* sensitivityControls();
+    QLayout* paretoControls();
+    QLayout* chartGrid();
+    void connectActions();
     void refreshCharts();
     /// A run starts: every run button off, Cancel on, the bar at zero, `status` said.
     void setBusy(const QString& status);

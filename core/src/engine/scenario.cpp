@@ -198,13 +198,10 @@ std::optional<std::string> detail::explainInvalidContext(const Scenario& s) {
            "for a context-extension run";
 }
 
-std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
-    const Model& m = s.model;
-    const Strategy& st = s.strategy;
-    const Workload& w = s.workload;
-    const System& sys = s.system;
+namespace {
 
-    // Model shape.
+/// The model's own shape: sizes positive, KV heads grouping the query heads.
+std::optional<std::string> explainInvalidShape(const Model& m) {
     if (m.layers < 1) return "model.layers must be at least 1";
     const bool denseMlp = m.denseLayerCount() > 0;
     if (m.hidden < 1 || m.heads < 1 || m.kvHeads < 1 || (denseMlp && m.ffnHidden < 1) ||
@@ -214,10 +211,16 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
     if (m.heads % m.kvHeads != 0)
         return "model.kv_heads (" + str(m.kvHeads) + ") must divide model.heads (" + str(m.heads) +
                "): each KV head serves a whole group of query heads";
+    return std::nullopt;
+}
 
-    if (auto why = detail::explainInvalidSystem(s)) return why;
-
-    // Workload.
+/// The GPU count and the parallel degrees: their product, and what each must divide.
+std::optional<std::string> explainInvalidDegrees(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const System& sys = s.system;
+    const bool denseMlp = m.denseLayerCount() > 0;
     if (w.seqLen < 1) return "workload.seq_len must be at least 1";
     if (w.globalBatch < 1) return "workload.global_batch must be at least 1";
 
@@ -268,8 +271,13 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
     if (!(st.dlrm == DlrmPlan{}))
         return "strategy.emb_sharding, emb_group_size and sparse_pipeline apply to DLRM models "
                "only; " + m.name + " is a transformer: remove them";
+    return std::nullopt;
+}
 
-    // Pipeline.
+/// How the layers split over pipeline stages and model chunks.
+std::optional<std::string> explainInvalidStageSplit(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
     if (st.vp > 1 && st.schedule != PipelineSchedule::Interleaved)
         return "strategy.vp = " + str(st.vp) + " needs strategy.schedule = \"interleaved\"";
     if (st.vp > 1 && st.pp == 1) return "strategy.vp > 1 needs a pipeline (pp > 1)";
@@ -279,17 +287,36 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
         const int setStages = (st.firstStageLayers > 0) + (st.lastStageLayers > 0);
         const int rest = m.layers - st.firstStageLayers - st.lastStageLayers;
         const int others = st.pp - setStages;
-        if (others == 0 ? rest != 0 : (rest < others || rest % others != 0))
+        if (rest < 0)
+            return "strategy.first_stage_layers + last_stage_layers = " +
+                   str(st.firstStageLayers) + " + " + str(st.lastStageLayers) +
+                   " exceeds the model's " + str(m.layers) +
+                   " layers; give the end stages fewer layers";
+        if (others == 0 && rest != 0)
+            return "with pp = " + str(st.pp) + " every stage is an end stage: first_stage_layers"
+                   " + last_stage_layers (" + str(st.firstStageLayers) + " + " +
+                   str(st.lastStageLayers) + ") must equal the model's " + str(m.layers) +
+                   " layers";
+        if (others > 0 && (rest < others || rest % others != 0))
             return "with first_stage_layers = " + str(st.firstStageLayers) +
                    " and last_stage_layers = " + str(st.lastStageLayers) + ", the remaining " +
                    str(rest) + " of " + str(m.layers) +
-                   " layers do not split evenly over the other " + str(others) + " stages";
+                   " layers do not split evenly over the other " + str(others) +
+                   " stages; choose end-stage sizes that leave a multiple of " + str(others);
     } else if (m.layers % (1LL * st.pp * st.vp) != 0) { // wide: each may be up to 2^20
         return str(m.layers) + " layers do not divide into pp × vp = " + str(st.pp) + "×" +
                str(st.vp) + " = " + str(1LL * st.pp * st.vp) +
                " equal chunks; choose pp and vp whose product divides the layer count, or set "
                "first_stage_layers / last_stage_layers";
     }
+    return std::nullopt;
+}
+
+/// Partial recompute and activation offloading, and what each combines with.
+std::optional<std::string> explainInvalidRecomputeOffload(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
     if (st.recomputeLayers < 0)
         return "strategy.recompute_layers must be 0 (recompute every layer) or a layer count "
                "(got " + str(st.recomputeLayers) + ")";
@@ -344,18 +371,30 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
                        "direction (PCIe Gen5 x16: 64; a GB200 GPU's share of NVLink-C2C: 225)";
         }
     }
-    if (inference) {
-        const auto& in = w.inference;
-        if (m.maxSeqLen > 0 && 1LL * in.inputTokens + in.outputTokens > m.maxSeqLen)
-            return "workload: input_tokens + output_tokens = " + str(in.inputTokens) + " + " +
-                   str(in.outputTokens) + " = " + str(1LL * in.inputTokens + in.outputTokens) +
-                   " exceeds the model's context of " + str(m.maxSeqLen) +
-                   " tokens (model.max_seq_len); shorten the request or raise max_seq_len";
-        if (st.cp != 1)
-            return "context parallelism is not modelled for inference: set strategy.cp = 1";
-        if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
-        return std::nullopt;
-    }
+    return std::nullopt;
+}
+
+/// A serving request within the context; no training-only parallelism.
+std::optional<std::string> explainInvalidServing(const Scenario& s) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const auto& in = w.inference;
+    if (m.maxSeqLen > 0 && 1LL * in.inputTokens + in.outputTokens > m.maxSeqLen)
+        return "workload: input_tokens + output_tokens = " + str(in.inputTokens) + " + " +
+               str(in.outputTokens) + " = " + str(1LL * in.inputTokens + in.outputTokens) +
+               " exceeds the model's context of " + str(m.maxSeqLen) +
+               " tokens (model.max_seq_len); shorten the request or raise max_seq_len";
+    if (st.cp != 1)
+        return "context parallelism is not modelled for inference: set strategy.cp = 1";
+    if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
+    return std::nullopt;
+}
+
+/// Training micro-batches: whole ones per replica, and the schedule's own rules.
+std::optional<std::string> explainInvalidMicroBatches(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
     if (w.globalBatch % (1LL * st.dp * st.microBatch) != 0) // wide: dp ≤ 2^30, mb ≤ 2^20
         return "global_batch " + str(w.globalBatch) +
                " is not divisible by dp × micro_batch = " + str(st.dp) + "×" + str(st.microBatch) +
@@ -363,8 +402,11 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
                "; each replica needs a whole number of micro-batches";
     const int mbs = microBatchesPerStep(s);
     if (auto why = scheduleModel(st.schedule).explainInvalid(st, mbs)) return why;
+    return std::nullopt;
+}
 
-    // Sharding and placement.
+/// ZeRO sharding, its group, the gradient buckets and the placement order.
+std::optional<std::string> explainInvalidSharding(const Strategy& st) {
     if (st.zeroStage < 0 || st.zeroStage > 3) return "strategy.zero_stage must be 0, 1, 2 or 3";
     if (st.shardGroup < 0 || (st.shardGroup > 0 && st.dp % st.shardGroup != 0))
         return "strategy.shard_group (" + str(st.shardGroup) + ") must divide dp (" + str(st.dp) +
@@ -376,6 +418,19 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
                 return "strategy.placement names " + std::string(toString(st.placement[i])) +
                        " twice; list each of tp, cp, ep, dp, pp once, innermost first";
     return std::nullopt;
+    return std::nullopt;
 }
 
+} // namespace
+
+std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
+    if (auto why = explainInvalidShape(s.model)) return why;
+    if (auto why = detail::explainInvalidSystem(s)) return why;
+    if (auto why = explainInvalidDegrees(s)) return why;
+    if (auto why = explainInvalidStageSplit(s)) return why;
+    if (auto why = explainInvalidRecomputeOffload(s)) return why;
+    if (s.workload.kind == WorkloadKind::Inference) return explainInvalidServing(s);
+    if (auto why = explainInvalidMicroBatches(s)) return why;
+    return explainInvalidSharding(s.strategy);
+}
 } // namespace madmax

@@ -111,7 +111,7 @@ class StrictSax {
         if (++depth_ > kMaxJsonDepth)
             throw InputError(file_, where(),
                              "JSON nested more than " + std::to_string(kMaxJsonDepth) +
-                                 " levels deep; no madmax file nests like that");
+                                 " levels deep; no madmax file nests like that: name a madmax file");
     }
     nlohmann::detail::json_sax_dom_parser<json> dom_;
     const std::string& file_;
@@ -157,7 +157,7 @@ std::string readTextFile(const std::string& path) {
                              " (does it exist, and is it readable?)");
     }
     if (fs::is_directory(st))
-        throw InputError(path, "", "is a folder, not a file; name a JSON file inside it");
+        throw InputError(path, "", "is a folder, not a file; name a file inside it");
     // A named pipe, device or socket would block or never end: madmax reads regular files only.
     if (!fs::is_regular_file(st))
         throw InputError(path, "",
@@ -166,7 +166,7 @@ std::string readTextFile(const std::string& path) {
     if (fs::file_size(path, ec) > kMaxInputBytes && !ec)
         throw InputError(path, "",
                          "more than " + std::to_string(kMaxInputBytes >> 20) +
-                             " MiB: not a madmax input file");
+                             " MiB, above the limit for any madmax input: name the input file itself");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw InputError(path, "", "cannot open the file (does it exist, and is it readable?)");
@@ -177,7 +177,8 @@ std::string readTextFile(const std::string& path) {
         if (text.size() > kMaxInputBytes)
             throw InputError(path, "",
                              "more than " + std::to_string(kMaxInputBytes >> 20) +
-                                 " MiB: not a madmax input file (reading stopped there)");
+                                 " MiB, above the limit for any madmax input (reading stopped there): name the input "
+                                 "file itself");
     }
     if (in.bad()) throw InputError(path, "", "reading the file failed");
     return text;

@@ -104,7 +104,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
         const auto sch = parsePipelineSchedule(*named);
         if (!sch)
             throw InputError(where, "schedule",
-                             "\"" + *named + "\" is not 1f1b, interleaved, zero_bubble or dualpipe");
+                             "\"" + *named + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble or dualpipe");
         st.schedule = *sch;
     }
     // A baseline that names a recompute other than full and no layer count recomputes no
@@ -184,7 +184,7 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 auto sch = parsePipelineSchedule(i);
                 if (!sch)
                     throw InputError(where, k,
-                                     "\"" + i + "\" is not 1f1b, interleaved, zero_bubble or dualpipe");
+                                     "\"" + i + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble or dualpipe");
                 space.schedules.push_back(*sch);
             }
         } else {
