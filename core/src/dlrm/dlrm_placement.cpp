@@ -149,118 +149,107 @@ int nodeRanks(const System& sys, int group) {
 
 } // namespace
 
-DlrmPlacement dlrmPlacement(const Scenario& s) {
-    const DlrmShape& d = s.model.dlrm;
-    const Workload& w = s.workload;
-    const DlrmPlan& plan = s.strategy.dlrm;
-    const System& sys = s.system;
-    DlrmPlacement p;
-    const int N = s.gpus;
-    const int G = plan.groupSize > 0 ? plan.groupSize : N;
-    const int R = N / G;
-    p.group = G;
-    p.replicas = R;
-    const double B = w.globalBatch, Bg = B / R, b = B / N;
-    const double hbm = sys.gpu.hbmBytesPerS * sys.gpu.calibration.memoryEfficiency;
-    const GroupLayout group = layoutGroup(sys, G, 1);
-    // Seconds per byte of an all-to-all send buffer on this group, for placement costs only.
-    const double a2aPerByte =
-        G > 1 ? collectiveTime(sys, group, Collective::AllToAll, 1e9) / 1e9 : 0.0;
-    const int nl = nodeRanks(sys, G);
-    const int nodes = G / nl;
-    const GroupLayout node = layoutGroup(sys, nl, 1);
-    const GroupLayout acrossNodes = layoutGroup(sys, nodes, nl);
-    const GroupLayout all = layoutGroup(sys, N, 1);
-    const GroupLayout replicas = layoutGroup(sys, R, G);
+namespace {
 
-    std::vector<Shard>& tw = tShards;
-    tw.clear();
-    thread_local std::vector<Shard> twrwShards;
-    twrwShards.clear();
-    for (std::size_t t = 0; t < d.tables.size(); ++t) {
-        const EmbeddingTableGroup& tab = d.tables[t];
-        const double e = tab.bytesPerElement, dim = tab.dim, rows = double(tab.rows);
-        const double lookups = Bg * tab.pooling; // per table, this group's batch
-        const double optRow = optimizerBytesPerRow(w.embOptimizer, dim);
-        // One embedding module per table: its gradient passes, besides the fused update's.
-        auto eager = [&](double sd) {
-            return plan.perTableKernels ? eagerGradientBytesPerLookup(w.embOptimizer, sd, e) : 0.0;
-        };
-        const double eagerPerLookup = eager(dim);
-        const double bwdPerLookup = 2.0 * rowBytes(dim, e) +
-                                    optimizerBytesPerLookup(w.embOptimizer, dim) + kSortBytes +
-                                    eagerPerLookup;
-        const EmbSharding type = G == 1 && plan.sharding[t] != EmbSharding::DataParallel
-                                     ? EmbSharding::TableWise
-                                     : plan.sharding[t];
-        switch (type) {
-        case EmbSharding::TableWise:
-        case EmbSharding::ColumnWise: {
-            const int k = type == EmbSharding::ColumnWise ? columnShards(tab.dim, G) : 1;
-            const double sd = dim / k;
-            Shard sh;
-            sh.lookupB = lookups * rowBytes(sd, e);
-            sh.eagerB = lookups * eager(sd);
-            sh.bwdB = lookups * (2.0 * rowBytes(sd, e) +
-                                 optimizerBytesPerLookup(w.embOptimizer, sd) + kSortBytes) +
-                      Bg * sd * e + sh.eagerB;
-            sh.sendB = Bg * sd * e;
-            sh.optB = rows * (type == EmbSharding::ColumnWise &&
-                                      w.embOptimizer == EmbOptimizer::RowwiseAdagrad
-                                  ? optRow
-                                  : optimizerBytesPerRow(w.embOptimizer, sd));
-            sh.memB = rows * sd * e + sh.optB;
-            // Rows read, the pooled output written, the backward; the output sent and back.
-            sh.costS = (sh.lookupB + sh.sendB + sh.bwdB) / hbm + 2.0 * sh.sendB * a2aPerByte;
-            for (int i = 0; i < tab.count * k; ++i)
-                tw.push_back(sh);
-            p.a2aRecvB += double(tab.count) * b * dim * e;
-            break;
-        }
-        case EmbSharding::RowWise: {
-            p.uniform.lookupB += tab.count * lookups * rowBytes(dim, e) / G;
-            p.uniform.bwdB += tab.count * (lookups * bwdPerLookup + Bg * dim * e) / G;
-            p.uniform.eagerB += tab.count * lookups * eagerPerLookup / G;
-            p.uniform.optB += tab.count * rows * optRow / G;
-            p.uniform.memB += tab.count * rows * (dim * e + optRow) / G;
-            p.rwPooledB += tab.count * Bg * dim * e; // reduce-scatter buffer (partial sums)
-            p.idsB += tab.count * b * tab.pooling * kIdBytes;
-            break;
-        }
-        case EmbSharding::TableRowWise: {
-            Shard sh; // one table on one node, its rows split over the node's ranks
-            sh.lookupB = lookups * rowBytes(dim, e) / nl;
-            sh.bwdB = (lookups * bwdPerLookup + Bg * dim * e) / nl;
-            sh.eagerB = lookups * eagerPerLookup / nl;
-            sh.sendB = Bg * dim * e; // the node's reduce-scatter buffer for this table
-            sh.optB = rows * optRow / nl;
-            sh.memB = rows * dim * e / nl + sh.optB;
-            sh.costS = (sh.lookupB + sh.sendB + sh.bwdB) / hbm; // + its partial sums written
-            for (int i = 0; i < tab.count; ++i)
-                twrwShards.push_back(sh);
-            p.idsB += tab.count * b * tab.pooling * kIdBytes;
-            break;
-        }
-        case EmbSharding::DataParallel: {
-            p.uniform.lookupB += tab.count * b * tab.pooling * rowBytes(dim, e);
-            p.uniform.bwdB += tab.count * (b * tab.pooling * bwdPerLookup + b * dim * e);
-            p.uniform.eagerB += tab.count * b * tab.pooling * eagerPerLookup;
-            p.uniform.optB += tab.count * rows * optRow;
-            p.uniform.memB += tab.count * rows * (dim * e + optRow);
-            p.dpTableGradB += tab.count * rows * dim * 4.0; // dense fp32 gradients
-            p.dpPooledB += tab.count * b * dim * e;
-            break;
-        }
-        }
-        // 2-D: the rows this group touched, synchronised with the other replicas' (DP tables
-        // are already replicated everywhere and reduced over all GPUs).
-        if (R > 1 && type != EmbSharding::DataParallel)
-            p.replicaSyncB += tab.count * std::min(lookups, rows) * dim * 4.0 / G;
+/// What every table's placement reads: the group, its batch and the placement's cost rates.
+struct PlacementContext {
+    const Workload& w;
+    const DlrmPlan& plan;
+    int N = 1, G = 1, R = 1;
+    double Bg = 0, b = 0;      ///< the group's batch, one GPU's batch
+    double hbm = 0;            ///< effective HBM bytes/s
+    double a2aPerByte = 0;     ///< seconds per byte of an all-to-all send buffer on the group
+    int nl = 1, nodes = 1;     ///< GPUs of the group per node, and its nodes
+};
+
+/// One table group's shards and per-rank loads, by its sharding type.
+void placeTableGroup(const PlacementContext& c, const EmbeddingTableGroup& tab, EmbSharding type,
+                     DlrmPlacement& p, std::vector<Shard>& tw, std::vector<Shard>& twrw) {
+    const Workload& w = c.w;
+    const int G = c.G, nl = c.nl;
+    const double Bg = c.Bg, b = c.b;
+    const double e = tab.bytesPerElement, dim = tab.dim, rows = double(tab.rows);
+    const double lookups = Bg * tab.pooling; // per table, this group's batch
+    const double optRow = optimizerBytesPerRow(w.embOptimizer, dim);
+    // One embedding module per table: its gradient passes, besides the fused update's.
+    auto eager = [&](double sd) {
+        return c.plan.perTableKernels ? eagerGradientBytesPerLookup(w.embOptimizer, sd, e) : 0.0;
+    };
+    const double eagerPerLookup = eager(dim);
+    const double bwdPerLookup = 2.0 * rowBytes(dim, e) +
+                                optimizerBytesPerLookup(w.embOptimizer, dim) + kSortBytes +
+                                eagerPerLookup;
+    switch (type) {
+    case EmbSharding::TableWise:
+    case EmbSharding::ColumnWise: {
+        const int k = type == EmbSharding::ColumnWise ? columnShards(tab.dim, G) : 1;
+        const double sd = dim / k;
+        Shard sh;
+        sh.lookupB = lookups * rowBytes(sd, e);
+        sh.eagerB = lookups * eager(sd);
+        sh.bwdB = lookups * (2.0 * rowBytes(sd, e) + optimizerBytesPerLookup(w.embOptimizer, sd) +
+                             kSortBytes) +
+                  Bg * sd * e + sh.eagerB;
+        sh.sendB = Bg * sd * e;
+        sh.optB = rows * (type == EmbSharding::ColumnWise &&
+                                  w.embOptimizer == EmbOptimizer::RowwiseAdagrad
+                              ? optRow
+                              : optimizerBytesPerRow(w.embOptimizer, sd));
+        sh.memB = rows * sd * e + sh.optB;
+        // Rows read, the pooled output written, the backward; the output sent and back.
+        sh.costS = (sh.lookupB + sh.sendB + sh.bwdB) / c.hbm + 2.0 * sh.sendB * c.a2aPerByte;
+        for (int i = 0; i < tab.count * k; ++i)
+            tw.push_back(sh);
+        p.a2aRecvB += double(tab.count) * b * dim * e;
+        break;
     }
+    case EmbSharding::RowWise: {
+        p.uniform.lookupB += tab.count * lookups * rowBytes(dim, e) / G;
+        p.uniform.bwdB += tab.count * (lookups * bwdPerLookup + Bg * dim * e) / G;
+        p.uniform.eagerB += tab.count * lookups * eagerPerLookup / G;
+        p.uniform.optB += tab.count * rows * optRow / G;
+        p.uniform.memB += tab.count * rows * (dim * e + optRow) / G;
+        p.rwPooledB += tab.count * Bg * dim * e; // reduce-scatter buffer (partial sums)
+        p.idsB += tab.count * b * tab.pooling * kIdBytes;
+        break;
+    }
+    case EmbSharding::TableRowWise: {
+        Shard sh; // one table on one node, its rows split over the node's ranks
+        sh.lookupB = lookups * rowBytes(dim, e) / nl;
+        sh.bwdB = (lookups * bwdPerLookup + Bg * dim * e) / nl;
+        sh.eagerB = lookups * eagerPerLookup / nl;
+        sh.sendB = Bg * dim * e; // the node's reduce-scatter buffer for this table
+        sh.optB = rows * optRow / nl;
+        sh.memB = rows * dim * e / nl + sh.optB;
+        sh.costS = (sh.lookupB + sh.sendB + sh.bwdB) / c.hbm; // + its partial sums written
+        for (int i = 0; i < tab.count; ++i)
+            twrw.push_back(sh);
+        p.idsB += tab.count * b * tab.pooling * kIdBytes;
+        break;
+    }
+    case EmbSharding::DataParallel: {
+        p.uniform.lookupB += tab.count * b * tab.pooling * rowBytes(dim, e);
+        p.uniform.bwdB += tab.count * (b * tab.pooling * bwdPerLookup + b * dim * e);
+        p.uniform.eagerB += tab.count * b * tab.pooling * eagerPerLookup;
+        p.uniform.optB += tab.count * rows * optRow;
+        p.uniform.memB += tab.count * rows * (dim * e + optRow);
+        p.dpTableGradB += tab.count * rows * dim * 4.0; // dense fp32 gradients
+        p.dpPooledB += tab.count * b * dim * e;
+        break;
+    }
+    }
+    // 2-D: the rows this group touched, synchronised with the other replicas' (DP tables are
+    // already replicated everywhere and reduced over all GPUs).
+    if (c.R > 1 && type != EmbSharding::DataParallel)
+        p.replicaSyncB += tab.count * std::min(lookups, rows) * dim * 4.0 / G;
+}
 
+/// The table-wise shards on the group's ranks and the TWRW tables on its nodes: the critical
+/// (most loaded) rank and node, and the fullest.
+void placeOnRanks(const PlacementContext& c, double budget, std::vector<Shard>& tw,
+                  std::vector<Shard>& twrw, DlrmPlacement& p) {
+    const int G = c.G, nodes = c.nodes;
     std::vector<RankLoad>& loads = tLoads;
-    // Tables must fit beside what else the GPU holds: budget the HBM less the reserve.
-    const double budget = std::max(0.0, sys.gpu.hbmBytes - sys.reserveBytes);
     placeShards(tw, loads, G, budget);
     // The critical rank: the most loaded by its placement cost.
     int crit = 0;
@@ -279,24 +268,33 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
     p.twMemMeanB = G > 0 ? memSum / G : 0;
     // TWRW: tables placed on nodes; the critical node's ranks carry its share.
     thread_local std::vector<RankLoad> nodeLoads;
-    placeShards(twrwShards, nodeLoads, nodes, budget); // shard bytes are per GPU of the node
+    placeShards(twrw, nodeLoads, nodes, budget); // shard bytes are per GPU of the node
     int critNode = 0;
     double nodeMem = 0;
     for (int n = 0; n < nodes; ++n) {
         if (nodeLoads[n].costS > nodeLoads[critNode].costS) critNode = n;
         nodeMem = std::max(nodeMem, nodeLoads[n].memB);
     }
-    p.twrwNode = nodes > 0 && !twrwShards.empty() ? nodeLoads[critNode] : RankLoad{};
-    p.twrwMemMaxB = twrwShards.empty() ? 0.0 : nodeMem;
+    p.twrwNode = nodes > 0 && !twrw.empty() ? nodeLoads[critNode] : RankLoad{};
+    p.twrwMemMaxB = twrw.empty() ? 0.0 : nodeMem;
+}
 
-    // Collective times (per step: forward and backward).
+/// Each sharding's collectives on the tiers its group spans (per step: forward and backward).
+void placementCollectives(const System& sys, const PlacementContext& c, bool hasTwrw,
+                          DlrmPlacement& p) {
+    const int N = c.N, G = c.G, R = c.R, nl = c.nl, nodes = c.nodes;
+    const GroupLayout group = layoutGroup(sys, G, 1);
+    const GroupLayout node = layoutGroup(sys, nl, 1);
+    const GroupLayout acrossNodes = layoutGroup(sys, nodes, nl);
+    const GroupLayout all = layoutGroup(sys, N, 1);
+    const GroupLayout replicas = layoutGroup(sys, R, G);
     const double a2aBuf = std::max(p.critical.sendB, p.a2aRecvB);
     p.a2aS = G > 1 && a2aBuf > 0 ? collectiveTime(sys, group, Collective::AllToAll, a2aBuf) : 0.0;
     p.rwS = G > 1 && p.rwPooledB > 0
                 ? collectiveTime(sys, group, Collective::ReduceScatter, p.rwPooledB)
                 : 0.0;
     p.idsS = G > 1 && p.idsB > 0 ? collectiveTime(sys, group, Collective::AllToAll, p.idsB) : 0.0;
-    if (!twrwShards.empty()) {
+    if (hasTwrw) {
         // Reduce-scatter of each table's partial sums over the node (NVLink), then the pooled
         // outputs all-to-all across nodes: a rank sends its 1/nl of its node's tables.
         const double nodePooled = p.twrwNode.sendB;
@@ -312,6 +310,44 @@ DlrmPlacement dlrmPlacement(const Scenario& s) {
     p.dpTableSyncS = N > 1 && p.dpTableGradB > 0
                          ? collectiveTime(sys, all, Collective::AllReduce, p.dpTableGradB)
                          : 0.0;
+}
+
+} // namespace
+
+DlrmPlacement dlrmPlacement(const Scenario& s) {
+    const DlrmShape& d = s.model.dlrm;
+    const DlrmPlan& plan = s.strategy.dlrm;
+    const System& sys = s.system;
+    PlacementContext c{s.workload, plan};
+    c.N = s.gpus;
+    c.G = plan.groupSize > 0 ? plan.groupSize : c.N;
+    c.R = c.N / c.G;
+    c.Bg = double(s.workload.globalBatch) / c.R;
+    c.b = double(s.workload.globalBatch) / c.N;
+    c.hbm = sys.gpu.hbmBytesPerS * sys.gpu.calibration.memoryEfficiency;
+    // Seconds per byte of an all-to-all send buffer on this group, for placement costs only.
+    c.a2aPerByte =
+        c.G > 1 ? collectiveTime(sys, layoutGroup(sys, c.G, 1), Collective::AllToAll, 1e9) / 1e9
+                : 0.0;
+    c.nl = nodeRanks(sys, c.G);
+    c.nodes = c.G / c.nl;
+    DlrmPlacement p;
+    p.group = c.G;
+    p.replicas = c.R;
+    std::vector<Shard>& tw = tShards;
+    tw.clear();
+    thread_local std::vector<Shard> twrwShards;
+    twrwShards.clear();
+    for (std::size_t t = 0; t < d.tables.size(); ++t) {
+        const EmbSharding type = c.G == 1 && plan.sharding[t] != EmbSharding::DataParallel
+                                     ? EmbSharding::TableWise
+                                     : plan.sharding[t];
+        placeTableGroup(c, d.tables[t], type, p, tw, twrwShards);
+    }
+    // Tables must fit beside what else the GPU holds: budget the HBM less the reserve.
+    const double budget = std::max(0.0, sys.gpu.hbmBytes - sys.reserveBytes);
+    placeOnRanks(c, budget, tw, twrwShards, p);
+    placementCollectives(sys, c, !twrwShards.empty(), p);
     return p;
 }
 

@@ -253,19 +253,27 @@ double denseTrainingFlopsPerSample(const DlrmShape& d, const Frozen& f) {
     return fl.bottom * (1.0 + p.bottom) + fl.inter * (1.0 + p.inter) + fl.top * (1.0 + p.top);
 }
 
-Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
+namespace {
+
+/// What one step costs before any schedule: the dense parts, the critical rank's sparse work and
+/// the collectives, each computed once and read by the schedule, the result and the timeline.
+struct DlrmStepParts {
+    DenseCosts dc;
+    double eagerCatS = 0;             ///< eager per-table modules' concatenation (in interFwd)
+    double lookupB = 0, bwdB = 0;     ///< the critical rank's lookup and backward bytes
+    double lookupFwd = 0, embBwd = 0; ///< their times
+    double sparseFwdComm = 0, sparseBwdComm = 0;
+    double gradB = 0, denseParams = 0, denseAr = 0, denseOpt = 0;
+    bool tablesTrain = true;
+    double denseFwd() const { return dc.bottomFwd + dc.interFwd + dc.topFwd; }
+    double denseBwd() const { return dc.bottomBwd + dc.interBwd + dc.topBwd; }
+    double computeEnd() const { return lookupFwd + denseFwd() + denseBwd() + embBwd; }
+};
+
+/// The dense parts with the copies mixed precision and eager per-table modules add.
+void addDenseCopies(const Scenario& s, const OpCoster& oc, double b, double pB,
+                    DlrmStepParts& x) {
     const DlrmShape& d = s.model.dlrm;
-    const Workload& w = s.workload;
-    const Gpu& gpu = s.system.gpu;
-    Result r;
-    const int N = s.gpus;
-    const double B = w.globalBatch, b = B / N;
-    const double pB = bytesPerElement(w.precision);
-    const OpCoster oc = trainingOpCoster(gpu, w);
-    const DlrmPlacement p = dlrmPlacement(s);
-    const Frozen& frozen = w.frozen;
-    DenseCosts dc = denseCosts(d, b, oc, pB, frozen);
-    const double launch = gpu.calibration.kernelLaunchS;
     // Mixed precision: the pooled embeddings, stored and exchanged in the tables' precision,
     // are converted to the dense precision before the interaction (TF2's tf.cast, AMP's input
     // casts), and their gradients back: each element read in one precision and written in the
@@ -275,231 +283,282 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
         if (t.bytesPerElement != pB)
             castB += double(t.count) * b * t.dim * (t.bytesPerElement + pB);
     if (castB > 0) {
-        dc.interFwd += oc.elementwise(castB);
-        if (!frozen.embedding) dc.interBwd += oc.elementwise(castB);
+        x.dc.interFwd += oc.elementwise(castB);
+        if (!s.workload.frozen.embedding) x.dc.interBwd += oc.elementwise(castB);
     }
     // One embedding module per table: the bottom output and each table's pooled lookup are
     // separate tensors, which torch.cat copies into the interaction's input (each read in its
     // own precision, all written in the widest); a fused table kernel writes its pooled output
     // there itself. The concatenation's backward hands out views and copies nothing.
-    double eagerCatS = 0;
     if (s.strategy.dlrm.perTableKernels) {
         double readB = b * bottomOut(d) * pB, widest = pB;
         for (const auto& t : d.tables) {
             readB += double(t.count) * b * t.dim * t.bytesPerElement;
             widest = std::max(widest, t.bytesPerElement);
         }
-        eagerCatS = oc.elementwise(readB + b * concatWidth(d) * widest);
-        dc.interFwd += eagerCatS;
+        x.eagerCatS = oc.elementwise(readB + b * concatWidth(d) * widest);
+        x.dc.interFwd += x.eagerCatS;
     }
+}
 
+DlrmStepParts dlrmStepParts(const Scenario& s, const OpCoster& oc, const DlrmPlacement& p) {
+    const DlrmShape& d = s.model.dlrm;
+    const Workload& w = s.workload;
+    const int N = s.gpus;
+    const double b = double(w.globalBatch) / N;
+    const double pB = bytesPerElement(w.precision);
+    const double launch = s.system.gpu.calibration.kernelLaunchS;
+    DlrmStepParts x;
+    x.dc = denseCosts(d, b, oc, pB, w.frozen);
+    addDenseCopies(s, oc, b, pB, x);
     // Sparse work of the critical rank: its table-wise shards, plus the evenly spread types.
-    const double lookupB = p.critical.lookupB + p.uniform.lookupB + p.twrwNode.lookupB;
-    const double bwdB = p.critical.bwdB + p.uniform.bwdB + p.twrwNode.bwdB;
+    x.lookupB = p.critical.lookupB + p.uniform.lookupB + p.twrwNode.lookupB;
+    x.bwdB = p.critical.bwdB + p.uniform.bwdB + p.twrwNode.bwdB;
     // A lookup also writes what it pools, one dim-wide vector per sample and table: the TW/CW
     // shards' all-to-all send buffer, the RW and TWRW partial sums for the group's (node's)
     // whole batch, the DP tables' outputs for the local batch. (At pooling 1 as many bytes as
     // the rows read; under multi-hot pooling a small share.)
     const double pooledOutB = p.critical.sendB + p.rwPooledB + p.twrwNode.sendB + p.dpPooledB;
-    const double lookupFwd = oc.memoryTime(lookupB + pooledOutB) + launch;
+    x.lookupFwd = oc.memoryTime(x.lookupB + pooledOutB) + launch;
     // Frozen tables: no gradients travel back, none are applied or synchronised.
-    const bool tablesTrain = !frozen.embedding;
-    const double embBwd = tablesTrain ? oc.memoryTime(bwdB) + 2.0 * launch : 0.0; // sort + update
-    const double sparseFwdComm = p.a2aS + p.rwS + p.idsS + p.twrwNodeS + p.twrwA2aS;
-    const double sparseBwdComm =
-        tablesTrain ? p.a2aS + p.rwS + p.twrwNodeS + p.twrwA2aS : 0.0; // grads back
-
-    const double denseFwd = dc.bottomFwd + dc.interFwd + dc.topFwd;
-    const double denseBwd = dc.bottomBwd + dc.interBwd + dc.topBwd;
+    x.tablesTrain = !w.frozen.embedding;
+    x.embBwd = x.tablesTrain ? oc.memoryTime(x.bwdB) + 2.0 * launch : 0.0; // sort + update
+    x.sparseFwdComm = p.a2aS + p.rwS + p.idsS + p.twrwNodeS + p.twrwA2aS;
+    x.sparseBwdComm =
+        x.tablesTrain ? p.a2aS + p.rwS + p.twrwNodeS + p.twrwA2aS : 0.0; // grads back
     // Dense gradients: all-reduced over every GPU (bucketed DDP), from when the top MLP's
     // gradients are ready.
-    const double gradB = std::max(pB, bytesPerElement(w.gradReducePrecision));
-    const double denseParams = trainableDenseParams(d, frozen);
+    x.gradB = std::max(pB, bytesPerElement(w.gradReducePrecision));
+    x.denseParams = trainableDenseParams(d, w.frozen);
     const GroupLayout all = layoutGroup(s.system, N, 1);
-    const double denseAr =
-        N > 1 ? collectiveTime(s.system, all, Collective::AllReduce, denseParams * gradB) : 0.0;
+    x.denseAr = N > 1
+                    ? collectiveTime(s.system, all, Collective::AllReduce, x.denseParams * x.gradB)
+                    : 0.0;
+    const double perParam =
+        w.optimizer == Optimizer::Adam ? 24.0 + x.gradB + pB : 8.0 + x.gradB;
+    x.denseOpt = oc.elementwise(x.denseParams * perParam);
+    return x;
+}
 
-    // Two streams, one network: the compute stream runs lookups, the dense forward and
-    // backward and the embedding update; the communication stream carries the sparse
-    // collectives and the dense all-reduce one after another, each from when its data is ready.
-    const double computeEnd = lookupFwd + denseFwd + denseBwd + embBwd;
-    double sparseExposed, commEnd, arStart; // the all-reduce starts at arStart
+/// Where the two streams put the sparse collectives and the dense all-reduce.
+struct DlrmSchedule {
+    double sparseExposed = 0, commEnd = 0, arStart = 0; ///< the all-reduce starts at arStart
+    double denseArExposed = 0, syncExposed = 0;
+};
+
+/// Two streams, one network: the compute stream runs lookups, the dense forward and backward
+/// and the embedding update; the communication stream carries the sparse collectives and the
+/// dense all-reduce one after another, each from when its data is ready.
+DlrmSchedule twoStreamSchedule(const Scenario& s, const DlrmPlacement& p, const DlrmStepParts& x) {
+    const DenseCosts& dc = x.dc;
+    const double computeEnd = x.computeEnd();
+    DlrmSchedule k;
     if (s.strategy.dlrm.pipelineSparse) {
         // The next batch's sparse communication (and this batch's gradients) run under the
         // dense work; the all-reduce follows them once the top MLP's gradients exist.
-        const double sparseEnd = sparseFwdComm + sparseBwdComm;
-        sparseExposed = std::max(0.0, sparseEnd - computeEnd);
-        const double topReady = lookupFwd + denseFwd + dc.topBwd;
-        arStart =
+        const double sparseEnd = x.sparseFwdComm + x.sparseBwdComm;
+        k.sparseExposed = std::max(0.0, sparseEnd - computeEnd);
+        const double topReady = x.lookupFwd + x.denseFwd() + dc.topBwd;
+        k.arStart =
             s.strategy.dpOverlap ? std::max(sparseEnd, topReady) : std::max(sparseEnd, computeEnd);
-        commEnd = std::max(sparseEnd, denseAr > 0 ? arStart + denseAr : 0.0);
+        k.commEnd = std::max(sparseEnd, x.denseAr > 0 ? k.arStart + x.denseAr : 0.0);
     } else {
         // Forward: the pooled outputs travel while the bottom MLP runs; backward: the
         // embedding gradients travel while the bottom MLP's backward runs, and the update
         // waits for them.
-        const double fwdWait = std::max(0.0, sparseFwdComm - dc.bottomFwd);
-        const double bwdWait = std::max(0.0, sparseBwdComm - dc.bottomBwd);
-        sparseExposed = fwdWait + bwdWait;
-        const double u = lookupFwd + fwdWait + denseFwd + dc.topBwd + dc.interBwd;
-        const double end = computeEnd + sparseExposed;
+        const double fwdWait = std::max(0.0, x.sparseFwdComm - dc.bottomFwd);
+        const double bwdWait = std::max(0.0, x.sparseBwdComm - dc.bottomBwd);
+        k.sparseExposed = fwdWait + bwdWait;
+        const double u = x.lookupFwd + fwdWait + x.denseFwd() + dc.topBwd + dc.interBwd;
+        const double end = computeEnd + k.sparseExposed;
         // The all-reduce uses the network before the embedding gradients (from the top MLP's
         // gradients, under the interaction's backward) and after them.
-        arStart = s.strategy.dpOverlap ? u - dc.interBwd : end;
-        const double before = std::max(0.0, u - arStart);
-        commEnd = denseAr <= before ? arStart + denseAr
-                                    : std::max(arStart, u + sparseBwdComm) + denseAr - before;
+        k.arStart = s.strategy.dpOverlap ? u - dc.interBwd : end;
+        const double before = std::max(0.0, u - k.arStart);
+        k.commEnd = x.denseAr <= before
+                        ? k.arStart + x.denseAr
+                        : std::max(k.arStart, u + x.sparseBwdComm) + x.denseAr - before;
     }
-    const double bodyEnd = computeEnd + sparseExposed;
-    const double denseArExposed = std::max(0.0, commEnd - bodyEnd);
-    const double syncExposed = tablesTrain ? p.replicaSyncS + p.dpTableSyncS : 0.0;
-    const double perParam = w.optimizer == Optimizer::Adam ? 24.0 + gradB + pB : 8.0 + gradB;
-    const double denseOpt = oc.elementwise(denseParams * perParam);
+    const double bodyEnd = computeEnd + k.sparseExposed;
+    k.denseArExposed = std::max(0.0, k.commEnd - bodyEnd);
+    k.syncExposed = x.tablesTrain ? p.replicaSyncS + p.dpTableSyncS : 0.0;
+    return k;
+}
 
-    r.compute.forwardS = lookupFwd + denseFwd;
-    r.compute.backwardS = denseBwd + embBwd;
-    r.compute.optimizerS = denseOpt;
-    r.exposedCommS = sparseExposed + denseArExposed + syncExposed;
-    // Eager launches: the step is at least the host-bound walk of its compute (the two-stream
-    // schedule above is the other bound; the larger wins, so neither a faster GPU nor a faster
-    // host lengthens it). The excess is host idle, inside the forward and backward.
-    const double hostOp = s.strategy.cudaGraphs ? 0.0 : gpu.calibration.hostOpS;
-    if (hostOp > 0) {
-        const HostKernels k = hostKernels(d, s.strategy.dlrm, w, dc, tablesTrain);
-        const double g[kSegments] = {0.0,       dc.bottomFwd, lookupFwd,   dc.interFwd,
-                                     dc.topFwd, dc.topBwd,    dc.interBwd, dc.bottomBwd,
-                                     embBwd,    denseOpt,     0.0};
-        const int n[kSegments] = {k.inputs, k.bottomFwd, k.lookups,  k.interFwd,
-                                  k.topFwd, k.topBwd,    k.interBwd, k.bottomBwd,
-                                  k.embBwd, k.update,    k.readBack};
-        double fwdEnd = 0, fwdGpu = 0;
-        const double walk = hostBoundStep(g, n, hostOp, fwdEnd, fwdGpu);
-        const double schedule = r.compute.totalS() + r.exposedCommS;
-        const double stall = std::max(0.0, walk - schedule);
-        const double stallFwd = std::min(stall, std::max(0.0, fwdEnd - fwdGpu));
-        r.compute.forwardS += stallFwd;
-        r.compute.backwardS += stall - stallFwd;
-        r.compute.hostStallS = stall;
-        r.compute.hostStallForwardS = stallFwd;
-    }
+/// Eager launches: the step is at least the host-bound walk of its compute (the two-stream
+/// schedule is the other bound; the larger wins, so neither a faster GPU nor a faster host
+/// lengthens it). The excess is host idle, inside the forward and backward.
+void applyHostBound(const Scenario& s, const DlrmStepParts& x, Result& r) {
+    const double hostOp = s.strategy.cudaGraphs ? 0.0 : s.system.gpu.calibration.hostOpS;
+    if (hostOp <= 0) return;
+    const DenseCosts& dc = x.dc;
+    const HostKernels k = hostKernels(s.model.dlrm, s.strategy.dlrm, s.workload, dc, x.tablesTrain);
+    const double g[kSegments] = {0.0,       dc.bottomFwd, x.lookupFwd, dc.interFwd,
+                                 dc.topFwd, dc.topBwd,    dc.interBwd, dc.bottomBwd,
+                                 x.embBwd,  x.denseOpt,   0.0};
+    const int n[kSegments] = {k.inputs, k.bottomFwd, k.lookups,  k.interFwd,
+                              k.topFwd, k.topBwd,    k.interBwd, k.bottomBwd,
+                              k.embBwd, k.update,    k.readBack};
+    double fwdEnd = 0, fwdGpu = 0;
+    const double walk = hostBoundStep(g, n, hostOp, fwdEnd, fwdGpu);
+    const double schedule = r.compute.totalS() + r.exposedCommS;
+    const double stall = std::max(0.0, walk - schedule);
+    const double stallFwd = std::min(stall, std::max(0.0, fwdEnd - fwdGpu));
+    r.compute.forwardS += stallFwd;
+    r.compute.backwardS += stall - stallFwd;
+    r.compute.hostStallS = stall;
+    r.compute.hostStallForwardS = stallFwd;
+}
+
+/// Communication by collective (EP: the embedding model-parallel group).
+void dlrmCommBreakdown(const DlrmPlacement& p, const DlrmStepParts& x, const DlrmSchedule& k,
+                       Result& r) {
+    auto put = [&](ParallelDim dim, Collective c, double ser, double exposed) {
+        r.comm[int(dim)][int(c)].serializedS += ser;
+        r.comm[int(dim)][int(c)].exposedS += exposed;
+    };
+    const double sparseSerialized = x.sparseFwdComm + x.sparseBwdComm;
+    const double share = sparseSerialized > 0 ? k.sparseExposed / sparseSerialized : 0.0;
+    const double directions = x.tablesTrain ? 2.0 : 1.0; // forward, and gradients back
+    const double a2a = directions * (p.a2aS + p.twrwA2aS) + p.idsS;
+    put(ParallelDim::EP, Collective::AllToAll, a2a, share * a2a);
+    put(ParallelDim::EP, Collective::ReduceScatter, p.rwS + p.twrwNodeS,
+        share * (p.rwS + p.twrwNodeS));
+    if (x.tablesTrain)
+        put(ParallelDim::EP, Collective::AllGather, p.rwS + p.twrwNodeS,
+            share * (p.rwS + p.twrwNodeS));
+    put(ParallelDim::DP, Collective::AllReduce, x.denseAr + k.syncExposed,
+        k.denseArExposed + k.syncExposed);
+}
+
+/// The DLRM-specific breakdown the report and the explorer show.
+void fillDlrmResult(const Scenario& s, const OpCoster& oc, const DlrmPlacement& p,
+                    const DlrmStepParts& x, const DlrmSchedule& k, Result& r) {
+    const DlrmShape& d = s.model.dlrm;
+    const DenseCosts& dc = x.dc;
+    DlrmResult& y = r.dlrmResult;
+    y.active = true;
+    y.groupSize = p.group;
+    y.replicas = p.replicas;
+    y.lookupBytesCritical = x.lookupB;
+    y.lookupBytesMean = p.meanLookupB + p.uniform.lookupB + p.twrwNode.lookupB;
+    y.lookupFwdS = x.lookupFwd;
+    y.embBackwardS = x.embBwd;
+    // What eager per-table modules add, inside the two lines above: the concatenation and the
+    // gradient passes of the critical rank's tables.
+    y.eagerCopiesS =
+        x.eagerCatS + (x.tablesTrain ? oc.memoryTime(p.critical.eagerB + p.uniform.eagerB +
+                                                     p.twrwNode.eagerB)
+                                     : 0.0);
+    y.a2aFwdS = p.a2aS + p.twrwA2aS;
+    y.a2aBwdS = x.tablesTrain ? p.a2aS + p.twrwA2aS : 0.0;
+    y.rowwiseCommS = (x.tablesTrain ? 2.0 : 1.0) * (p.rwS + p.twrwNodeS);
+    y.idsA2aS = p.idsS;
+    y.replicaSyncS = x.tablesTrain ? p.replicaSyncS : 0.0;
+    y.dpTableSyncS = x.tablesTrain ? p.dpTableSyncS : 0.0;
+    y.sparseExposedS = k.sparseExposed;
+    y.denseForwardS = dc.bottomFwd + dc.topFwd;
+    y.denseBackwardS = dc.bottomBwd + dc.topBwd;
+    y.interactionS = dc.interFwd + dc.interBwd;
+    y.denseAllReduceS = x.denseAr;
+    y.denseAllReduceExposedS = k.denseArExposed;
+    // The fullest GPU, which need not be the most loaded one (a small hot table can make a rank
+    // critical while a big cold one fills another).
+    y.tableBytesCritical = std::max(p.critical.memB, p.twMemMaxB) + p.uniform.memB + p.twrwMemMaxB;
+    y.tableBytesMean = p.twMemMeanB + p.uniform.memB + p.twrwMemMaxB;
+    y.tableWeightsBytes =
+        r.memory.weightsBytes - d.denseParams() * bytesPerElement(s.workload.precision);
+    y.imbalance = y.lookupBytesMean > 0 ? y.lookupBytesCritical / y.lookupBytesMean : 1.0;
+    y.a2aBytesPerGpu = p.group > 1 ? p.critical.sendB : 0.0; // one GPU sends nothing
+}
+
+/// The schedule evaluateDlrm() computed, op by op (one step).
+void dlrmTimeline(const Scenario& s, const DlrmStepParts& x, const DlrmSchedule& k, Result& r) {
+    const DenseCosts& dc = x.dc;
+    double t = 0;
+    auto op = [&](const char* label, double dur, TimelineKind kind) {
+        r.timeline.push_back(
+            {label, Lane::Compute, kind, t, t + dur, false, ParallelDim::DP, Collective::AllReduce});
+        t += dur;
+    };
+    auto comm = [&](const char* label, double start, double dur, ParallelDim dim, Collective c) {
+        if (dur > 0)
+            r.timeline.push_back(
+                {label, Lane::Comm, TimelineKind::Comm, start, start + dur, true, dim, c});
+    };
+    const bool pipelined = s.strategy.dlrm.pipelineSparse;
+    op("embedding lookups", x.lookupFwd, TimelineKind::Embedding);
+    if (pipelined)
+        comm("sparse all-to-alls (next batch's embeddings, this batch's gradients)", 0.0,
+             x.sparseFwdComm + x.sparseBwdComm, ParallelDim::EP, Collective::AllToAll);
+    else
+        comm("pooled embeddings all-to-all", t, x.sparseFwdComm, ParallelDim::EP,
+             Collective::AllToAll);
+    const double fwdCommEnd = t + x.sparseFwdComm;
+    op("bottom MLP", dc.bottomFwd, TimelineKind::Forward);
+    if (!pipelined && fwdCommEnd > t) op("wait for embeddings", fwdCommEnd - t, TimelineKind::Wait);
+    op("interaction", dc.interFwd, TimelineKind::Forward);
+    op("top MLP", dc.topFwd, TimelineKind::Forward);
+    op("top MLP (bwd)", dc.topBwd, TimelineKind::Backward);
+    op("interaction (bwd)", dc.interBwd, TimelineKind::Backward);
+    if (!pipelined)
+        comm("embedding gradients all-to-all", t, x.sparseBwdComm, ParallelDim::EP,
+             Collective::AllToAll);
+    const double bwdCommEnd = t + x.sparseBwdComm;
+    op("bottom MLP (bwd)", dc.bottomBwd, TimelineKind::Backward);
+    if (!pipelined && bwdCommEnd > t)
+        op("wait for embedding gradients", bwdCommEnd - t, TimelineKind::Wait);
+    op("embedding backward + update", x.embBwd, TimelineKind::Embedding);
+    if (r.compute.hostStallS > 0)
+        op("host launch stalls (GPU idle)", r.compute.hostStallS, TimelineKind::HostIdle);
+    if (pipelined && k.sparseExposed > 0)
+        op("wait for the sparse all-to-alls", k.sparseExposed, TimelineKind::Wait);
+    if (x.denseAr > 0) // the schedule's: the all-reduce finishes at commEnd
+        r.timeline.push_back({"dense gradient all-reduce (shares the network)",
+                              Lane::DataParallelComm, TimelineKind::Comm, k.arStart, k.commEnd,
+                              true, ParallelDim::DP, Collective::AllReduce});
+    if (k.denseArExposed > 0) op("wait for dense gradients", k.denseArExposed, TimelineKind::Wait);
+    if (k.syncExposed > 0) op("embedding gradient sync", k.syncExposed, TimelineKind::Wait);
+    op("dense optimizer", x.denseOpt, TimelineKind::Optimizer);
+    const double overhead = s.workload.stepOverheadS;
+    if (overhead > 0) op("framework overhead", overhead, TimelineKind::Bubble);
+}
+
+} // namespace
+
+Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
+    const DlrmShape& d = s.model.dlrm;
+    const Workload& w = s.workload;
+    const int N = s.gpus;
+    const double B = w.globalBatch;
+    const OpCoster oc = trainingOpCoster(s.system.gpu, w);
+    const DlrmPlacement p = dlrmPlacement(s);
+    const DlrmStepParts x = dlrmStepParts(s, oc, p);
+    const DlrmSchedule k = twoStreamSchedule(s, p, x);
+    Result r;
+    r.compute.forwardS = x.lookupFwd + x.denseFwd();
+    r.compute.backwardS = x.denseBwd() + x.embBwd;
+    r.compute.optimizerS = x.denseOpt;
+    r.exposedCommS = k.sparseExposed + k.denseArExposed + k.syncExposed;
+    applyHostBound(s, x, r);
     r.computeS = r.compute.totalS();
     r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS;
     r.samplesPerS = B / r.stepTimeS;
     r.microBatches = 1;
     r.forwardPerMicroBatchS = r.compute.forwardS;
     r.backwardPerMicroBatchS = r.compute.backwardS;
+    dlrmCommBreakdown(p, x, k, r);
 
-    // Communication by collective (EP: the embedding model-parallel group).
-    const double sparseSerialized = sparseFwdComm + sparseBwdComm;
-    auto put = [&](ParallelDim dim, Collective c, double ser, double exposed) {
-        r.comm[int(dim)][int(c)].serializedS += ser;
-        r.comm[int(dim)][int(c)].exposedS += exposed;
-    };
-    const double share = sparseSerialized > 0 ? sparseExposed / sparseSerialized : 0.0;
-    const double directions = tablesTrain ? 2.0 : 1.0; // forward, and gradients back
-    const double a2a = directions * (p.a2aS + p.twrwA2aS) + p.idsS;
-    put(ParallelDim::EP, Collective::AllToAll, a2a, share * a2a);
-    put(ParallelDim::EP, Collective::ReduceScatter, p.rwS + p.twrwNodeS,
-        share * (p.rwS + p.twrwNodeS));
-    if (tablesTrain)
-        put(ParallelDim::EP, Collective::AllGather, p.rwS + p.twrwNodeS,
-            share * (p.rwS + p.twrwNodeS));
-    put(ParallelDim::DP, Collective::AllReduce, denseAr + syncExposed,
-        denseArExposed + syncExposed);
-
-    r.modelFlopsPerStep = B * denseTrainingFlopsPerSample(d, frozen);
+    r.modelFlopsPerStep = B * denseTrainingFlopsPerSample(d, w.frozen);
     r.hardwareFlopsPerStep = r.modelFlopsPerStep;
     r.modelTflopsPerGpu = r.modelFlopsPerStep / r.stepTimeS / N / 1e12;
     r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
-    const double peak = gpu.peak(w.precision);
+    const double peak = s.system.gpu.peak(w.precision);
     r.mfu = peak > 0 ? r.modelTflopsPerGpu * 1e12 / peak : 0.0;
     r.hfu = r.mfu;
     r.memory = dlrmMemory(s, p);
-
-    DlrmResult& x = r.dlrmResult;
-    x.active = true;
-    x.groupSize = p.group;
-    x.replicas = p.replicas;
-    x.lookupBytesCritical = lookupB;
-    x.lookupBytesMean = p.meanLookupB + p.uniform.lookupB + p.twrwNode.lookupB;
-    x.lookupFwdS = lookupFwd;
-    x.embBackwardS = embBwd;
-    // What eager per-table modules add, inside the two lines above: the concatenation and the
-    // gradient passes of the critical rank's tables.
-    x.eagerCopiesS =
-        eagerCatS + (tablesTrain
-                         ? oc.memoryTime(p.critical.eagerB + p.uniform.eagerB + p.twrwNode.eagerB)
-                         : 0.0);
-    x.a2aFwdS = p.a2aS + p.twrwA2aS;
-    x.a2aBwdS = tablesTrain ? p.a2aS + p.twrwA2aS : 0.0;
-    x.rowwiseCommS = directions * (p.rwS + p.twrwNodeS);
-    x.idsA2aS = p.idsS;
-    x.replicaSyncS = tablesTrain ? p.replicaSyncS : 0.0;
-    x.dpTableSyncS = tablesTrain ? p.dpTableSyncS : 0.0;
-    x.sparseExposedS = sparseExposed;
-    x.denseForwardS = dc.bottomFwd + dc.topFwd;
-    x.denseBackwardS = dc.bottomBwd + dc.topBwd;
-    x.interactionS = dc.interFwd + dc.interBwd;
-    x.denseAllReduceS = denseAr;
-    x.denseAllReduceExposedS = denseArExposed;
-    // The fullest GPU, which need not be the most loaded one (a small hot table can make a rank
-    // critical while a big cold one fills another).
-    x.tableBytesCritical = std::max(p.critical.memB, p.twMemMaxB) + p.uniform.memB + p.twrwMemMaxB;
-    x.tableBytesMean = p.twMemMeanB + p.uniform.memB + p.twrwMemMaxB;
-    x.tableWeightsBytes = r.memory.weightsBytes - d.denseParams() * bytesPerElement(w.precision);
-    x.imbalance = x.lookupBytesMean > 0 ? x.lookupBytesCritical / x.lookupBytesMean : 1.0;
-    x.a2aBytesPerGpu = p.group > 1 ? p.critical.sendB : 0.0; // one GPU sends nothing
-
-    if (options.timeline) {
-        const double allReduceEnd = commEnd; // the schedule's: the all-reduce finishes then
-        double t = 0;
-        auto op = [&](const char* label, double dur, TimelineKind kind) {
-            r.timeline.push_back({label, Lane::Compute, kind, t, t + dur, false, ParallelDim::DP,
-                                  Collective::AllReduce});
-            t += dur;
-        };
-        auto comm = [&](const char* label, double start, double dur, ParallelDim dim,
-                        Collective c) {
-            if (dur > 0)
-                r.timeline.push_back(
-                    {label, Lane::Comm, TimelineKind::Comm, start, start + dur, true, dim, c});
-        };
-        // The schedule evaluate() computed, op by op (one step).
-        const bool pipelined = s.strategy.dlrm.pipelineSparse;
-        op("embedding lookups", lookupFwd, TimelineKind::Embedding);
-        if (pipelined)
-            comm("sparse all-to-alls (next batch's embeddings, this batch's gradients)", 0.0,
-                 sparseFwdComm + sparseBwdComm, ParallelDim::EP, Collective::AllToAll);
-        else
-            comm("pooled embeddings all-to-all", t, sparseFwdComm, ParallelDim::EP,
-                 Collective::AllToAll);
-        const double commEnd = t + sparseFwdComm;
-        op("bottom MLP", dc.bottomFwd, TimelineKind::Forward);
-        if (!pipelined && commEnd > t) op("wait for embeddings", commEnd - t, TimelineKind::Wait);
-        op("interaction", dc.interFwd, TimelineKind::Forward);
-        op("top MLP", dc.topFwd, TimelineKind::Forward);
-        op("top MLP (bwd)", dc.topBwd, TimelineKind::Backward);
-        op("interaction (bwd)", dc.interBwd, TimelineKind::Backward);
-        if (!pipelined)
-            comm("embedding gradients all-to-all", t, sparseBwdComm, ParallelDim::EP,
-                 Collective::AllToAll);
-        const double bwdCommEnd = t + sparseBwdComm;
-        op("bottom MLP (bwd)", dc.bottomBwd, TimelineKind::Backward);
-        if (!pipelined && bwdCommEnd > t)
-            op("wait for embedding gradients", bwdCommEnd - t, TimelineKind::Wait);
-        op("embedding backward + update", embBwd, TimelineKind::Embedding);
-        if (r.compute.hostStallS > 0)
-            op("host launch stalls (GPU idle)", r.compute.hostStallS, TimelineKind::HostIdle);
-        if (pipelined && sparseExposed > 0)
-            op("wait for the sparse all-to-alls", sparseExposed, TimelineKind::Wait);
-        if (denseAr > 0)
-            r.timeline.push_back({"dense gradient all-reduce (shares the network)",
-                                  Lane::DataParallelComm, TimelineKind::Comm, arStart, allReduceEnd,
-                                  true, ParallelDim::DP, Collective::AllReduce});
-        if (denseArExposed > 0) op("wait for dense gradients", denseArExposed, TimelineKind::Wait);
-        if (syncExposed > 0) op("embedding gradient sync", syncExposed, TimelineKind::Wait);
-        op("dense optimizer", denseOpt, TimelineKind::Optimizer);
-        if (w.stepOverheadS > 0) op("framework overhead", w.stepOverheadS, TimelineKind::Bubble);
-    }
+    fillDlrmResult(s, oc, p, x, k, r);
+    if (options.timeline) dlrmTimeline(s, x, k, r);
     return r;
 }
 
