@@ -46,8 +46,11 @@ int degreeOf(const Parallel& p, const std::string& kind) {
 
 } // namespace
 
-json toScenarioJson(const Model& m, const System& s, const Task& t, const PresetLibrary& lib,
-                    std::vector<std::string>& assumptions, const std::string& file) {
+namespace {
+
+/// What the native engine cannot take from the seed's files, refused with the reason and the
+/// way round it.
+void checkConvertible(const Model& m, const System& s, const Task& t, const std::string& file) {
     const bool vit = m.type == ModelType::Vit;
     if (vit && std::fmod(m.imageSize, m.patchDim) != 0)
         throw InputError(file, "patch_dim",
@@ -67,10 +70,13 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
                          "prefill-only forward with no decode or KV cache, which the native "
                          "serving model (prefill and decode) does not reduce to; use --engine "
                          "reference");
-    if (!(s.f16 > 0))
-        throw InputError(file, "f16_flops", "the native engine needs a 16-bit peak");
+    if (!(s.f16 > 0)) throw InputError(file, "f16_flops", "the native engine needs a 16-bit peak");
+}
 
-    // GPU: the seed's datasheet numbers, with the calibration of the nearest preset GPU.
+/// The system: the seed's datasheet numbers, with the calibration of the nearest preset GPU;
+/// links per GPU and direction, raw (our tiers carry their own efficiency curves).
+json seedSystemJson(const System& s, const PresetLibrary& lib,
+                    std::vector<std::string>& assumptions) {
     const Preset* base = nearestGpu(s, lib);
     json gpu = base ? base->json : lib.find(PresetKind::Gpu, "generic")->json;
     gpu["id"] = "seed-gpu";
@@ -87,8 +93,6 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
                           (base ? base->id : std::string("generic")) +
                           " preset's calibration (the seed's flat flops_util, mem_bw_util, "
                           "nvlink_util and ibroce_util are not used)");
-
-    // Network: per GPU and direction, raw (our tiers carry their own efficiency curves).
     const int gpn = s.devices / s.nodes;
     json tiers = json::array();
     tiers.push_back({{"name", "NVLink (from the seed system)"},
@@ -100,21 +104,23 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
                          {"kind", "scale_out"},
                          {"gpus", s.devices},
                          {"gbps", s.ibPorts * s.ibBw / 2.0 / gpn / 1e9}});
-    json system = {{"id", "seed-system"},
-                   {"name", s.name},
-                   {"gpu", gpu},
-                   {"gpus_per_node", gpn}, {"price_per_gpu_hour", s.pricePerGpuHour},
-                   {"tiers", tiers}};
+    return {{"id", "seed-system"},
+            {"name", s.name},
+            {"gpu", gpu},
+            {"gpus_per_node", gpn}, {"price_per_gpu_hour", s.pricePerGpuHour},
+            {"tiers", tiers}};
+}
 
-    // Strategy: the transformer's degrees. ddp and fsdp are data parallel (fsdp: ZeRO-3); the
-    // seed's tp on an MoE model means expert parallelism.
+/// The strategy: the transformer's degrees. ddp and fsdp are data parallel (fsdp: ZeRO-3);
+/// the seed's tp on an MoE model means expert parallelism, carved out of DP (the seed's tp
+/// group shared its local batch, EP ranks split it).
+json seedStrategyJson(const Model& m, const Task& t, const std::string& file,
+                      std::vector<std::string>& assumptions) {
     const Parallel& p = t.transformer;
     const bool moe = m.type == ModelType::LlmMoe;
     const int tp = moe ? 1 : degreeOf(p, "tp");
     const int ep = moe ? degreeOf(p, "tp") : 1;
-    const int pp = degreeOf(p, "pp");
     const bool fsdp = degreeOf(p, "fsdp") > 1;
-    // EP is carved out of DP: the seed's tp group shared its local batch, EP ranks split it.
     double microBatch = t.transformerBatch;
     if (moe && ep > 1) {
         if (std::fmod(t.transformerBatch, ep) != 0)
@@ -130,7 +136,7 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
         assumptions.push_back("the embedding's model parallelism (mp) is not modelled: the "
                               "native engine keeps a vocabulary-parallel embedding over TP");
     json strategy = {{"tp", tp},
-                     {"pp", pp},
+                     {"pp", degreeOf(p, "pp")},
                      {"micro_batch", int(microBatch)},
                      {"zero_stage", fsdp ? 3 : 0},
                      {"sequence_parallel", false},
@@ -139,9 +145,13 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
     assumptions.push_back("no recompute, no sequence parallelism, ZeRO " +
                           std::string(fsdp ? "3 (the seed's fsdp)" : "0 (the seed's ddp)") +
                           ", bf16 GEMMs");
+    return strategy;
+}
 
-    // Model: the seed's shape; a plain (non-gated) MLP, multi-head attention; the vocabulary
-    // padded to a multiple of 128·TP as Megatron-LM does.
+/// The model: the seed's shape; a plain (non-gated) MLP, multi-head attention; the vocabulary
+/// padded to a multiple of 128·TP as Megatron-LM does.
+json seedModelJson(const Model& m, int tp, std::vector<std::string>& assumptions) {
+    const bool vit = m.type == ModelType::Vit;
     const double pad = 128.0 * tp;
     const double vocab = vit ? 0.0 : std::ceil(m.vocab / pad) * pad;
     if (!vit && vocab != m.vocab)
@@ -173,7 +183,7 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
         assumptions.push_back("hidden is not divisible by the heads: head_dim rounded down to " +
                               std::to_string((long long)std::floor(m.hidden / m.heads)));
     }
-    if (moe) {
+    if (m.type == ModelType::LlmMoe) {
         model["arch"] = "moe";
         model["moe"] = {{"experts", m.experts},
                         {"top_k", m.activeExperts},
@@ -181,6 +191,46 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
     } else {
         model["ffn_hidden"] = m.fcDim;
     }
+    return model;
+}
+
+/// The seed's finetune: freeze_emb freezes the embedding, freeze_transformer every layer,
+/// min_frozen_layer = M the layers from M up (gradients are reduced only below it). Natively a
+/// frozen layer also skips its weight-gradient GEMMs, which the seed still charges.
+json seedFrozenJson(const Model& m, const Task& t, const std::string& file,
+                    std::vector<std::string>& assumptions) {
+    json frozen = json::object();
+    if (t.freezeEmb) frozen["embedding"] = true;
+    const int L = m.transformerLayers;
+    if (t.freezeTransformer)
+        frozen["layers"] = L;
+    else if (t.minFrozenLayer >= 0 && t.minFrozenLayer < L)
+        frozen["layers"] = {{"first", t.minFrozenLayer}, {"count", L - t.minFrozenLayer}};
+    if (frozen.empty())
+        assumptions.push_back("finetune task with nothing frozen: the same as pre-training");
+    else
+        assumptions.push_back("finetune: frozen " + frozen.dump() +
+                              "; natively frozen layers skip their weight-gradient GEMMs as well "
+                              "as their gradient communication (the seed charges every backward "
+                              "GEMM)");
+    if (t.freezeEmb && t.freezeTransformer)
+        throw InputError(file, "freeze_transformer",
+                         "the embedding and every transformer layer are frozen; natively the LM "
+                         "head alone would train, which the seed's files do not describe; "
+                         "unfreeze one");
+    return frozen;
+}
+
+} // namespace
+
+json toScenarioJson(const Model& m, const System& s, const Task& t, const PresetLibrary& lib,
+                    std::vector<std::string>& assumptions, const std::string& file) {
+    checkConvertible(m, s, t, file);
+    const bool vit = m.type == ModelType::Vit;
+    const json system = seedSystemJson(s, lib, assumptions);
+    const json strategy = seedStrategyJson(m, t, file, assumptions);
+    const json model = seedModelJson(m, strategy["tp"].get<int>(), assumptions);
+    const Parallel& p = t.transformer;
     double dupT = 1;
     for (std::size_t i = 0; i < p.kinds.size(); ++i)
         if (p.kinds[i] == "ddp" || p.kinds[i] == "fsdp") dupT *= p.degrees[i];
@@ -190,29 +240,7 @@ json toScenarioJson(const Model& m, const System& s, const Task& t, const Preset
                      {"precision", m.bytesNonEmb >= 4 ? "fp32" : "bf16"}};
     if (!vit) workload["seq_len"] = m.seqLen; // a ViT's follows from its image and patch
     if (t.type == TaskType::Finetune) {
-        // The seed's finetune: freeze_emb freezes the embedding, freeze_transformer every
-        // layer, min_frozen_layer = M the layers from M up (gradients are reduced only below
-        // it). Natively a frozen layer also skips its weight-gradient GEMMs, which the seed
-        // still charges.
-        json frozen = json::object();
-        if (t.freezeEmb) frozen["embedding"] = true;
-        const int L = m.transformerLayers;
-        if (t.freezeTransformer)
-            frozen["layers"] = L;
-        else if (t.minFrozenLayer >= 0 && t.minFrozenLayer < L)
-            frozen["layers"] = {{"first", t.minFrozenLayer}, {"count", L - t.minFrozenLayer}};
-        if (frozen.empty())
-            assumptions.push_back("finetune task with nothing frozen: the same as pre-training");
-        else
-            assumptions.push_back(
-                "finetune: frozen " + frozen.dump() +
-                "; natively frozen layers skip their weight-gradient GEMMs as well as their "
-                "gradient communication (the seed charges every backward GEMM)");
-        if (t.freezeEmb && t.freezeTransformer)
-            throw InputError(file, "freeze_transformer",
-                             "the embedding and every transformer layer are frozen; natively "
-                             "the LM head alone would train, which the seed's files do not "
-                             "describe; unfreeze one");
+        const json frozen = seedFrozenJson(m, t, file, assumptions);
         if (!frozen.empty()) workload["frozen"] = frozen;
     }
     return {{"schema", kScenarioSchema},
