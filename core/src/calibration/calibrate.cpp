@@ -2,6 +2,8 @@
 // user's nccl-tests tables and measured step times, with a report of what moved what.
 #include "madmax/calibrate.hpp"
 
+#include "calibration/calibrate_detail.hpp"
+
 #include "madmax/collectives.hpp"
 #include "madmax/error.hpp"
 #include "madmax/scenario_io.hpp"
@@ -17,13 +19,17 @@ namespace madmax {
 
 using nlohmann::json;
 
-namespace {
-
+namespace calibration_detail {
 std::string fmt(const char* f, double v) {
     char b[64];
     std::snprintf(b, sizeof b, f, v);
     return b;
 }
+} // namespace calibration_detail
+
+using calibration_detail::fmt;
+
+namespace {
 
 std::vector<std::string> split(const std::string& line) {
     std::istringstream in(line);
@@ -118,122 +124,6 @@ std::string curveText(const json& c) {
 }
 
 /// The preset with its compute efficiencies (GEMM curve, attention) scaled by k, capped at 1.
-std::string describeCurve(const json& g) {
-    if (g.is_number()) return fmt("%.3f", g.get<double>());
-    std::string o;
-    for (const auto& p : g)
-        o += (o.empty() ? "" : ", ") + fmt("%.3g", p[0].get<double>()) + " FLOPs: " +
-             fmt("%.3f", p[1].get<double>());
-    return o;
-}
-
-/// Fits the GEMM efficiency curve to profiled kernel durations: each compute-bound 16-bit
-/// GEMM gives efficiency = FLOPs ÷ (time × 16-bit peak); shapes are binned by a quarter decade
-/// of FLOPs (geometric means), and the preset's curve points outside the measured range stay.
-void fitGemmCurve(const std::vector<KinetoTrace>& traces, json& preset, CalibrationReport& r) {
-    const Gpu before = parseGpu(preset, "calibrating", "gpu");
-    const double peak = before.peak(Precision::BF16);
-    struct Point {
-        double flops, bytes, eff, measuredS;
-        std::string what;
-        int count;
-    };
-    std::vector<Point> pts;
-    int memoryBound = 0, wide = 0, aboveP = 0;
-    std::string files;
-    for (const KinetoTrace& t : traces) {
-        files += (files.empty() ? "" : ", ") + t.file;
-        for (const auto& n : t.notes)
-            r.notes.push_back(n);
-        for (const KinetoGemm& g : t.gemms) {
-            if (g.precision == Precision::FP32) {
-                ++wide;
-                continue;
-            }
-            const double flops = 2.0 * g.m * g.n * g.k * g.batch;
-            const double bytes = 2.0 * (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch;
-            const double memS = bytes / (before.hbmBytesPerS * before.calibration.memoryEfficiency);
-            // Memory-bound by the preset's own roofline (arithmetic intensity under the ridge
-            // point), or by the measurement (HBM time over half the kernel's): the curve does
-            // not set its time.
-            const double ridge = peak * before.calibration.gemmEfficiency(flops) /
-                                 (before.hbmBytesPerS * before.calibration.memoryEfficiency);
-            if (flops / bytes < ridge || memS > 0.5 * g.kernelS) {
-                ++memoryBound;
-                continue;
-            }
-            const double eff = flops / (g.kernelS * peak);
-            if (eff > 1.0) {
-                ++aboveP;
-                continue;
-            }
-            char what[160];
-            std::snprintf(what, sizeof what, "%s %s%.0fx%.0fx%.0f (x%d)", t.file.c_str(),
-                          g.batch > 1 ? fmt("%.0f·", g.batch).c_str() : "", g.m, g.n, g.k,
-                          g.count);
-            pts.push_back({flops, bytes, eff, g.kernelS, what, g.count});
-        }
-    }
-    if (wide > 0)
-        r.notes.push_back(std::to_string(wide) +
-                          " fp32 GEMM shape(s) skipped: the curve is the 16-bit one");
-    if (memoryBound > 0)
-        r.notes.push_back(std::to_string(memoryBound) +
-                          " GEMM shape(s) skipped: memory-bound (arithmetic intensity under the "
-                          "roofline's ridge, or HBM time over half the kernel's), they say "
-                          "nothing about compute efficiency");
-    if (aboveP > 0)
-        r.notes.push_back(std::to_string(aboveP) +
-                          " GEMM shape(s) skipped: faster than the preset's 16-bit peak — is the "
-                          "trace from this GPU?");
-    if (pts.empty()) {
-        r.notes.push_back(files + ": no compute-bound 16-bit GEMM, GEMM curve unchanged");
-        return;
-    }
-    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.flops < b.flops; });
-    // Bins of a quarter decade, weighted by instance count, geometric means.
-    json fitted = json::array();
-    std::size_t i = 0;
-    while (i < pts.size()) {
-        const double edge = std::log10(pts[i].flops) + 0.25;
-        double w = 0, lf = 0, le = 0;
-        std::size_t j = i;
-        for (; j < pts.size() && std::log10(pts[j].flops) < edge; ++j) {
-            w += pts[j].count;
-            lf += pts[j].count * std::log10(pts[j].flops);
-            le += pts[j].count * std::log(pts[j].eff);
-        }
-        fitted.push_back({std::pow(10.0, lf / w), std::exp(le / w)});
-        i = j;
-    }
-    json& curve = preset["calibration"]["gemm_efficiency"];
-    const json old = curve;
-    const double lo = fitted.front()[0].get<double>(), hi = fitted.back()[0].get<double>();
-    json merged = json::array();
-    if (old.is_array())
-        for (const auto& p : old)
-            if (p[0].get<double>() < lo / 1.78) merged.push_back(p);
-    for (const auto& p : fitted)
-        merged.push_back(p);
-    if (old.is_array())
-        for (const auto& p : old)
-            if (p[0].get<double>() > hi * 1.78) merged.push_back(p);
-    curve = merged;
-    const Gpu after = parseGpu(preset, "calibrating", "gpu");
-    r.changes.push_back({"GEMM efficiency curve (16-bit)", describeCurve(old),
-                         describeCurve(merged),
-                         files + ": " + std::to_string(pts.size()) +
-                             " compute-bound GEMM shape(s), binned by a quarter decade of FLOPs"});
-    for (const Point& p : pts) {
-        auto predicted = [&](const Gpu& g) {
-            return std::max(p.flops / (peak * g.calibration.gemmEfficiency(p.flops)),
-                            p.bytes / (g.hbmBytesPerS * g.calibration.memoryEfficiency));
-        };
-        r.residuals.push_back({p.what, p.measuredS * 1e6, predicted(before) * 1e6,
-                               predicted(after) * 1e6, "µs per GEMM"});
-    }
-}
-
 json scaledCompute(json preset, double k) {
     json& c = preset["calibration"];
     if (c.contains("gemm_efficiency")) {
@@ -375,6 +265,156 @@ std::string formatNcclTests(const NcclTable& t) {
     return s;
 }
 
+namespace {
+
+/// One link tier's efficiency curve fitted to the nccl-tests tables measured on it, point by
+/// point (pass 0: scale-up from single-host tables; pass 1: scale-out given scale-up); `sys`
+/// takes the fitted curve.
+void fitLinkTier(int pass, const CalibrationInputs& in, json& preset, System& sys,
+                 CalibrationReport& r) {
+    const int k = pass == 0 ? 0 : int(sys.tiers.size()) - 1;
+    std::vector<std::pair<double, double>> pts;
+    std::vector<std::string> sources;
+    for (const NcclTable& t : in.nccl) {
+        if ((t.hosts > 1) != (pass == 1)) continue;
+        if (pass == 1 && t.hosts < 2) continue;
+        const System ls = layoutFor(sys, t);
+        int used = 0;
+        for (const auto& row : t.rows) {
+            bool bound = false;
+            const auto eta = solveEfficiency(ls, k, t, row.bytes, row.timeS, &bound);
+            if (!eta) {
+                r.notes.push_back(t.file + fmt(": %.0f B skipped, latency-bound (the tier's ", row.bytes) +
+                                  "latency alone exceeds the measured time)");
+                continue;
+            }
+            if (bound)
+                r.notes.push_back(t.file + fmt(": %.0f B is faster than the tier's ", row.bytes) +
+                                  "bandwidth allows; efficiency capped at 1 (check the "
+                                  "system's gbps)");
+            pts.emplace_back(row.bytes, *eta);
+            ++used;
+        }
+        sources.push_back(t.file + " (" + perfName(t.op) + ", " + std::to_string(t.ranks) +
+                          " ranks on " + std::to_string(t.hosts) + " host" +
+                          (t.hosts > 1 ? "s" : "") + ", " + std::to_string(used) + " sizes)");
+    }
+    if (pts.empty()) return;
+    // One point per size: the mean over the tables that measured it.
+    std::sort(pts.begin(), pts.end());
+    std::vector<std::pair<double, double>> merged;
+    for (std::size_t i = 0; i < pts.size();) {
+        std::size_t j = i;
+        double sum = 0;
+        while (j < pts.size() && pts[j].first == pts[i].first)
+            sum += pts[j++].second;
+        merged.emplace_back(pts[i].first, sum / double(j - i));
+        i = j;
+    }
+    const char* key = pass == 0 ? "scale_up" : "scale_out";
+    json& link = preset["links"][key];
+    const std::string before = curveText(link.value("efficiency", json()));
+    link["efficiency"] = curveJson(merged);
+    link["notes"] = std::string("Fitted by madmax calibrate, point by point, to ") +
+                    std::to_string(sources.size()) + " nccl-tests table(s)";
+    std::string by;
+    for (const auto& src : sources)
+        by += (by.empty() ? "" : "; ") + src;
+    r.changes.push_back({std::string("links.") + key + ".efficiency", before,
+                         curveText(link["efficiency"]), by});
+    sys.gpu = parseGpu(preset, "calibrated", "gpu");
+    sys.tiers[std::size_t(k)].efficiency =
+        pass == 0 ? sys.gpu.scaleUpLink.efficiency : sys.gpu.scaleOutLink.efficiency;
+}
+
+/// Residuals of the nccl tables: busbw measured, before (the base preset) and after (the fit).
+void ncclResiduals(const System& system, const Preset& base, const System& sys,
+                   const CalibrationInputs& in, CalibrationReport& r) {
+    System before = system;
+    before.gpu = parseGpu(base.json, "base", "gpu");
+    for (const NcclTable& t : in.nccl) {
+        const System b = layoutFor(before, t), a = layoutFor(sys, t);
+        const GroupLayout gb = layoutGroup(b, t.ranks, 1), ga = layoutGroup(a, t.ranks, 1);
+        for (const auto& row : t.rows) {
+            auto busbw = [&](const System& s, const GroupLayout& g) {
+                return row.bytes / collectiveTime(s, g, t.op, row.bytes) * busFactor(t.op, t.ranks) / 1e9;
+            };
+            r.residuals.push_back({t.file + fmt(" %.0f B", row.bytes),
+                                   row.bytes / row.timeS * busFactor(t.op, t.ranks) / 1e9,
+                                   busbw(b, gb), busbw(a, ga), "GB/s busbw"});
+        }
+    }
+}
+
+/// Compute: one scale on the GEMM and attention efficiencies, fitted to the step-time cases
+/// that use this GPU's calibration (golden-section search on log k over [ln 0.25, ln 2]).
+void fitComputeScale(const std::string& gpuPresetId, const Preset& base,
+                     const CalibrationInputs& in, const PresetLibrary& lib, json& preset,
+                     CalibrationReport& r) {
+    auto run = [&](const json& candidate) {
+        PresetLibrary l = lib;
+        l.add(PresetKind::Gpu, gpuPresetId, "calibrating", candidate.dump());
+        return runValidation(in.steps, l, in.stepsFile);
+    };
+    auto fitted = [&](const ValidationReport& rep) {
+        std::vector<const CaseOutcome*> out;
+        for (const auto& o : rep.cases) {
+            if (!o.predicted || o.kind != "training") continue;
+            const bool ours = std::any_of(o.notes.begin(), o.notes.end(), [&](const auto& n) {
+                return n.rfind("calibration " + gpuPresetId, 0) == 0;
+            });
+            if (ours) out.push_back(&o);
+        }
+        return out;
+    };
+    auto loss = [&](double logK) {
+        const ValidationReport rep = run(scaledCompute(preset, std::exp(logK)));
+        double s = 0;
+        for (const CaseOutcome* o : fitted(rep)) {
+            const double e = std::log(*o->predicted / o->measured);
+            s += e * e;
+        }
+        return s;
+    };
+    const ValidationReport beforeRep = run(base.json);
+    const auto used = fitted(beforeRep);
+    if (used.empty()) {
+        r.notes.push_back(in.stepsFile + ": no training case uses the " + gpuPresetId +
+                          " calibration (its GPU names another SKU), nothing fitted");
+        return;
+    }
+    double a = std::log(0.25), b = std::log(2.0);
+    const double g = (std::sqrt(5.0) - 1) / 2;
+    double c = b - g * (b - a), d = a + g * (b - a);
+    double fc = loss(c), fd = loss(d);
+    for (int i = 0; i < 40; ++i) {
+        if (fc < fd) {
+            b = d, d = c, fd = fc, c = b - g * (b - a), fc = loss(c);
+        } else {
+            a = c, c = d, fc = fd, d = a + g * (b - a), fd = loss(d);
+        }
+    }
+    const double k = std::exp((a + b) / 2);
+    preset = scaledCompute(preset, k);
+    std::string ids;
+    for (const CaseOutcome* o : used)
+        ids += (ids.empty() ? "" : ", ") + o->id;
+    r.changes.push_back({"compute efficiency scale (GEMM curve and attention)", "1",
+                         fmt("%.4f", k),
+                         in.stepsFile + ": " + std::to_string(used.size()) +
+                             " step-time case(s): " + ids});
+    const ValidationReport afterRep = run(preset);
+    for (const CaseOutcome* o : used) {
+        const auto it = std::find_if(afterRep.cases.begin(), afterRep.cases.end(),
+                                     [&](const CaseOutcome& x) { return x.id == o->id; });
+        r.residuals.push_back({o->id, o->measured, *o->predicted,
+                               it != afterRep.cases.end() && it->predicted ? *it->predicted : 0.0,
+                               o->metric});
+    }
+}
+
+} // namespace
+
 CalibrationReport calibrate(const std::string& gpuPresetId, const System& system,
                             const CalibrationInputs& in, const std::string& newId,
                             const PresetLibrary& lib) {
@@ -395,146 +435,13 @@ CalibrationReport calibrate(const std::string& gpuPresetId, const System& system
     for (const NcclTable& t : in.nccl) // rows the benchmark marked wrong, said
         r.notes.insert(r.notes.end(), t.skipped.begin(), t.skipped.end());
     // 1. Links: scale-up from single-host tables first, then scale-out given scale-up.
-    for (const int pass : {0, 1}) {
-        const int k = pass == 0 ? 0 : int(sys.tiers.size()) - 1;
-        if (pass == 1 && k == 0) break;
-        std::vector<std::pair<double, double>> pts;
-        std::vector<std::string> sources;
-        for (const NcclTable& t : in.nccl) {
-            if ((t.hosts > 1) != (pass == 1)) continue;
-            if (pass == 1 && t.hosts < 2) continue;
-            const System ls = layoutFor(sys, t);
-            int used = 0;
-            for (const auto& row : t.rows) {
-                bool bound = false;
-                const auto eta = solveEfficiency(ls, k, t, row.bytes, row.timeS, &bound);
-                if (!eta) {
-                    r.notes.push_back(t.file + fmt(": %.0f B skipped, latency-bound (the tier's ", row.bytes) +
-                                      "latency alone exceeds the measured time)");
-                    continue;
-                }
-                if (bound)
-                    r.notes.push_back(t.file + fmt(": %.0f B is faster than the tier's ", row.bytes) +
-                                      "bandwidth allows; efficiency capped at 1 (check the "
-                                      "system's gbps)");
-                pts.emplace_back(row.bytes, *eta);
-                ++used;
-            }
-            sources.push_back(t.file + " (" + perfName(t.op) + ", " + std::to_string(t.ranks) +
-                              " ranks on " + std::to_string(t.hosts) + " host" +
-                              (t.hosts > 1 ? "s" : "") + ", " + std::to_string(used) + " sizes)");
-        }
-        if (pts.empty()) continue;
-        // One point per size: the mean over the tables that measured it.
-        std::sort(pts.begin(), pts.end());
-        std::vector<std::pair<double, double>> merged;
-        for (std::size_t i = 0; i < pts.size();) {
-            std::size_t j = i;
-            double sum = 0;
-            while (j < pts.size() && pts[j].first == pts[i].first)
-                sum += pts[j++].second;
-            merged.emplace_back(pts[i].first, sum / double(j - i));
-            i = j;
-        }
-        const char* key = pass == 0 ? "scale_up" : "scale_out";
-        json& link = preset["links"][key];
-        const std::string before = curveText(link.value("efficiency", json()));
-        link["efficiency"] = curveJson(merged);
-        link["notes"] = std::string("Fitted by madmax calibrate, point by point, to ") +
-                        std::to_string(sources.size()) + " nccl-tests table(s)";
-        std::string by;
-        for (const auto& s : sources)
-            by += (by.empty() ? "" : "; ") + s;
-        r.changes.push_back({std::string("links.") + key + ".efficiency", before,
-                             curveText(link["efficiency"]), by});
-        sys.gpu = parseGpu(preset, "calibrated", "gpu");
-        sys.tiers[std::size_t(k)].efficiency =
-            pass == 0 ? sys.gpu.scaleUpLink.efficiency : sys.gpu.scaleOutLink.efficiency;
-    }
-    // Residuals of the nccl tables: busbw before (the base preset) and after (the fit).
-    System before = system;
-    before.gpu = parseGpu(base->json, "base", "gpu");
-    for (const NcclTable& t : in.nccl) {
-        const System b = layoutFor(before, t), a = layoutFor(sys, t);
-        const GroupLayout gb = layoutGroup(b, t.ranks, 1), ga = layoutGroup(a, t.ranks, 1);
-        for (const auto& row : t.rows) {
-            auto busbw = [&](const System& s, const GroupLayout& g) {
-                return row.bytes / collectiveTime(s, g, t.op, row.bytes) * busFactor(t.op, t.ranks) / 1e9;
-            };
-            r.residuals.push_back({t.file + fmt(" %.0f B", row.bytes),
-                                   row.bytes / row.timeS * busFactor(t.op, t.ranks) / 1e9,
-                                   busbw(b, gb), busbw(a, ga), "GB/s busbw"});
-        }
-    }
-
+    fitLinkTier(0, in, preset, sys, r);
+    if (sys.tiers.size() > 1) fitLinkTier(1, in, preset, sys, r);
+    ncclResiduals(system, *base, sys, in, r);
     // 2. The 16-bit GEMM efficiency curve from profiled kernels, point by point.
-    if (!in.kineto.empty()) fitGemmCurve(in.kineto, preset, r);
-
+    if (!in.kineto.empty()) calibration_detail::fitGemmCurve(in.kineto, preset, r);
     // 3. Compute: one scale on the GEMM and attention efficiencies, fitted to step times.
-    if (!in.steps.is_null()) {
-        auto run = [&](const json& candidate) {
-            PresetLibrary l = lib;
-            l.add(PresetKind::Gpu, gpuPresetId, "calibrating", candidate.dump());
-            return runValidation(in.steps, l, in.stepsFile);
-        };
-        auto fitted = [&](const ValidationReport& rep) {
-            std::vector<const CaseOutcome*> out;
-            for (const auto& o : rep.cases) {
-                if (!o.predicted || o.kind != "training") continue;
-                const bool ours = std::any_of(o.notes.begin(), o.notes.end(), [&](const auto& n) {
-                    return n.rfind("calibration " + gpuPresetId, 0) == 0;
-                });
-                if (ours) out.push_back(&o);
-            }
-            return out;
-        };
-        auto loss = [&](double logK) {
-            const ValidationReport rep = run(scaledCompute(preset, std::exp(logK)));
-            double s = 0;
-            for (const CaseOutcome* o : fitted(rep)) {
-                const double e = std::log(*o->predicted / o->measured);
-                s += e * e;
-            }
-            return s;
-        };
-        const ValidationReport beforeRep = run(base->json);
-        const auto used = fitted(beforeRep);
-        if (used.empty()) {
-            r.notes.push_back(in.stepsFile + ": no training case uses the " + gpuPresetId +
-                              " calibration (its GPU names another SKU), nothing fitted");
-        } else {
-            // Golden-section search on log k over [ln 0.25, ln 2].
-            double a = std::log(0.25), b = std::log(2.0);
-            const double g = (std::sqrt(5.0) - 1) / 2;
-            double c = b - g * (b - a), d = a + g * (b - a);
-            double fc = loss(c), fd = loss(d);
-            for (int i = 0; i < 40; ++i) {
-                if (fc < fd) {
-                    b = d, d = c, fd = fc, c = b - g * (b - a), fc = loss(c);
-                } else {
-                    a = c, c = d, fc = fd, d = a + g * (b - a), fd = loss(d);
-                }
-            }
-            const double k = std::exp((a + b) / 2);
-            preset = scaledCompute(preset, k);
-            std::string ids;
-            for (const CaseOutcome* o : used)
-                ids += (ids.empty() ? "" : ", ") + o->id;
-            r.changes.push_back({"compute efficiency scale (GEMM curve and attention)", "1",
-                                 fmt("%.4f", k),
-                                 in.stepsFile + ": " + std::to_string(used.size()) +
-                                     " step-time case(s): " + ids});
-            const ValidationReport afterRep = run(preset);
-            for (const CaseOutcome* o : used) {
-                const auto it = std::find_if(afterRep.cases.begin(), afterRep.cases.end(),
-                                             [&](const CaseOutcome& x) { return x.id == o->id; });
-                r.residuals.push_back({o->id, o->measured, *o->predicted,
-                                       it != afterRep.cases.end() && it->predicted ? *it->predicted
-                                                                                   : 0.0,
-                                       o->metric});
-            }
-        }
-    }
+    if (!in.steps.is_null()) fitComputeScale(gpuPresetId, *base, in, lib, preset, r);
     preset["id"] = newId;
     preset["name"] = base->json.value("name", gpuPresetId) + " (calibrated)";
     preset.erase("skus");
