@@ -264,11 +264,11 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
 
 } // namespace
 
-std::string formatReport(const Scenario& s, const Result& r) {
-    if (r.isInference) return formatInference(s, r);
-    if (r.dlrmResult.active) return formatDlrm(s, r);
+namespace {
+
+/// The training run's header: scenario, model, system, strategy, experts, workload.
+void appendTrainingHeader(std::string& o, const Scenario& s, const Result& r) {
     const Strategy& st = s.strategy;
-    std::string o;
     o += "Scenario   " + (s.name.empty() ? std::string("(unnamed)") : s.name) + "\n";
     o += "Model      " + s.model.name + fmt(" (%.1fB parameters)\n", s.model.totalParams() / 1e9);
     o += "System     " + s.system.name + ", " + std::to_string(s.gpus) + " x " + s.system.gpu.name +
@@ -293,7 +293,67 @@ std::string formatReport(const Scenario& s, const Result& r) {
          std::to_string(s.workload.seqLen) + " tokens, " +
          std::string(toString(s.workload.precision)) + "\n";
     o += frozenLine(s) + "\n";
+}
 
+/// Why attention is slow where it is: its softmax's exponentials outlast the tensor cores
+/// (one per score; the forward's 2·(d_qk + d_v) FLOPs, the backward's 2.5×), and the two add
+/// (op_cost.hpp, attentionComputeS).
+void appendSoftmaxBound(std::string& o, const Scenario& s) {
+    if (s.workload.attention != AttentionKernel::Flash) return;
+    const Gpu& g = s.system.gpu;
+    const double ratio = detail::softmaxOverTensor(g, g.peak16(), attentionFlopsPerScore(s.model));
+    if (ratio <= 1.0) return;
+    o += "  attention waits mostly on its softmax: the exponentials take " + fmt("%.2f", ratio) +
+         "x the tensor cores' time forward, " + fmt("%.0f", 100.0 * ratio / (1.0 + ratio)) +
+         "% of the kernel" + (ratio > 2.5 ? fmt(", %.2fx backward", ratio / 2.5) : std::string()) +
+         " (head dims " + std::to_string(s.model.qkHeadDim()) + "/" +
+         std::to_string(s.model.vHeadDim()) + "; co-design knob sfu_exp)\n";
+}
+
+/// Each collective that ran, serialized and exposed.
+void appendCommunication(std::string& o, const Result& r) {
+    o += "\nCommunication          serialized    exposed\n";
+    for (int d = 0; d < kParallelDimCount; ++d)
+        for (int c = 0; c < kCollectiveCount; ++c) {
+            const CommTime& t = r.comm[d][c];
+            if (t.serializedS <= 0) continue;
+            std::string name =
+                std::string(toString(ParallelDim(d))) + " " + std::string(toString(Collective(c)));
+            o += "  " + pad(name, 21) + pad(formatSeconds(t.serializedS), 14) +
+                 formatSeconds(t.exposedS) + "\n";
+        }
+}
+
+/// The critical rank's experts: dispatch and combine by tier, weights, imbalance and drops.
+void appendMoe(std::string& o, const Scenario& s, const MoeResult& e) {
+    o += "\nMixture of experts (critical rank, one layer, one micro-batch)\n";
+    o += "  " + pad("experts per GPU", 22) + std::to_string(e.localExperts) + " of " +
+         std::to_string(s.model.moe.experts) + ", top-" + std::to_string(s.model.moe.topK) +
+         fmt(", %.0f token copies", e.routedCopiesPerGpu) + "\n";
+    o += "  " + pad("dispatch", 22) + pad(formatSeconds(e.dispatchS), 12) + "NVLink " +
+         formatBytes(e.dispatchScaleUpBytes) + ", network " +
+         formatBytes(e.dispatchScaleOutBytes) + "\n";
+    o += "  " + pad("combine", 22) + pad(formatSeconds(e.combineS), 12) + "NVLink " +
+         formatBytes(e.combineScaleUpBytes) + ", network " + formatBytes(e.combineScaleOutBytes) +
+         "\n";
+    o += "  " + pad("all-to-all per step", 22) + formatSeconds(e.a2aPerStepS) + ", exposed " +
+         formatSeconds(e.a2aExposedPerStepS) + "\n";
+    o += "  " + pad("expert weights", 22) + formatBytes(e.expertWeightsBytes) + " per GPU\n";
+    o += "  " + pad("load imbalance", 22) + fmt("%.2f", s.model.moe.loadImbalance) +
+         (s.model.moe.capacityFactor > 0
+              ? fmt(", capacity factor %.2f", s.model.moe.capacityFactor) +
+                    fmt(", %.2f%% of copies dropped", 100 * e.tokenDropRate)
+              : std::string(", dropless")) +
+         "\n";
+}
+
+} // namespace
+
+std::string formatReport(const Scenario& s, const Result& r) {
+    if (r.isInference) return formatInference(s, r);
+    if (r.dlrmResult.active) return formatDlrm(s, r);
+    std::string o;
+    appendTrainingHeader(o, s, r);
     o += "Step time            " + formatSeconds(r.stepTimeS) + "\n";
     o += "Throughput           " + fmt("%.0f tokens/s", r.tokensPerS) +
          fmt(" (%.1f per GPU), ", r.tokensPerSPerGpu) + fmt("%.2f samples/s\n", r.samplesPerS);
@@ -301,7 +361,6 @@ std::string formatReport(const Scenario& s, const Result& r) {
          fmt("   MFU %.1f%%\n", r.mfu * 100);
     o += "Hardware TFLOP/s/GPU " + fmt("%.1f", r.hardwareTflopsPerGpu) +
          fmt("   HFU %.1f%%\n\n", r.hfu * 100);
-
     o += "Where the step goes (critical stage " + std::to_string(r.criticalStage) + ")\n";
     auto line = [&](const char* name, double v) {
         o += "  " + pad(name, 22) + pad(formatSeconds(v), 12) + pct(v, r.stepTimeS) + "\n";
@@ -314,55 +373,9 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     line("pipeline bubble", r.bubbleS);
-    if (s.workload.attention == AttentionKernel::Flash) {
-        // Why attention is slow where it is: its softmax's exponentials outlast the tensor
-        // cores (one per score; the forward's 2·(d_qk + d_v) FLOPs, the backward's 2.5×), and
-        // the two add (op_cost.hpp, attentionComputeS).
-        const Gpu& g = s.system.gpu;
-        const double ratio =
-            detail::softmaxOverTensor(g, g.peak16(), attentionFlopsPerScore(s.model));
-        if (ratio > 1.0)
-            o += "  attention waits mostly on its softmax: the exponentials take " +
-                 fmt("%.2f", ratio) + "x the tensor cores' time forward, " +
-                 fmt("%.0f", 100.0 * ratio / (1.0 + ratio)) + "% of the kernel" +
-                 (ratio > 2.5 ? fmt(", %.2fx backward", ratio / 2.5) : std::string()) +
-                 " (head dims " + std::to_string(s.model.qkHeadDim()) + "/" +
-                 std::to_string(s.model.vHeadDim()) + "; co-design knob sfu_exp)\n";
-    }
-
-    o += "\nCommunication          serialized    exposed\n";
-    for (int d = 0; d < kParallelDimCount; ++d)
-        for (int c = 0; c < kCollectiveCount; ++c) {
-            const CommTime& t = r.comm[d][c];
-            if (t.serializedS <= 0) continue;
-            std::string name =
-                std::string(toString(ParallelDim(d))) + " " + std::string(toString(Collective(c)));
-            o += "  " + pad(name, 21) + pad(formatSeconds(t.serializedS), 14) +
-                 formatSeconds(t.exposedS) + "\n";
-        }
-
-    if (r.moe.active) {
-        const MoeResult& e = r.moe;
-        o += "\nMixture of experts (critical rank, one layer, one micro-batch)\n";
-        o += "  " + pad("experts per GPU", 22) + std::to_string(e.localExperts) + " of " +
-             std::to_string(s.model.moe.experts) + ", top-" + std::to_string(s.model.moe.topK) +
-             fmt(", %.0f token copies", e.routedCopiesPerGpu) + "\n";
-        o += "  " + pad("dispatch", 22) + pad(formatSeconds(e.dispatchS), 12) + "NVLink " +
-             formatBytes(e.dispatchScaleUpBytes) + ", network " +
-             formatBytes(e.dispatchScaleOutBytes) + "\n";
-        o += "  " + pad("combine", 22) + pad(formatSeconds(e.combineS), 12) + "NVLink " +
-             formatBytes(e.combineScaleUpBytes) + ", network " +
-             formatBytes(e.combineScaleOutBytes) + "\n";
-        o += "  " + pad("all-to-all per step", 22) + formatSeconds(e.a2aPerStepS) + ", exposed " +
-             formatSeconds(e.a2aExposedPerStepS) + "\n";
-        o += "  " + pad("expert weights", 22) + formatBytes(e.expertWeightsBytes) + " per GPU\n";
-        o += "  " + pad("load imbalance", 22) + fmt("%.2f", s.model.moe.loadImbalance) +
-             (s.model.moe.capacityFactor > 0
-                  ? fmt(", capacity factor %.2f", s.model.moe.capacityFactor) +
-                        fmt(", %.2f%% of copies dropped", 100 * e.tokenDropRate)
-                  : std::string(", dropless")) +
-             "\n";
-    }
+    appendSoftmaxBound(o, s);
+    appendCommunication(o, r);
+    if (r.moe.active) appendMoe(o, s, r.moe);
     appendMemory(o, r.memory, nullptr);
     return o;
 }

@@ -45,7 +45,8 @@ static json inferenceJson(const InferenceResult& i) {
                           {"overhead_s", i.prefillOverheadS}}}};
 }
 
-json toJson(const Result& r) {
+/// Communication by parallel dimension, by collective, and each non-zero pair.
+static json commJson(const Result& r) {
     json byDim = json::object(), byColl = json::object(), detail = json::array();
     for (int d = 0; d < kParallelDimCount; ++d) {
         const CommTime t = r.dimTotal(ParallelDim(d));
@@ -65,7 +66,83 @@ json toJson(const Result& r) {
         byColl[std::string(toString(Collective(c)))] = {{"serialized_s", t.serializedS},
                                                         {"exposed_s", t.exposedS}};
     }
-    const auto& m = r.memory;
+    return {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}};
+}
+
+static json memoryJson(const MemoryBreakdown& m) {
+    return {{"weights_bytes", m.weightsBytes},
+            {"grads_bytes", m.gradsBytes},
+            {"optimizer_bytes", m.optimizerBytes},
+            {"activations_bytes", m.activationsBytes},
+            {"reserve_bytes", m.reserveBytes},
+            {"total_bytes", m.totalBytes()},
+            {"capacity_bytes", m.capacityBytes},
+            {"margin_bytes", m.marginBytes()},
+            {"fits", m.fits()}};
+}
+
+static json moeJson(const MoeResult& e) {
+    return {{"local_experts", e.localExperts},
+            {"expert_data_parallel", e.expertDataParallel},
+            {"routed_copies_per_gpu", e.routedCopiesPerGpu},
+            {"dispatch_s", e.dispatchS},
+            {"combine_s", e.combineS},
+            {"dispatch_scale_up_bytes", e.dispatchScaleUpBytes},
+            {"dispatch_scale_out_bytes", e.dispatchScaleOutBytes},
+            {"combine_scale_up_bytes", e.combineScaleUpBytes},
+            {"combine_scale_out_bytes", e.combineScaleOutBytes},
+            {"all_to_all_per_step_s", e.a2aPerStepS},
+            {"all_to_all_exposed_per_step_s", e.a2aExposedPerStepS},
+            {"token_drop_rate", e.tokenDropRate},
+            {"expert_weights_bytes", e.expertWeightsBytes}};
+}
+
+static json dlrmJson(const DlrmResult& x) {
+    return {{"group_size", x.groupSize},
+            {"replicas", x.replicas},
+            {"lookup_bytes_critical", x.lookupBytesCritical},
+            {"lookup_bytes_mean", x.lookupBytesMean},
+            {"lookup_s", x.lookupFwdS},
+            {"embedding_backward_s", x.embBackwardS},
+            {"dense_forward_s", x.denseForwardS},
+            {"dense_backward_s", x.denseBackwardS},
+            {"interaction_s", x.interactionS},
+            {"per_table_copies_s", x.eagerCopiesS},
+            {"pooled_all_to_all_fwd_s", x.a2aFwdS},
+            {"pooled_all_to_all_bwd_s", x.a2aBwdS},
+            {"row_wise_comm_s", x.rowwiseCommS},
+            {"ids_all_to_all_s", x.idsA2aS},
+            {"replica_sync_s", x.replicaSyncS},
+            {"dp_tables_sync_s", x.dpTableSyncS},
+            {"sparse_exposed_s", x.sparseExposedS},
+            {"dense_all_reduce_s", x.denseAllReduceS},
+            {"dense_all_reduce_exposed_s", x.denseAllReduceExposedS},
+            {"table_bytes_critical", x.tableBytesCritical},
+            {"table_bytes_mean", x.tableBytesMean},
+            {"imbalance", x.imbalance},
+            {"all_to_all_bytes_per_gpu", x.a2aBytesPerGpu}};
+}
+
+static json timelineJson(const std::vector<TimelineEvent>& timeline) {
+    json tl = json::array();
+    for (const auto& e : timeline) {
+        json ev = {{"label", e.label},
+                   {"lane", e.lane == Lane::Compute ? "compute"
+                            : e.lane == Lane::Comm  ? "comm"
+                                                    : "dp_comm"},
+                   {"kind", std::string(toString(e.kind))},
+                   {"start_s", e.startS},
+                   {"end_s", e.endS}};
+        if (e.isComm) {
+            ev["dimension"] = std::string(toString(e.dim));
+            ev["collective"] = std::string(toString(e.collective));
+        }
+        tl.push_back(ev);
+    }
+    return tl;
+}
+
+json toJson(const Result& r) {
     json out = {{"step_time_s", r.stepTimeS},
                 {"samples_per_s", r.samplesPerS},
                 {"tokens_per_s", r.tokensPerS},
@@ -87,17 +164,8 @@ json toJson(const Result& r) {
                   {"offload_wait_s", r.compute.offloadWaitS},
                   {"offload_wait_forward_s", r.compute.offloadWaitForwardS},
                   {"optimizer_s", r.compute.optimizerS}}},
-                {"comm", {{"by_dimension", byDim}, {"by_collective", byColl}, {"detail", detail}}},
-                {"memory",
-                 {{"weights_bytes", m.weightsBytes},
-                  {"grads_bytes", m.gradsBytes},
-                  {"optimizer_bytes", m.optimizerBytes},
-                  {"activations_bytes", m.activationsBytes},
-                  {"reserve_bytes", m.reserveBytes},
-                  {"total_bytes", m.totalBytes()},
-                  {"capacity_bytes", m.capacityBytes},
-                  {"margin_bytes", m.marginBytes()},
-                  {"fits", m.fits()}}},
+                {"comm", commJson(r)},
+                {"memory", memoryJson(r.memory)},
                 {"critical_stage", r.criticalStage},
                 {"micro_batches", r.microBatches},
                 {"forward_per_micro_batch_s", r.forwardPerMicroBatchS},
@@ -113,66 +181,9 @@ json toJson(const Result& r) {
         out["inference"] = inferenceJson(r.inference);
         out["memory"]["kv_cache_bytes"] = r.memory.kvCacheBytes;
     }
-    if (r.moe.active) {
-        const MoeResult& e = r.moe;
-        out["moe"] = {{"local_experts", e.localExperts},
-                      {"expert_data_parallel", e.expertDataParallel},
-                      {"routed_copies_per_gpu", e.routedCopiesPerGpu},
-                      {"dispatch_s", e.dispatchS},
-                      {"combine_s", e.combineS},
-                      {"dispatch_scale_up_bytes", e.dispatchScaleUpBytes},
-                      {"dispatch_scale_out_bytes", e.dispatchScaleOutBytes},
-                      {"combine_scale_up_bytes", e.combineScaleUpBytes},
-                      {"combine_scale_out_bytes", e.combineScaleOutBytes},
-                      {"all_to_all_per_step_s", e.a2aPerStepS},
-                      {"all_to_all_exposed_per_step_s", e.a2aExposedPerStepS},
-                      {"token_drop_rate", e.tokenDropRate},
-                      {"expert_weights_bytes", e.expertWeightsBytes}};
-    }
-    if (r.dlrmResult.active) {
-        const DlrmResult& x = r.dlrmResult;
-        out["dlrm"] = {{"group_size", x.groupSize},
-                       {"replicas", x.replicas},
-                       {"lookup_bytes_critical", x.lookupBytesCritical},
-                       {"lookup_bytes_mean", x.lookupBytesMean},
-                       {"lookup_s", x.lookupFwdS},
-                       {"embedding_backward_s", x.embBackwardS},
-                       {"dense_forward_s", x.denseForwardS},
-                       {"dense_backward_s", x.denseBackwardS},
-                       {"interaction_s", x.interactionS},
-                       {"per_table_copies_s", x.eagerCopiesS},
-                       {"pooled_all_to_all_fwd_s", x.a2aFwdS},
-                       {"pooled_all_to_all_bwd_s", x.a2aBwdS},
-                       {"row_wise_comm_s", x.rowwiseCommS},
-                       {"ids_all_to_all_s", x.idsA2aS},
-                       {"replica_sync_s", x.replicaSyncS},
-                       {"dp_tables_sync_s", x.dpTableSyncS},
-                       {"sparse_exposed_s", x.sparseExposedS},
-                       {"dense_all_reduce_s", x.denseAllReduceS},
-                       {"dense_all_reduce_exposed_s", x.denseAllReduceExposedS},
-                       {"table_bytes_critical", x.tableBytesCritical},
-                       {"table_bytes_mean", x.tableBytesMean},
-                       {"imbalance", x.imbalance},
-                       {"all_to_all_bytes_per_gpu", x.a2aBytesPerGpu}};
-    }
-    if (!r.timeline.empty()) {
-        json tl = json::array();
-        for (const auto& e : r.timeline) {
-            json ev = {{"label", e.label},
-                       {"lane", e.lane == Lane::Compute ? "compute"
-                                : e.lane == Lane::Comm  ? "comm"
-                                                        : "dp_comm"},
-                       {"kind", std::string(toString(e.kind))},
-                       {"start_s", e.startS},
-                       {"end_s", e.endS}};
-            if (e.isComm) {
-                ev["dimension"] = std::string(toString(e.dim));
-                ev["collective"] = std::string(toString(e.collective));
-            }
-            tl.push_back(ev);
-        }
-        out["timeline"] = tl;
-    }
+    if (r.moe.active) out["moe"] = moeJson(r.moe);
+    if (r.dlrmResult.active) out["dlrm"] = dlrmJson(r.dlrmResult);
+    if (!r.timeline.empty()) out["timeline"] = timelineJson(r.timeline);
     return out;
 }
 

@@ -25,42 +25,45 @@ json linkJson(const LinkCalibration& l) {
 
 } // namespace
 
-json toJson(const Model& m) {
-    if (m.isDlrm()) {
-        const DlrmShape& d = m.dlrm;
-        json tables = json::array();
-        for (const auto& t : d.tables) {
-            const char* prec = t.bytesPerElement == 4   ? "fp32"
-                               : t.bytesPerElement == 2 ? "fp16"
-                               : t.bytesPerElement == 1 ? "int8"
-                                                        : "int4";
-            tables.push_back({{"name", t.name},
-                              {"count", t.count},
-                              {"rows", t.rows},
-                              {"dim", t.dim},
-                              {"pooling", t.pooling},
-                              {"precision", prec}});
-        }
-        json dj = {{"dense_features", d.denseFeatures},
-                   {"bottom_mlp", d.bottomMlp},
-                   {"top_mlp", d.topMlp},
-                   {"interaction", std::string(toString(d.interaction))},
-                   {"tables", tables}};
-        if (d.interaction == DlrmInteraction::Dcnv2) {
-            dj["dcn_layers"] = d.dcnLayers;
-            dj["dcn_low_rank"] = d.dcnLowRank;
-        }
-        if (d.interaction == DlrmInteraction::Transformer) {
-            dj["transformer_layers"] = d.transformerLayers;
-            dj["transformer_heads"] = d.transformerHeads;
-        }
-        if (d.topExperts > 0) {
-            dj["top_experts"] = d.topExperts;
-            dj["top_k"] = d.topK;
-        }
-        return {{"id", m.id}, {"name", m.name}, {"source", m.source}, {"arch", "dlrm"},
-                {"dlrm", dj}};
+/// A DLRM model's block: its dense part, interaction and table groups.
+static json dlrmJson(const DlrmShape& d) {
+    json tables = json::array();
+    for (const auto& t : d.tables) {
+        const char* prec = t.bytesPerElement == 4   ? "fp32"
+                           : t.bytesPerElement == 2 ? "fp16"
+                           : t.bytesPerElement == 1 ? "int8"
+                                                    : "int4";
+        tables.push_back({{"name", t.name},
+                          {"count", t.count},
+                          {"rows", t.rows},
+                          {"dim", t.dim},
+                          {"pooling", t.pooling},
+                          {"precision", prec}});
     }
+    json dj = {{"dense_features", d.denseFeatures},
+               {"bottom_mlp", d.bottomMlp},
+               {"top_mlp", d.topMlp},
+               {"interaction", std::string(toString(d.interaction))},
+               {"tables", tables}};
+    if (d.interaction == DlrmInteraction::Dcnv2) {
+        dj["dcn_layers"] = d.dcnLayers;
+        dj["dcn_low_rank"] = d.dcnLowRank;
+    }
+    if (d.interaction == DlrmInteraction::Transformer) {
+        dj["transformer_layers"] = d.transformerLayers;
+        dj["transformer_heads"] = d.transformerHeads;
+    }
+    if (d.topExperts > 0) {
+        dj["top_experts"] = d.topExperts;
+        dj["top_k"] = d.topK;
+    }
+    return dj;
+}
+
+json toJson(const Model& m) {
+    if (m.isDlrm())
+        return {{"id", m.id}, {"name", m.name}, {"source", m.source}, {"arch", "dlrm"},
+                {"dlrm", dlrmJson(m.dlrm)}};
     json j = {{"id", m.id},
               {"name", m.name},
               {"source", m.source},
