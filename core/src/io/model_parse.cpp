@@ -153,6 +153,95 @@ DlrmShape parseDlrm(const json& j, const std::string& file, const std::string& p
     return d;
 }
 
+/// A vision transformer: patches instead of a vocabulary, a classifier head.
+void readVit(ObjectReader& r, const std::string& file, Model& m) {
+    if (!r.has("vit")) {
+        r.ignore("vit");
+        return;
+    }
+    ObjectReader v(r.raw("vit"), file, r.pathOf("vit"));
+    m.vit = true;
+    m.vitShape.imageSize = int(v.integer("image_size", 1, 1 << 20));
+    m.vitShape.patchSize = int(v.integer("patch_size", 1, 1 << 16));
+    m.vitShape.channels = int(v.integer("channels", 1, 1024, 3));
+    m.vitShape.classes = int(v.integer("classes", 1, 1 << 24));
+    if (m.vitShape.imageSize % m.vitShape.patchSize != 0)
+        v.fail("patch_size", "must divide image_size (" + std::to_string(m.vitShape.imageSize) + ")");
+    if (m.vitShape.tokens() > (1LL << 24))
+        v.fail("image_size", "(image_size / patch_size)² + 1 = " +
+                                 std::to_string(m.vitShape.tokens()) +
+                                 " tokens per image is beyond 16,777,216; use larger "
+                                 "patches or a smaller image");
+    v.ignore("notes");
+    v.finish();
+}
+
+/// The attention's heads: MLA's latent shape, or KV heads and a head dimension.
+void readAttention(ObjectReader& r, const std::string& file, Model& m) {
+    if (r.has("mla")) {
+        m.mla = true;
+        m.mlaShape = parseMla(r.raw("mla"), file, r.pathOf("mla"));
+        if (r.has("kv_heads"))
+            r.fail("kv_heads", "MLA attention has no separate KV heads (every head reads the "
+                               "shared latent); remove kv_heads");
+        r.ignore("kv_heads");
+        m.kvHeads = m.heads;
+        if (r.has("head_dim"))
+            r.fail("head_dim", "MLA attention sets its head dimensions in mla "
+                               "(qk_nope_head_dim, qk_rope_head_dim, v_head_dim); remove head_dim");
+        r.ignore("head_dim");
+        m.headDim = m.mlaShape.qkNopeDim + m.mlaShape.qkRopeDim;
+        return;
+    }
+    r.ignore("mla");
+    m.kvHeads = int(r.integer("kv_heads", 1, 1 << 20, m.heads));
+    if (!r.has("head_dim") && m.hidden % m.heads != 0)
+        r.fail("head_dim", "hidden (" + std::to_string(m.hidden) + ") is not divisible by heads (" +
+                               std::to_string(m.heads) + "); give head_dim explicitly");
+    m.headDim = r.integer("head_dim", 1, 1 << 20, m.hidden / m.heads);
+}
+
+/// The moe block, which arch "moe" needs and no other arch takes.
+void readMoeBlock(ObjectReader& r, const std::string& file, Model& m) {
+    if (m.arch != ModelArch::Moe) {
+        if (r.has("moe")) r.fail("moe", "a moe block needs arch \"moe\"");
+        r.ignore("moe");
+        return;
+    }
+    if (!r.has("moe"))
+        r.fail("moe", "arch \"moe\" needs a moe block: experts, top_k, expert_ffn_hidden "
+                      "(and optionally shared_experts, dense_layers, moe_layer_freq, "
+                      "capacity_factor, load_imbalance)");
+    m.moe = parseMoe(r.raw("moe"), file, r.pathOf("moe"));
+    if (m.moe.denseLayers >= m.layers)
+        r.fail("moe", "moe.dense_layers (" + std::to_string(m.moe.denseLayers) +
+                          ") leaves no MoE layer among the " + std::to_string(m.layers) +
+                          " layers; use arch \"dense\" or fewer dense layers");
+}
+
+/// The vocabulary and sequence fields of a language model; a ViT sets them from its vit
+/// block and refuses them.
+void readVocabulary(ObjectReader& r, Model& m) {
+    static constexpr const char* kTextKeys[] = {"vocab", "tied_embeddings", "causal",
+                                                "max_seq_len"};
+    if (!m.vit) {
+        m.vocab = r.integer("vocab", 1, 1LL << 32);
+        m.tiedEmbeddings = r.boolean("tied_embeddings", false);
+        m.causal = r.boolean("causal", true);
+        m.maxSeqLen = r.integer("max_seq_len", 0, 1LL << 32, 0);
+        return;
+    }
+    for (const char* k : kTextKeys)
+        if (r.has(k))
+            r.fail(k, "a vision transformer sets it from its vit block (classes, "
+                      "bidirectional attention over the patch tokens); remove it");
+    for (const char* k : kTextKeys)
+        r.ignore(k);
+    m.vocab = m.vitShape.classes;
+    m.causal = false;
+    m.maxSeqLen = m.vitShape.tokens();
+}
+
 } // namespace
 
 Model parseModel(const json& j, const std::string& file, const std::string& path) {
@@ -175,67 +264,12 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     if (r.has("dlrm")) r.fail("dlrm", "a dlrm block needs arch \"dlrm\"");
     r.ignore("dlrm");
     m.arch = arch == "moe" ? ModelArch::Moe : ModelArch::Dense;
-    if (r.has("vit")) {
-        // A vision transformer: patches instead of a vocabulary, a classifier head.
-        ObjectReader v(r.raw("vit"), file, r.pathOf("vit"));
-        m.vit = true;
-        m.vitShape.imageSize = int(v.integer("image_size", 1, 1 << 20));
-        m.vitShape.patchSize = int(v.integer("patch_size", 1, 1 << 16));
-        m.vitShape.channels = int(v.integer("channels", 1, 1024, 3));
-        m.vitShape.classes = int(v.integer("classes", 1, 1 << 24));
-        if (m.vitShape.imageSize % m.vitShape.patchSize != 0)
-            v.fail("patch_size",
-                   "must divide image_size (" + std::to_string(m.vitShape.imageSize) + ")");
-        if (m.vitShape.tokens() > (1LL << 24))
-            v.fail("image_size",
-                   "(image_size / patch_size)² + 1 = " + std::to_string(m.vitShape.tokens()) +
-                       " tokens per image is beyond 16,777,216; use larger "
-                       "patches or a smaller image");
-        v.ignore("notes");
-        v.finish();
-    } else {
-        r.ignore("vit");
-    }
+    readVit(r, file, m);
     m.layers = int(r.integer("layers", 1, 100000));
     m.hidden = r.integer("hidden", 1, 1LL << 30);
     m.heads = int(r.integer("heads", 1, 1 << 20));
-    if (r.has("mla")) {
-        m.mla = true;
-        m.mlaShape = parseMla(r.raw("mla"), file, r.pathOf("mla"));
-        if (r.has("kv_heads"))
-            r.fail("kv_heads", "MLA attention has no separate KV heads (every head reads the "
-                               "shared latent); remove kv_heads");
-        r.ignore("kv_heads");
-        m.kvHeads = m.heads;
-        if (r.has("head_dim"))
-            r.fail("head_dim", "MLA attention sets its head dimensions in mla "
-                               "(qk_nope_head_dim, qk_rope_head_dim, v_head_dim); remove head_dim");
-        r.ignore("head_dim");
-        m.headDim = m.mlaShape.qkNopeDim + m.mlaShape.qkRopeDim;
-    } else {
-        r.ignore("mla");
-        m.kvHeads = int(r.integer("kv_heads", 1, 1 << 20, m.heads));
-        if (!r.has("head_dim") && m.hidden % m.heads != 0)
-            r.fail("head_dim", "hidden (" + std::to_string(m.hidden) +
-                                   ") is not divisible by heads (" + std::to_string(m.heads) +
-                                   "); give head_dim explicitly");
-        m.headDim = r.integer("head_dim", 1, 1 << 20, m.hidden / m.heads);
-    }
-    if (m.arch == ModelArch::Moe) {
-        if (!r.has("moe"))
-            r.fail("moe", "arch \"moe\" needs a moe block: experts, top_k, expert_ffn_hidden "
-                          "(and optionally shared_experts, dense_layers, moe_layer_freq, "
-                          "capacity_factor, load_imbalance)");
-        m.moe = parseMoe(r.raw("moe"), file, r.pathOf("moe"));
-        if (m.moe.denseLayers >= m.layers)
-            r.fail("moe", "moe.dense_layers (" + std::to_string(m.moe.denseLayers) +
-                              ") leaves no MoE layer among the " + std::to_string(m.layers) +
-                              " layers; use arch \"dense\" or fewer dense layers");
-    } else if (r.has("moe")) {
-        r.fail("moe", "a moe block needs arch \"moe\"");
-    } else {
-        r.ignore("moe");
-    }
+    readAttention(r, file, m);
+    readMoeBlock(r, file, m);
     // A dense MLP exists unless every layer is MoE; only then may ffn_hidden be absent.
     const bool denseMlp = !m.isMoe() || m.moeLayerCount() < m.layers;
     if (denseMlp || r.has("ffn_hidden"))
@@ -248,22 +282,7 @@ Model parseModel(const json& j, const std::string& file, const std::string& path
     if (m.isMoe() && m.moe.gluClamp > 0 && !m.gatedMlp)
         r.fail("moe", "moe.glu_clamp clamps a gated activation's inputs, but gated_mlp is "
                       "false; set gated_mlp true or remove glu_clamp");
-    if (m.vit) {
-        for (const char* k : {"vocab", "tied_embeddings", "causal", "max_seq_len"})
-            if (r.has(k))
-                r.fail(k, "a vision transformer sets it from its vit block (classes, "
-                          "bidirectional attention over the patch tokens); remove it");
-        for (const char* k : {"vocab", "tied_embeddings", "causal", "max_seq_len"})
-            r.ignore(k);
-        m.vocab = m.vitShape.classes;
-        m.causal = false;
-        m.maxSeqLen = m.vitShape.tokens();
-    } else {
-        m.vocab = r.integer("vocab", 1, 1LL << 32);
-        m.tiedEmbeddings = r.boolean("tied_embeddings", false);
-        m.causal = r.boolean("causal", true);
-        m.maxSeqLen = r.integer("max_seq_len", 0, 1LL << 32, 0);
-    }
+    readVocabulary(r, m);
     m.slidingWindow = r.integer("sliding_window", 0, 1LL << 32, 0);
     r.record("sliding_window", "0 = none; else keys a query sees in windowed layers");
     m.slidingWindowEvery = int(r.integer("sliding_window_every", 1, 100000, 1));

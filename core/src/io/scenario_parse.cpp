@@ -256,6 +256,70 @@ static void parseMoeStrategy(ObjectReader& r, Strategy& st) {
     st.redundantExperts = int(r.integer("redundant_experts", 0, 1 << 16, 0));
 }
 
+/// DLRM: the embedding plan (explainInvalid refuses it for other models): sharding per table
+/// group, 2-D group size, sparse pipelining, fused or per-table kernels.
+static void parseEmbPlan(ObjectReader& r, const std::string& file, Strategy& st) {
+    if (r.has("emb_sharding")) {
+        const json& e = r.raw("emb_sharding");
+        const std::string at = r.pathOf("emb_sharding");
+        const std::string help = "one of tw, rw, cw, twrw, dp, or a list with one per table group";
+        r.record("emb_sharding", help);
+        auto one = [&](const json& v, const std::string& where) {
+            const auto k = v.is_string() ? parseEmbSharding(v.get<std::string>()) : std::nullopt;
+            if (!k) throw InputError(file, where, "expected " + help + ", got " + v.dump());
+            return *k;
+        };
+        if (e.is_array()) {
+            if (e.empty() || e.size() > std::size_t(kMaxTableGroups))
+                throw InputError(file, at, "expected 1 to " + std::to_string(kMaxTableGroups) +
+                                               " types, one per table group");
+            for (std::size_t i = 0; i < e.size(); ++i)
+                st.dlrm.sharding[i] = one(e[i], at + "[" + std::to_string(i) + "]");
+            st.dlrm.listed = int(e.size());
+        } else {
+            st.dlrm.sharding.fill(one(e, at));
+        }
+    } else {
+        r.ignore("emb_sharding");
+    }
+    st.dlrm.groupSize = int(r.integer("emb_group_size", 0, 1 << 30, 0));
+    r.record("emb_group_size", "2-D sparse parallelism: GPUs per sharding group (0 = all)");
+    st.dlrm.pipelineSparse = r.boolean("sparse_pipeline", false);
+    st.dlrm.perTableKernels = r.choice("emb_kernels", {"fused", "per_table"}, "fused") == "per_table";
+    r.record("emb_kernels", "DLRM embedding kernels: fused (one for all tables: FBGEMM TBE, "
+                            "HugeCTR) or per_table (one embedding module per table, eager)");
+}
+
+/// strategy.placement: the parallel dimensions innermost first (EP, when not listed, right
+/// after CP).
+static void parsePlacement(ObjectReader& r, const std::string& file, Strategy& st) {
+    if (r.has("placement")) {
+        const json& p = r.raw("placement");
+        const std::string at = r.pathOf("placement");
+        const std::string help =
+            "list tp, cp, dp, pp (and optionally ep) once each, innermost first, "
+            "e.g. [\"tp\", \"cp\", \"dp\", \"pp\"]";
+        if (!p.is_array()) throw InputError(file, at, "expected an array; " + help);
+        std::vector<ParallelDim> dims;
+        for (const auto& e : p) {
+            auto d = e.is_string() ? parseParallelDim(e.get<std::string>()) : std::nullopt;
+            if (!d) throw InputError(file, at, e.dump() + " is not a parallel dimension; " + help);
+            if (std::find(dims.begin(), dims.end(), *d) != dims.end())
+                throw InputError(file, at, e.dump() + " appears twice; " + help);
+            dims.push_back(*d);
+        }
+        if (std::find(dims.begin(), dims.end(), ParallelDim::EP) == dims.end()) {
+            auto cp = std::find(dims.begin(), dims.end(), ParallelDim::CP);
+            dims.insert(cp == dims.end() ? dims.begin() : cp + 1, ParallelDim::EP);
+        }
+        if (dims.size() != std::size_t(kParallelDimCount))
+            throw InputError(file, at, "incomplete; " + help);
+        std::copy(dims.begin(), dims.end(), st.placement.begin());
+    } else {
+        r.ignore("placement");
+    }
+}
+
 Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     ObjectReader r(j, file, "strategy");
     Strategy st;
@@ -286,67 +350,14 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.ep = int(r.integer("ep", 1, 1 << 20, 1));
     st.etp = int(r.integer("etp", 1, 1 << 20, 1));
     parseMoeStrategy(r, st);
-    // DLRM: the embedding plan (explainInvalid refuses it for other models).
-    if (r.has("emb_sharding")) {
-        const json& e = r.raw("emb_sharding");
-        const std::string at = r.pathOf("emb_sharding");
-        const std::string help = "one of tw, rw, cw, twrw, dp, or a list with one per table group";
-        r.record("emb_sharding", help);
-        auto one = [&](const json& v, const std::string& where) {
-            const auto k = v.is_string() ? parseEmbSharding(v.get<std::string>()) : std::nullopt;
-            if (!k) throw InputError(file, where, "expected " + help + ", got " + v.dump());
-            return *k;
-        };
-        if (e.is_array()) {
-            if (e.empty() || e.size() > std::size_t(kMaxTableGroups))
-                throw InputError(file, at, "expected 1 to " + std::to_string(kMaxTableGroups) +
-                                               " types, one per table group");
-            for (std::size_t i = 0; i < e.size(); ++i)
-                st.dlrm.sharding[i] = one(e[i], at + "[" + std::to_string(i) + "]");
-            st.dlrm.listed = int(e.size());
-        } else {
-            st.dlrm.sharding.fill(one(e, at));
-        }
-    } else {
-        r.ignore("emb_sharding");
-    }
-    st.dlrm.groupSize = int(r.integer("emb_group_size", 0, 1 << 30, 0));
-    r.record("emb_group_size", "2-D sparse parallelism: GPUs per sharding group (0 = all)");
-    st.dlrm.pipelineSparse = r.boolean("sparse_pipeline", false);
-    st.dlrm.perTableKernels = r.choice("emb_kernels", {"fused", "per_table"}, "fused") == "per_table";
-    r.record("emb_kernels", "DLRM embedding kernels: fused (one for all tables: FBGEMM TBE, "
-                            "HugeCTR) or per_table (one embedding module per table, eager)");
+    parseEmbPlan(r, file, st);
     st.fsdpPrefetch = int(r.integer("fsdp_prefetch", 0, 1, 1));
     r.record("fsdp_prefetch", "ZeRO-3: 1 = gather the next layer during this one, 0 = just before it");
     st.fsdpPerTensor = r.choice("fsdp_unit", {"layer", "tensor"}, "layer") == "tensor";
     r.record("fsdp_unit", "ZeRO-3 collectives: one per layer (layer) or per weight tensor (tensor)");
     st.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000, 0));
     st.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000, 0));
-    if (r.has("placement")) {
-        const json& p = r.raw("placement");
-        const std::string at = r.pathOf("placement");
-        const std::string help =
-            "list tp, cp, dp, pp (and optionally ep) once each, innermost first, "
-            "e.g. [\"tp\", \"cp\", \"dp\", \"pp\"]";
-        if (!p.is_array()) throw InputError(file, at, "expected an array; " + help);
-        std::vector<ParallelDim> dims;
-        for (const auto& e : p) {
-            auto d = e.is_string() ? parseParallelDim(e.get<std::string>()) : std::nullopt;
-            if (!d) throw InputError(file, at, e.dump() + " is not a parallel dimension; " + help);
-            if (std::find(dims.begin(), dims.end(), *d) != dims.end())
-                throw InputError(file, at, e.dump() + " appears twice; " + help);
-            dims.push_back(*d);
-        }
-        if (std::find(dims.begin(), dims.end(), ParallelDim::EP) == dims.end()) {
-            auto cp = std::find(dims.begin(), dims.end(), ParallelDim::CP);
-            dims.insert(cp == dims.end() ? dims.begin() : cp + 1, ParallelDim::EP);
-        }
-        if (dims.size() != std::size_t(kParallelDimCount))
-            throw InputError(file, at, "incomplete; " + help);
-        std::copy(dims.begin(), dims.end(), st.placement.begin());
-    } else {
-        r.ignore("placement");
-    }
+    parsePlacement(r, file, st);
     r.finish();
     return st;
 }
@@ -391,6 +402,114 @@ Frozen parseFrozen(const json& j, const std::string& file, bool dlrm) {
     return f;
 }
 
+/// A training workload's sequence: samples for a DLRM (and its embedding optimizer), a ViT's
+/// patch tokens, else seq_len.
+void parseTrainingSequence(ObjectReader& r, bool dlrm, std::int64_t vitTokens, Workload& w) {
+    if (dlrm) {
+        // Samples, not sequences: a recommendation model has no sequence length.
+        if (r.has("seq_len")) r.fail("seq_len", "a DLRM has no sequence length; remove it");
+        r.ignore("seq_len");
+        w.seqLen = 1;
+        const std::string o =
+            r.choice("emb_optimizer", {"rowwise_adagrad", "adam", "sgd"}, "rowwise_adagrad");
+        w.embOptimizer = o == "adam"  ? EmbOptimizer::Adam
+                         : o == "sgd" ? EmbOptimizer::Sgd
+                                      : EmbOptimizer::RowwiseAdagrad;
+        return;
+    }
+    if (vitTokens > 0) {
+        // A ViT's sequence is its patch tokens plus the class token.
+        w.seqLen = int(r.integer("seq_len", 1, 1 << 30, vitTokens));
+        if (w.seqLen != vitTokens)
+            r.fail("seq_len", "a ViT sees (image_size/patch_size)² + 1 = " +
+                                  std::to_string(vitTokens) +
+                                  " tokens per image; remove seq_len or set it to that");
+    } else {
+        w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
+    }
+    if (r.has("emb_optimizer")) r.fail("emb_optimizer", "applies to DLRM models only");
+    r.ignore("emb_optimizer");
+}
+
+/// workload.lora: adapters of a rank on a frozen base (of a stored precision).
+void parseLora(ObjectReader& r, const std::string& file, bool dlrm, Workload& w) {
+    if (!r.has("lora")) {
+        r.ignore("lora");
+        return;
+    }
+    if (dlrm) r.fail("lora", "LoRA adapts a transformer's linear layers; a DLRM freezes "
+                             "its parts with workload.frozen");
+    if (r.has("frozen"))
+        r.fail("lora", "LoRA freezes the whole base model (embedding, every layer, "
+                       "head) and trains only its adapters: remove workload.frozen");
+    ObjectReader l(r.raw("lora"), file, "workload.lora");
+    w.frozen.loraRank = int(l.integer("rank", 1, 1 << 16));
+    const std::string t = l.choice("targets", {"all", "attention", "mlp"}, "all");
+    const std::string base = l.choice("base_precision", {"bf16", "fp8", "nf4"}, "bf16");
+    w.frozen.loraBaseBytes = base == "nf4" ? 4.127 / 8.0 : base == "fp8" ? 1.0 : 2.0;
+    w.frozen.loraTargets = t == "attention" ? LoraTargets::Attention
+                           : t == "mlp"     ? LoraTargets::Mlp
+                                            : LoraTargets::All;
+    l.finish();
+    w.frozen.embedding = w.frozen.head = true; // the base is frozen; layers: see below
+}
+
+void parseTrainingWorkload(ObjectReader& r, const std::string& file, bool dlrm,
+                           std::int64_t vitTokens, Workload& w) {
+    w.globalBatch = int(r.integer("global_batch", 1, 1 << 30));
+    parseTrainingSequence(r, dlrm, vitTokens, w);
+    w.stepOverheadS = r.number("step_overhead_ms", 0, 1e7, 0.0) * 1e-3;
+    w.microBatchOverheadS = r.number("micro_batch_overhead_ms", 0, 1e7, 0.0) * 1e-3;
+    r.record("micro_batch_overhead_ms",
+             "≥ 0: framework time per micro-batch no op accounts for (once per micro-batch)");
+    r.record("step_overhead_ms",
+             "≥ 0: framework time per step no op accounts for (data loading, Python)");
+    w.gradReducePrecision =
+        *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
+    w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
+    w.lowPrecisionScaling = *parseLowPrecisionScaling(
+        r.choice("fp8_scaling", {"delayed", "current", "block"}, "delayed"));
+    if (r.has("frozen"))
+        w.frozen = parseFrozen(r.raw("frozen"), file, dlrm);
+    else
+        r.ignore("frozen");
+    parseLora(r, file, dlrm, w);
+}
+
+void parseServingWorkload(ObjectReader& r, bool dlrm, const std::vector<std::string>& precisions,
+                          Workload& w) {
+    for (const char* key : {"frozen", "lora"}) {
+        if (r.has(key))
+            r.fail(key, "fine-tuning applies to training; serving computes no gradients: "
+                        "remove it");
+        r.ignore(key);
+    }
+    if (dlrm)
+        r.fail("kind", "DLRM serving is not modelled by the native engine: use \"training\", "
+                       "or evaluate the seed's DLRM inference files with --engine reference");
+    w.kind = WorkloadKind::Inference;
+    InferenceWorkload& inf = w.inference;
+    inf.inputTokens = int(r.integer("input_tokens", 1, 1 << 24));
+    inf.outputTokens = int(r.integer("output_tokens", 1, 1 << 24));
+    const std::string dist =
+        r.choice("output_distribution", {"fixed", "uniform", "exponential"}, "fixed");
+    inf.outputDistribution = dist == "fixed"     ? LengthDistribution::Fixed
+                             : dist == "uniform" ? LengthDistribution::Uniform
+                                                 : LengthDistribution::Exponential;
+    inf.batch = int(r.integer("batch", 0, 1 << 20, 0));
+    inf.weightPrecision = *parsePrecision(
+        r.choice("weight_precision", precisions, std::string(toString(w.precision))));
+    inf.kvPrecision = *parsePrecision(r.choice("kv_precision", {"fp16", "bf16", "fp8", "fp4"},
+                                               std::string(toString(w.precision))));
+    inf.mode = r.choice("mode", {"offline", "server"}, "offline") == "server"
+                   ? ServingMode::Server
+                   : ServingMode::Offline;
+    parseServingDeployment(r, inf);
+    // The generic checks see one request of the full context.
+    w.seqLen = inf.inputTokens + inf.outputTokens;
+    w.globalBatch = 1;
+}
+
 Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::int64_t vitTokens) {
     ObjectReader r(j, file, "workload");
     Workload w;
@@ -398,98 +517,10 @@ Workload parseWorkload(const json& j, const std::string& file, bool dlrm, std::i
     const std::string kind = r.choice("kind", {"training", "inference"}, "training");
     w.attention = *parseAttentionKernel(r.choice("attention", {"flash", "unfused"}, "flash"));
     w.precision = *parsePrecision(r.choice("precision", precisions, "bf16"));
-    if (kind == "training") {
-        w.globalBatch = int(r.integer("global_batch", 1, 1 << 30));
-        if (dlrm) {
-            // Samples, not sequences: a recommendation model has no sequence length.
-            if (r.has("seq_len")) r.fail("seq_len", "a DLRM has no sequence length; remove it");
-            r.ignore("seq_len");
-            w.seqLen = 1;
-            const std::string o = r.choice("emb_optimizer", {"rowwise_adagrad", "adam", "sgd"},
-                                           "rowwise_adagrad");
-            w.embOptimizer = o == "adam" ? EmbOptimizer::Adam
-                             : o == "sgd" ? EmbOptimizer::Sgd
-                                          : EmbOptimizer::RowwiseAdagrad;
-        } else if (vitTokens > 0) {
-            // A ViT's sequence is its patch tokens plus the class token.
-            w.seqLen = int(r.integer("seq_len", 1, 1 << 30, vitTokens));
-            if (w.seqLen != vitTokens)
-                r.fail("seq_len", "a ViT sees (image_size/patch_size)² + 1 = " +
-                                      std::to_string(vitTokens) +
-                                      " tokens per image; remove seq_len or set it to that");
-            if (r.has("emb_optimizer")) r.fail("emb_optimizer", "applies to DLRM models only");
-            r.ignore("emb_optimizer");
-        } else {
-            w.seqLen = int(r.integer("seq_len", 1, 1 << 30));
-            if (r.has("emb_optimizer")) r.fail("emb_optimizer", "applies to DLRM models only");
-            r.ignore("emb_optimizer");
-        }
-        w.stepOverheadS = r.number("step_overhead_ms", 0, 1e7, 0.0) * 1e-3;
-        w.microBatchOverheadS = r.number("micro_batch_overhead_ms", 0, 1e7, 0.0) * 1e-3;
-        r.record("micro_batch_overhead_ms",
-                 "≥ 0: framework time per micro-batch no op accounts for (once per micro-batch)");
-        r.record("step_overhead_ms",
-                 "≥ 0: framework time per step no op accounts for (data loading, Python)");
-        w.gradReducePrecision =
-            *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
-        w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
-        w.lowPrecisionScaling = *parseLowPrecisionScaling(
-            r.choice("fp8_scaling", {"delayed", "current", "block"}, "delayed"));
-        if (r.has("frozen"))
-            w.frozen = parseFrozen(r.raw("frozen"), file, dlrm);
-        else
-            r.ignore("frozen");
-        if (r.has("lora")) {
-            if (dlrm) r.fail("lora", "LoRA adapts a transformer's linear layers; a DLRM freezes "
-                                     "its parts with workload.frozen");
-            if (r.has("frozen"))
-                r.fail("lora", "LoRA freezes the whole base model (embedding, every layer, "
-                               "head) and trains only its adapters: remove workload.frozen");
-            ObjectReader l(r.raw("lora"), file, "workload.lora");
-            w.frozen.loraRank = int(l.integer("rank", 1, 1 << 16));
-            const std::string t = l.choice("targets", {"all", "attention", "mlp"}, "all");
-            const std::string base = l.choice("base_precision", {"bf16", "fp8", "nf4"}, "bf16");
-            w.frozen.loraBaseBytes = base == "nf4" ? 4.127 / 8.0 : base == "fp8" ? 1.0 : 2.0;
-            w.frozen.loraTargets = t == "attention" ? LoraTargets::Attention
-                                   : t == "mlp"     ? LoraTargets::Mlp
-                                                    : LoraTargets::All;
-            l.finish();
-            w.frozen.embedding = w.frozen.head = true; // the base is frozen; layers: see below
-        } else {
-            r.ignore("lora");
-        }
-    } else {
-        for (const char* key : {"frozen", "lora"}) {
-            if (r.has(key))
-                r.fail(key, "fine-tuning applies to training; serving computes no gradients: "
-                            "remove it");
-            r.ignore(key);
-        }
-        if (dlrm)
-            r.fail("kind", "DLRM serving is not modelled by the native engine: use \"training\", "
-                           "or evaluate the seed's DLRM inference files with --engine reference");
-        w.kind = WorkloadKind::Inference;
-        InferenceWorkload& inf = w.inference;
-        inf.inputTokens = int(r.integer("input_tokens", 1, 1 << 24));
-        inf.outputTokens = int(r.integer("output_tokens", 1, 1 << 24));
-        const std::string dist =
-            r.choice("output_distribution", {"fixed", "uniform", "exponential"}, "fixed");
-        inf.outputDistribution = dist == "fixed"     ? LengthDistribution::Fixed
-                                 : dist == "uniform" ? LengthDistribution::Uniform
-                                                     : LengthDistribution::Exponential;
-        inf.batch = int(r.integer("batch", 0, 1 << 20, 0));
-        inf.weightPrecision = *parsePrecision(
-            r.choice("weight_precision", precisions, std::string(toString(w.precision))));
-        inf.kvPrecision = *parsePrecision(r.choice("kv_precision", {"fp16", "bf16", "fp8", "fp4"},
-                                                   std::string(toString(w.precision))));
-        inf.mode = r.choice("mode", {"offline", "server"}, "offline") == "server"
-                       ? ServingMode::Server
-                       : ServingMode::Offline;
-        parseServingDeployment(r, inf);
-        // The generic checks see one request of the full context.
-        w.seqLen = inf.inputTokens + inf.outputTokens;
-        w.globalBatch = 1;
-    }
+    if (kind == "training")
+        parseTrainingWorkload(r, file, dlrm, vitTokens, w);
+    else
+        parseServingWorkload(r, dlrm, precisions, w);
     r.finish();
     return w;
 }
