@@ -279,8 +279,8 @@ double scoreUpperBound(const Scenario& s, Objective o, double budget, double gem
     return objectiveScore(o, tokens / lbStep, s.gpus, s.system.pricePerGpuHour, budget);
 }
 
-void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchOptions& opt,
-             double sampleBelow, double gemmFlopsPerStep, LocalState& L) {
+/// The task's fixed degrees on the scenario (a shard group that no longer divides DP: off).
+void applyTask(const Task& t, Scenario& s) {
     Strategy& st = s.strategy;
     s.gpus = t.gpus;
     st.tp = t.tp;
@@ -294,6 +294,51 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
     st.etp = t.etp;
     st.schedule = t.schedule;
     if (st.shardGroup > 0 && st.dp % st.shardGroup != 0) st.shardGroup = 0;
+}
+
+/// One complete configuration: counted, checked for memory, pruned when its score bound cannot
+/// place it anywhere a result shows, else timed and offered to every view.
+void visitConfiguration(const Scenario& s, const SearchOptions& opt, double sampleBelow,
+                        double gemmFlopsPerStep, HeatCell& cell, LocalState& L) {
+    if (explainInvalid(s)) return; // not a configuration (cannot happen by construction)
+    cell.anyValid = true;
+    ++L.stats.enumerated;
+    const MemoryBreakdown mem = peakMemory(s);
+    if (!mem.fits()) {
+        ++L.stats.infeasible;
+        return;
+    }
+    Candidate probe;
+    probe.gpus = s.gpus;
+    probe.strategy = s.strategy;
+    const bool sampled = double(hashOf(probe)) < sampleBelow;
+    if (opt.prune && !sampled) {
+        const double ub = scoreUpperBound(s, opt.objective, opt.tokenBudget, gemmFlopsPerStep);
+        auto g = L.bestPerGpus.find(s.gpus);
+        const bool belowTop = L.top.full() && ub < L.top.threshold();
+        const bool belowCell = cell.anyFeasible && ub < cell.best.score;
+        const bool belowGpus = g != L.bestPerGpus.end() && ub < g->second.score;
+        if (belowTop && belowCell && belowGpus && L.dominatedOnMemory(ub, mem.marginBytes())) {
+            ++L.stats.pruned;
+            return;
+        }
+    }
+    const Candidate c = evaluateCandidate(s, opt.objective, opt.tokenBudget);
+    ++L.stats.feasible;
+    L.top.offer(c);
+    if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
+    cell.anyFeasible = true;
+    auto g = L.bestPerGpus.find(s.gpus);
+    if (g == L.bestPerGpus.end() || candidateBefore(c, g->second)) L.bestPerGpus[s.gpus] = c;
+    L.addPareto(c);
+    if (sampled) L.scatter.push_back(c);
+}
+
+/// What a task fixes, swept: micro-batch × ZeRO × recompute × offload × SP × TP overlap.
+void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchOptions& opt,
+             double sampleBelow, double gemmFlopsPerStep, LocalState& L) {
+    applyTask(t, s);
+    Strategy& st = s.strategy;
     const int perReplica = s.workload.globalBatch / t.dp;
     const std::vector<int> zeros =
         t.dp * t.cp > 1 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
@@ -301,7 +346,12 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
     auto& cell = L.cells[{t.tp, t.layout.pp}];
     cell.tp = t.tp;
     cell.pp = t.layout.pp;
-
+    // Full recompute once per recomputed-layer count asked for (0: every layer); a count
+    // reaching a whole chunk is "every layer" again, so it is skipped.
+    static constexpr int kEveryLayer[] = {0};
+    const std::span<const int> fullLayers = space.recomputeLayers.empty()
+                                                ? std::span<const int>(kEveryLayer)
+                                                : std::span<const int>(space.recomputeLayers);
     const int chunkLayers = largestChunkLayers(s); // the task fixes pp, vp and the split
     for (int mb : divisorsOf(perReplica, perReplica)) {
         if (!allowed(space.microBatch, mb)) continue;
@@ -311,12 +361,6 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
         for (int zero : zeros) {
             if (!allowed(space.zeroStage, zero)) continue;
             st.zeroStage = zero;
-            // Full recompute once per recomputed-layer count asked for (0: every layer); a
-            // count reaching a whole chunk is "every layer" again, so it is skipped.
-            static constexpr int kEveryLayer[] = {0};
-            const std::span<const int> fullLayers =
-                space.recomputeLayers.empty() ? std::span<const int>(kEveryLayer)
-                                              : std::span<const int>(space.recomputeLayers);
             for (int rcIndex = 0; rcIndex < 2 + int(fullLayers.size()); ++rcIndex) {
                 const Recompute rc = rcIndex == 0   ? Recompute::None
                                      : rcIndex == 1 ? Recompute::Selective
@@ -339,44 +383,10 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                         st.sequenceParallel = sp;
                         for (int ov : binary) {
                             if (!allowed(space.tpCommOverlap, ov)) continue;
-                            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
+                            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
+                                return;
                             st.tpCommOverlap = ov;
-                            if (explainInvalid(s))
-                                continue; // not a configuration (cannot happen by construction)
-                            cell.anyValid = true;
-                            ++L.stats.enumerated;
-                            const MemoryBreakdown mem = peakMemory(s);
-                            if (!mem.fits()) {
-                                ++L.stats.infeasible;
-                                continue;
-                            }
-                            Candidate probe;
-                            probe.gpus = s.gpus;
-                            probe.strategy = st;
-                            const bool sampled = double(hashOf(probe)) < sampleBelow;
-                            if (opt.prune && !sampled) {
-                                const double ub = scoreUpperBound(s, opt.objective, opt.tokenBudget,
-                                                                  gemmFlopsPerStep);
-                                auto g = L.bestPerGpus.find(s.gpus);
-                                const bool belowTop = L.top.full() && ub < L.top.threshold();
-                                const bool belowCell = cell.anyFeasible && ub < cell.best.score;
-                                const bool belowGpus = g != L.bestPerGpus.end() && ub < g->second.score;
-                                if (belowTop && belowCell && belowGpus &&
-                                    L.dominatedOnMemory(ub, mem.marginBytes())) {
-                                    ++L.stats.pruned;
-                                    continue;
-                                }
-                            }
-                            const Candidate c = evaluateCandidate(s, opt.objective, opt.tokenBudget);
-                            ++L.stats.feasible;
-                            L.top.offer(c);
-                            if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
-                            cell.anyFeasible = true;
-                            auto g = L.bestPerGpus.find(s.gpus);
-                            if (g == L.bestPerGpus.end() || candidateBefore(c, g->second))
-                                L.bestPerGpus[s.gpus] = c;
-                            L.addPareto(c);
-                            if (sampled) L.scatter.push_back(c);
+                            visitConfiguration(s, opt, sampleBelow, gemmFlopsPerStep, cell, L);
                         }
                     }
                 }
@@ -397,74 +407,55 @@ std::size_t innerCount(const Task& t, const Scenario& base, const SearchSpace& s
     return mbs * (t.dp * t.cp > 1 ? 4 : 1) * recompute * offload * (t.tp > 1 ? 4 : 1);
 }
 
-} // namespace
-
-namespace {
-
-/// An inference scenario's design space is the serving search's (TP × PP × replicas ×
-/// precision, each at its best batch under the scenario's TTFT / TPOT objectives), reported in
-/// the training search's shape so the design-space and co-design views, `madmax sweep` and
-/// `merge` treat both workloads alike. Shard 0 holds every configuration (the space is small).
-SearchResult searchInference(const Scenario& base, const SearchSpace& space,
-                             const SearchOptions& opt) {
-    const auto start = std::chrono::steady_clock::now();
-    SearchResult r;
-    r.objective = Objective::Throughput;
-    r.tokenBudget = opt.tokenBudget;
-    if (opt.shardIndex == 0) {
-        ServingSearchOptions so;
-        so.ttftObjectiveS = base.workload.inference.ttftObjectiveS;
-        so.tpotObjectiveS = base.workload.inference.tpotObjectiveS;
-        so.topN = std::numeric_limits<int>::max();
-        so.cancel = opt.cancel;
-        so.tp = space.tp;
-        so.pp = space.pp;
-        so.ep = space.ep;
-        const ServingSearchResult sr = searchServing(base, so);
-        std::map<std::pair<int, int>, HeatCell> cells;
-        std::vector<Candidate> all;
-        for (const ServingCandidate& sc : sr.top) {
-            const Strategy& st = sc.scenario.strategy;
-            if (!allowed(space.tp, st.tp) || !allowed(space.pp, st.pp)) continue;
-            Candidate c = evaluateCandidate(sc.scenario, Objective::Throughput, opt.tokenBudget);
-            c.servingBatch = sc.scenario.workload.inference.batch;
-            c.servingPrecision = sc.scenario.workload.precision;
-            all.push_back(c);
-            HeatCell& cell = cells[{st.tp, st.pp}];
-            cell.tp = st.tp;
-            cell.pp = st.pp;
-            cell.anyValid = true;
-            if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
-            cell.anyFeasible = true;
+/// The tasks on the worker threads, each with its own findings, returned as one partial
+/// result per thread for mergeResults (every merge step is order-independent, so any thread
+/// count agrees).
+std::vector<SearchResult> runWorkers(const std::vector<Task>& tasks, const Scenario& base,
+                                     const SearchSpace& space, const SearchOptions& opt,
+                                     double sampleBelow, double gemmFlops) {
+    int threads =
+        opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::max(1, std::min<int>(threads, int(tasks.size())));
+    std::vector<LocalState> locals(threads);
+    for (auto& l : locals)
+        l.top.n = std::size_t(std::max(0, opt.topN));
+    std::atomic<std::size_t> next{0}, done{0};
+    auto worker = [&](int w) {
+        Scenario s = base;
+        LocalState& L = locals[w];
+        while (true) {
+            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
+            const std::size_t i = next.fetch_add(1);
+            if (i >= tasks.size()) return;
+            runTask(tasks[i], s, space, opt, sampleBelow, gemmFlops, L);
+            const std::size_t d = done.fetch_add(1) + 1;
+            if (opt.progress && (d % 16 == 0 || d == tasks.size())) opt.progress(d, tasks.size());
         }
-        std::sort(all.begin(), all.end(), candidateBefore);
-        r.stats.enumerated = sr.evaluated;
-        r.stats.feasible = all.size();
-        r.stats.infeasible = sr.evaluated - sr.feasible;
-        r.paretoMemory = paretoMemory(all);
-        r.paretoLatency = detail::paretoLatency(all);
-        r.scatter = all;
-        r.top = all;
-        if (int(r.top.size()) > opt.topN) r.top.resize(std::size_t(std::max(0, opt.topN)));
-        for (auto& [k, c] : cells)
-            r.heatmap.push_back(c);
+    };
+    if (threads == 1) {
+        worker(0);
+    } else {
+        std::vector<std::thread> pool;
+        for (int w = 0; w < threads; ++w)
+            pool.emplace_back(worker, w);
+        for (auto& t : pool)
+            t.join();
     }
-    if (opt.baseline) {
-        Scenario b = base;
-        b.strategy = *opt.baseline;
-        if (!explainInvalid(b)) {
-            r.baseline = evaluateCandidate(b, Objective::Throughput, opt.tokenBudget);
-            r.baseline->servingBatch = std::max(1, b.workload.inference.batch);
-            r.baseline->servingPrecision = b.workload.precision;
-            if (!r.top.empty() && r.baseline->score > 0)
-                r.speedupOverBaseline = r.top.front().score / r.baseline->score;
-        }
+    std::vector<SearchResult> parts;
+    if (locals.empty()) locals.emplace_back();
+    for (auto& L : locals) {
+        SearchResult p;
+        p.top = std::move(L.top.items);
+        p.paretoMemory = std::move(L.pareto);
+        for (auto& [k, c] : L.cells)
+            p.heatmap.push_back(c);
+        for (auto& [g, c] : L.bestPerGpus)
+            p.paretoGpus.push_back(c);
+        p.scatter = std::move(L.scatter);
+        p.stats = L.stats;
+        parts.push_back(std::move(p));
     }
-    r.cancelled = opt.cancel && opt.cancel->load();
-    r.stats.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    setRates(r.stats);
-    return r;
+    return parts;
 }
 
 } // namespace
@@ -505,7 +496,7 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     if (base.workload.kind == WorkloadKind::Inference) {
         if (auto why = explainObjective(base, opt.objective))
             throw InputError("--objective", std::string(toString(opt.objective)), *why);
-        return searchInference(base, space, opt);
+        return detail::servingDesignSpace(base, space, opt);
     }
     // Offload counts to try: the scenario's unless restricted.
     SearchSpace normalized = space;
@@ -530,50 +521,8 @@ SearchResult search(const Scenario& base, const SearchSpace& space, const Search
     const double gemmFlops = trainingGemmFlopsPerStep(
         base.model, base.workload.frozen, double(base.workload.globalBatch), base.workload.seqLen);
 
-    int threads =
-        opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-    threads = std::max(1, std::min<int>(threads, int(tasks.size())));
-    std::vector<LocalState> locals(threads);
-    for (auto& l : locals)
-        l.top.n = std::size_t(std::max(0, opt.topN));
-    std::atomic<std::size_t> next{0}, done{0};
-    auto worker = [&](int w) {
-        Scenario s = base;
-        LocalState& L = locals[w];
-        while (true) {
-            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
-            const std::size_t i = next.fetch_add(1);
-            if (i >= tasks.size()) return;
-            runTask(tasks[i], s, normalized, opt, sampleBelow, gemmFlops, L);
-            const std::size_t d = done.fetch_add(1) + 1;
-            if (opt.progress && (d % 16 == 0 || d == tasks.size())) opt.progress(d, tasks.size());
-        }
-    };
-    if (threads == 1) {
-        worker(0);
-    } else {
-        std::vector<std::thread> pool;
-        for (int w = 0; w < threads; ++w)
-            pool.emplace_back(worker, w);
-        for (auto& t : pool)
-            t.join();
-    }
-
-    // Merge the threads' findings; every step is order-independent, so any thread count agrees.
-    std::vector<SearchResult> parts;
-    if (locals.empty()) locals.emplace_back();
-    for (auto& L : locals) {
-        SearchResult p;
-        p.top = std::move(L.top.items);
-        p.paretoMemory = std::move(L.pareto);
-        for (auto& [k, c] : L.cells)
-            p.heatmap.push_back(c);
-        for (auto& [g, c] : L.bestPerGpus)
-            p.paretoGpus.push_back(c);
-        p.scatter = std::move(L.scatter);
-        p.stats = L.stats;
-        parts.push_back(std::move(p));
-    }
+    std::vector<SearchResult> parts =
+        runWorkers(tasks, base, normalized, opt, sampleBelow, gemmFlops);
     if (opt.baseline) {
         Scenario b = base;
         b.strategy = *opt.baseline;

@@ -3,6 +3,11 @@
 
 #include "madmax/engine.hpp"
 #include "madmax/strategy_space.hpp"
+#include "search/search_parts.hpp"
+
+#include <chrono>
+#include <limits>
+#include <map>
 
 #include <algorithm>
 #include <numeric>
@@ -235,6 +240,72 @@ DisaggregatedPlan searchDisaggregated(const Scenario& base, const ServingSearchO
         plan.why = e.what();
     }
     return plan;
+}
+
+/// An inference scenario's design space is the serving search's (TP × PP × replicas ×
+/// precision, each at its best batch under the scenario's TTFT / TPOT objectives), reported in
+/// the training search's shape so the design-space and co-design views, `madmax sweep` and
+/// `merge` treat both workloads alike. Shard 0 holds every configuration (the space is small).
+SearchResult detail::servingDesignSpace(const Scenario& base, const SearchSpace& space,
+                                        const SearchOptions& opt) {
+    const auto start = std::chrono::steady_clock::now();
+    SearchResult r;
+    r.objective = Objective::Throughput;
+    r.tokenBudget = opt.tokenBudget;
+    if (opt.shardIndex == 0) {
+        ServingSearchOptions so;
+        so.ttftObjectiveS = base.workload.inference.ttftObjectiveS;
+        so.tpotObjectiveS = base.workload.inference.tpotObjectiveS;
+        so.topN = std::numeric_limits<int>::max();
+        so.cancel = opt.cancel;
+        so.tp = space.tp;
+        so.pp = space.pp;
+        so.ep = space.ep;
+        const ServingSearchResult sr = searchServing(base, so);
+        std::map<std::pair<int, int>, HeatCell> cells;
+        std::vector<Candidate> all;
+        for (const ServingCandidate& sc : sr.top) {
+            const Strategy& st = sc.scenario.strategy;
+            if (!allowed(space.tp, st.tp) || !allowed(space.pp, st.pp)) continue;
+            Candidate c = evaluateCandidate(sc.scenario, Objective::Throughput, opt.tokenBudget);
+            c.servingBatch = sc.scenario.workload.inference.batch;
+            c.servingPrecision = sc.scenario.workload.precision;
+            all.push_back(c);
+            HeatCell& cell = cells[{st.tp, st.pp}];
+            cell.tp = st.tp;
+            cell.pp = st.pp;
+            cell.anyValid = true;
+            if (!cell.anyFeasible || candidateBefore(c, cell.best)) cell.best = c;
+            cell.anyFeasible = true;
+        }
+        std::sort(all.begin(), all.end(), candidateBefore);
+        r.stats.enumerated = sr.evaluated;
+        r.stats.feasible = all.size();
+        r.stats.infeasible = sr.evaluated - sr.feasible;
+        r.paretoMemory = paretoMemory(all);
+        r.paretoLatency = detail::paretoLatency(all);
+        r.scatter = all;
+        r.top = all;
+        if (int(r.top.size()) > opt.topN) r.top.resize(std::size_t(std::max(0, opt.topN)));
+        for (auto& [k, c] : cells)
+            r.heatmap.push_back(c);
+    }
+    if (opt.baseline) {
+        Scenario b = base;
+        b.strategy = *opt.baseline;
+        if (!explainInvalid(b)) {
+            r.baseline = evaluateCandidate(b, Objective::Throughput, opt.tokenBudget);
+            r.baseline->servingBatch = std::max(1, b.workload.inference.batch);
+            r.baseline->servingPrecision = b.workload.precision;
+            if (!r.top.empty() && r.baseline->score > 0)
+                r.speedupOverBaseline = r.top.front().score / r.baseline->score;
+        }
+    }
+    r.cancelled = opt.cancel && opt.cancel->load();
+    r.stats.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    setRates(r.stats);
+    return r;
 }
 
 } // namespace madmax

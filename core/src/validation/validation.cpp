@@ -271,89 +271,86 @@ void predictServing(const json& c, const PresetLibrary& lib, const std::string& 
     else
         o.skipped = "metric " + o.metric + " is not predicted for inference";
 }
-} // namespace
-
-ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
-                               const std::string& file) {
-    if (schemaOf(dataset) != "madmax-validation/1")
-        throw InputError(file, "schema", "expected \"madmax-validation/1\"");
-    if (!dataset.contains("cases") || !dataset["cases"].is_array())
-        throw InputError(file, "cases", "expected an array of cases");
-    ValidationReport rep;
-    const json& cases = dataset["cases"];
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-        const json& c = cases[i];
-        checkCase(c, i, file);
-        CaseOutcome o;
-        std::vector<std::string> notes;
-        tNotes = &notes;
-        struct Reset {
-            ~Reset() { tNotes = nullptr; }
-        } reset;
-        try {
-            o.id = c.at("id").get<std::string>();
-            o.kind = c.at("kind").get<std::string>();
-            o.metric = c.at("measured").at("metric").get<std::string>();
-            o.measured = c.at("measured").at("value").get<double>();
-            const json& sys = c.at("system");
-            const int gpus = intField(sys, "gpus", 0, "system");
-            const std::string modelName =
-                c.contains("model") && c.at("model").is_object()
-                    ? c.at("model").value("name", "?")
-                    : ""; // (operator[] on a const document with a missing key is undefined)
-            o.group =
-                (modelName.empty() ? "collective " + sys.at("gpu").get<std::string>() : modelName) +
-                " @ " + std::to_string(gpus) + " GPUs";
-            if (o.kind == "collective") {
-                const json& col = c.at("collective");
-                const std::string op = col.at("op").get<std::string>();
-                const bool tokens =
-                    col.contains("tokens_per_rank") && !col["tokens_per_rank"].is_null();
-                if (op == "all_to_all" && tokens) {
-                    predictMoeAllToAll(c, lib, file, i, o);
-                } else {
-                    predictCollective(c, lib, file, i, o);
-                }
-            } else if (o.kind == "training") {
-                const std::string arch = c.at("model").at("arch").get<std::string>();
-                if (arch != "dense" && arch != "moe" && arch != "dlrm") {
-                    o.skipped = arch + " training is not modelled";
-                } else {
-                    const Scenario s = arch == "dlrm" ? dlrmScenarioForCase(c, lib, file)
-                                                     : scenarioForCase(c, lib, file);
-                    const Result r = evaluate(s);
-                    if (o.metric == "step_time_s")
-                        o.predicted = r.stepTimeS;
-                    else if (o.metric == "hardware_tflops_per_gpu")
-                        o.predicted = r.hardwareTflopsPerGpu;
-                    else if (o.metric == "model_tflops_per_gpu")
-                        o.predicted = r.modelTflopsPerGpu;
-                    else if (o.metric == "mfu")
-                        o.predicted = r.mfu;
-                    else if (o.metric == "tokens_per_s_per_gpu")
-                        o.predicted = r.tokensPerSPerGpu;
-                    else if (o.metric == "samples_per_s")
-                        o.predicted = r.samplesPerS;
-                    else if (o.metric == "tokens_per_s")
-                        o.predicted = r.tokensPerS;
-                    else
-                        o.skipped = "metric " + o.metric + " is not predicted for training";
-                }
-            } else if (o.kind == "inference") {
-                predictServing(c, lib, file, o);
-            } else {
-                o.skipped = "kind " + o.kind + " is not modelled";
-            }
-        } catch (const InputError& e) {
-            o.skipped = std::string("cannot be expressed: ") + e.what();
-        } catch (const json::exception& e) {
-            o.skipped = std::string("malformed case: ") + e.what();
-        }
-        if (o.id.empty()) o.id = "cases[" + std::to_string(i) + "]";
-        o.notes = std::move(notes);
-        rep.cases.push_back(std::move(o));
+/// A training case's prediction of its metric (dense, MoE, ViT, fine-tuning, DLRM).
+void predictTraining(const json& c, const PresetLibrary& lib, const std::string& file,
+                     CaseOutcome& o) {
+    const std::string arch = c.at("model").at("arch").get<std::string>();
+    if (arch != "dense" && arch != "moe" && arch != "dlrm") {
+        o.skipped = arch + " training is not modelled";
+        return;
     }
+    const Scenario s =
+        arch == "dlrm" ? dlrmScenarioForCase(c, lib, file) : scenarioForCase(c, lib, file);
+    const Result r = evaluate(s);
+    if (o.metric == "step_time_s")
+        o.predicted = r.stepTimeS;
+    else if (o.metric == "hardware_tflops_per_gpu")
+        o.predicted = r.hardwareTflopsPerGpu;
+    else if (o.metric == "model_tflops_per_gpu")
+        o.predicted = r.modelTflopsPerGpu;
+    else if (o.metric == "mfu")
+        o.predicted = r.mfu;
+    else if (o.metric == "tokens_per_s_per_gpu")
+        o.predicted = r.tokensPerSPerGpu;
+    else if (o.metric == "samples_per_s")
+        o.predicted = r.samplesPerS;
+    else if (o.metric == "tokens_per_s")
+        o.predicted = r.tokensPerS;
+    else
+        o.skipped = "metric " + o.metric + " is not predicted for training";
+}
 
+/// One case read, converted and predicted by its kind; what cannot be expressed is skipped
+/// with the reason, and the case's notes say what was assumed.
+CaseOutcome predictCase(const json& c, std::size_t i, const PresetLibrary& lib,
+                        const std::string& file) {
+    CaseOutcome o;
+    std::vector<std::string> notes;
+    tNotes = &notes;
+    struct Reset {
+        ~Reset() { tNotes = nullptr; }
+    } reset;
+    try {
+        o.id = c.at("id").get<std::string>();
+        o.kind = c.at("kind").get<std::string>();
+        o.metric = c.at("measured").at("metric").get<std::string>();
+        o.measured = c.at("measured").at("value").get<double>();
+        const json& sys = c.at("system");
+        const int gpus = intField(sys, "gpus", 0, "system");
+        const std::string modelName =
+            c.contains("model") && c.at("model").is_object()
+                ? c.at("model").value("name", "?")
+                : ""; // (operator[] on a const document with a missing key is undefined)
+        o.group =
+            (modelName.empty() ? "collective " + sys.at("gpu").get<std::string>() : modelName) +
+            " @ " + std::to_string(gpus) + " GPUs";
+        if (o.kind == "collective") {
+            const json& col = c.at("collective");
+            const std::string op = col.at("op").get<std::string>();
+            const bool tokens = col.contains("tokens_per_rank") && !col["tokens_per_rank"].is_null();
+            if (op == "all_to_all" && tokens)
+                predictMoeAllToAll(c, lib, file, i, o);
+            else
+                predictCollective(c, lib, file, i, o);
+        } else if (o.kind == "training") {
+            predictTraining(c, lib, file, o);
+        } else if (o.kind == "inference") {
+            predictServing(c, lib, file, o);
+        } else {
+            o.skipped = "kind " + o.kind + " is not modelled";
+        }
+    } catch (const InputError& e) {
+        o.skipped = std::string("cannot be expressed: ") + e.what();
+    } catch (const json::exception& e) {
+        o.skipped = std::string("malformed case: ") + e.what();
+    }
+    if (o.id.empty()) o.id = "cases[" + std::to_string(i) + "]";
+    o.notes = std::move(notes);
+    return o;
+}
+
+/// Error statistics overall, by metric and by kind, and the rank correlation within groups.
+void scoreReport(ValidationReport& rep) {
     std::vector<double> all;
     std::map<std::string, std::vector<double>> byMetric, byKind;
     std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
@@ -378,6 +375,23 @@ ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
         sum += rep.spearmanByGroup[g];
     }
     if (!rep.spearmanByGroup.empty()) rep.spearmanMean = sum / rep.spearmanByGroup.size();
+}
+
+} // namespace
+
+ValidationReport runValidation(const json& dataset, const PresetLibrary& lib,
+                               const std::string& file) {
+    if (schemaOf(dataset) != "madmax-validation/1")
+        throw InputError(file, "schema", "expected \"madmax-validation/1\"");
+    if (!dataset.contains("cases") || !dataset["cases"].is_array())
+        throw InputError(file, "cases", "expected an array of cases");
+    ValidationReport rep;
+    const json& cases = dataset["cases"];
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        checkCase(cases[i], i, file);
+        rep.cases.push_back(predictCase(cases[i], i, lib, file));
+    }
+    scoreReport(rep);
     return rep;
 }
 
