@@ -57,17 +57,14 @@ std::string describePlan(const Scenario& s, const DlrmPlan& plan) {
     return out;
 }
 
-DlrmSearchResult searchDlrmPlans(const Scenario& base, const DlrmSearchOptions& options) {
-    DlrmSearchResult out;
-    const int groups = int(base.model.dlrm.tables.size());
-    const int N = base.gpus, node = nodeSize(base);
-    for (int g = 1; g <= N; g *= 2)
-        if (N % g == 0 && (g <= node || g % node == 0)) out.groupSizes.push_back(g);
-    if (out.groupSizes.empty() || out.groupSizes.back() != N) out.groupSizes.push_back(N);
+namespace {
 
+/// The plans tried and their counts: every candidate evaluated, kept for the ranking.
+struct PlanRun {
+    Scenario s;
+    DlrmSearchResult& out;
     std::vector<DlrmPlanCandidate> all;
-    Scenario s = base;
-    auto run = [&](const DlrmPlan& plan) -> const DlrmPlanCandidate* {
+    const DlrmPlanCandidate* operator()(const DlrmPlan& plan) {
         s.strategy.dlrm = plan;
         ++out.evaluated;
         if (explainInvalid(s)) return nullptr;
@@ -79,8 +76,102 @@ DlrmSearchResult searchDlrmPlans(const Scenario& base, const DlrmSearchOptions& 
         out.fitting += c.fits;
         all.push_back(std::move(c));
         return &all.back();
-    };
+    }
+};
 
+/// Every combination of the table groups' types, in odometer order.
+void exhaustivePlans(DlrmPlan plan, const std::vector<std::vector<EmbSharding>>& types,
+                     PlanRun& run) {
+    const int groups = int(types.size());
+    std::vector<std::size_t> idx(std::size_t(groups), 0);
+    while (true) {
+        for (int t = 0; t < groups; ++t)
+            plan.sharding[std::size_t(t)] = types[std::size_t(t)][idx[std::size_t(t)]];
+        run(plan);
+        int t = 0;
+        while (t < groups && ++idx[std::size_t(t)] == types[std::size_t(t)].size())
+            idx[std::size_t(t++)] = 0;
+        if (t == groups) break;
+    }
+}
+
+/// Coordinate descent from each uniform plan (its type where allowed, else TW): one group's
+/// type changed at a time while it helps, at most four sweeps.
+void descentPlans(DlrmPlan plan, const std::vector<std::vector<EmbSharding>>& types,
+                  PlanRun& run) {
+    const int groups = int(types.size());
+    for (EmbSharding start : {EmbSharding::TableWise, EmbSharding::RowWise, EmbSharding::ColumnWise,
+                              EmbSharding::TableRowWise, EmbSharding::DataParallel}) {
+        for (int t = 0; t < groups; ++t) {
+            const auto& allowed = types[std::size_t(t)];
+            plan.sharding[std::size_t(t)] =
+                std::find(allowed.begin(), allowed.end(), start) != allowed.end()
+                    ? start
+                    : EmbSharding::TableWise;
+        }
+        const DlrmPlanCandidate* c = run(plan);
+        DlrmPlanCandidate best = c ? *c : DlrmPlanCandidate{};
+        bool have = c != nullptr;
+        for (int sweep = 0; sweep < 4; ++sweep) {
+            bool improved = false;
+            for (int t = 0; t < groups; ++t) {
+                DlrmPlan trial = have ? best.plan : plan;
+                for (EmbSharding k : types[std::size_t(t)]) {
+                    if (have && k == best.plan.sharding[std::size_t(t)]) continue;
+                    trial.sharding[std::size_t(t)] = k;
+                    const DlrmPlanCandidate* r = run(trial);
+                    if (r && (!have || better(*r, best))) {
+                        best = *r;
+                        have = improved = true;
+                    }
+                }
+            }
+            if (!improved) break;
+        }
+    }
+}
+
+/// Explain the winner: where its step goes, and what the runner-up pays that it does not.
+void explainWinner(const Scenario& base, DlrmSearchResult& out) {
+    const int node = nodeSize(base);
+    const DlrmPlanCandidate& w = out.top.front();
+    const DlrmResult& x = w.result.dlrmResult;
+    const double step = w.result.stepTimeS;
+    auto share = [&](double v) { return fmt("%.0f%%", 100.0 * v / step); };
+    out.explanation.push_back(
+        std::string(w.fits ? "" : "No plan fits in HBM; the least bad: ") + "the best plan takes " +
+        fmt("%.3g ms", step * 1e3) + " per step: dense MLPs and interaction " +
+        share(x.denseForwardS + x.denseBackwardS + x.interactionS) + ", embedding lookups and "
+        "updates " + share(x.lookupFwdS + x.embBackwardS) + ", exposed communication " +
+        share(w.result.exposedCommS) + ".");
+    if (x.replicas > 1)
+        out.explanation.push_back(
+            fmt("2-D: groups of %.0f GPUs keep the all-to-all inside ", double(x.groupSize)) +
+            (x.groupSize <= node ? "a node" : "fewer nodes") +
+            fmt(", at %.3g ms of replica gradient sync per step.", x.replicaSyncS * 1e3));
+    if (out.top.size() < 2) return;
+    const DlrmPlanCandidate& r = out.top[1];
+    const DlrmResult& y = r.result.dlrmResult;
+    const double dt = r.result.stepTimeS - step;
+    const double dComm = r.result.exposedCommS - w.result.exposedCommS;
+    const double dLookup = (y.lookupFwdS + y.embBackwardS) - (x.lookupFwdS + x.embBackwardS);
+    const std::string why =
+        dComm >= dLookup ? fmt("%.3g ms more exposed communication", dComm * 1e3)
+                         : fmt("%.3g ms more lookup time on its most loaded GPU", dLookup * 1e3);
+    out.explanation.push_back("The runner-up (" + describePlan(base, r.plan) +
+                              fmt(", %.3g ms slower) pays ", dt * 1e3) + why + ".");
+}
+
+} // namespace
+
+DlrmSearchResult searchDlrmPlans(const Scenario& base, const DlrmSearchOptions& options) {
+    DlrmSearchResult out;
+    const int groups = int(base.model.dlrm.tables.size());
+    const int N = base.gpus, node = nodeSize(base);
+    for (int g = 1; g <= N; g *= 2)
+        if (N % g == 0 && (g <= node || g % node == 0)) out.groupSizes.push_back(g);
+    if (out.groupSizes.empty() || out.groupSizes.back() != N) out.groupSizes.push_back(N);
+    PlanRun run{base, out, {}};
     for (int g : out.groupSizes) {
         std::vector<std::vector<EmbSharding>> types(static_cast<std::size_t>(groups));
         long long product = 1;
@@ -97,53 +188,15 @@ DlrmSearchResult searchDlrmPlans(const Scenario& base, const DlrmSearchOptions& 
             plan.pipelineSparse = pipe;
             plan.listed = groups;
             if (product <= options.exhaustiveLimit) {
-                std::vector<std::size_t> idx(std::size_t(groups), 0);
-                while (true) {
-                    for (int t = 0; t < groups; ++t)
-                        plan.sharding[std::size_t(t)] = types[std::size_t(t)][idx[std::size_t(t)]];
-                    run(plan);
-                    int t = 0;
-                    while (t < groups && ++idx[std::size_t(t)] == types[std::size_t(t)].size())
-                        idx[std::size_t(t++)] = 0;
-                    if (t == groups) break;
-                }
-                continue;
-            }
-            out.exhaustive = false;
-            // Coordinate descent from each uniform plan (its type where allowed, else TW).
-            for (EmbSharding start : {EmbSharding::TableWise, EmbSharding::RowWise,
-                                      EmbSharding::ColumnWise, EmbSharding::TableRowWise,
-                                      EmbSharding::DataParallel}) {
-                for (int t = 0; t < groups; ++t) {
-                    const auto& allowed = types[std::size_t(t)];
-                    plan.sharding[std::size_t(t)] =
-                        std::find(allowed.begin(), allowed.end(), start) != allowed.end()
-                            ? start
-                            : EmbSharding::TableWise;
-                }
-                const DlrmPlanCandidate* c = run(plan);
-                DlrmPlanCandidate best = c ? *c : DlrmPlanCandidate{};
-                bool have = c != nullptr;
-                for (int sweep = 0; sweep < 4; ++sweep) {
-                    bool improved = false;
-                    for (int t = 0; t < groups; ++t) {
-                        DlrmPlan trial = have ? best.plan : plan;
-                        for (EmbSharding k : types[std::size_t(t)]) {
-                            if (have && k == best.plan.sharding[std::size_t(t)]) continue;
-                            trial.sharding[std::size_t(t)] = k;
-                            const DlrmPlanCandidate* r = run(trial);
-                            if (r && (!have || better(*r, best))) {
-                                best = *r;
-                                have = improved = true;
-                            }
-                        }
-                    }
-                    if (!improved) break;
-                }
+                exhaustivePlans(plan, types, run);
+            } else {
+                out.exhaustive = false;
+                descentPlans(plan, types, run);
             }
         }
     }
     // Rank: fitting first, fastest first; the same plan reached twice listed once.
+    std::vector<DlrmPlanCandidate>& all = run.all;
     std::stable_sort(all.begin(), all.end(), better);
     for (const auto& c : all) {
         if (int(out.top.size()) >= options.topN) break;
@@ -155,36 +208,7 @@ DlrmSearchResult searchDlrmPlans(const Scenario& base, const DlrmSearchOptions& 
         });
         if (!seen) out.top.push_back(c);
     }
-    if (out.top.empty()) return out;
-
-    // Explain the winner: where its step goes, and what the runner-up pays that it does not.
-    const DlrmPlanCandidate& w = out.top.front();
-    const DlrmResult& x = w.result.dlrmResult;
-    const double step = w.result.stepTimeS;
-    auto share = [&](double v) { return fmt("%.0f%%", 100.0 * v / step); };
-    out.explanation.push_back(
-        std::string(w.fits ? "" : "No plan fits in HBM; the least bad: ") + "the best plan takes " +
-        fmt("%.3g ms", step * 1e3) + " per step: dense MLPs and interaction " +
-        share(x.denseForwardS + x.denseBackwardS + x.interactionS) + ", embedding lookups and "
-        "updates " + share(x.lookupFwdS + x.embBackwardS) + ", exposed communication " +
-        share(w.result.exposedCommS) + ".");
-    if (x.replicas > 1)
-        out.explanation.push_back(
-            fmt("2-D: groups of %.0f GPUs keep the all-to-all inside ", double(x.groupSize)) +
-            (x.groupSize <= node ? "a node" : "fewer nodes") +
-            fmt(", at %.3g ms of replica gradient sync per step.", x.replicaSyncS * 1e3));
-    if (out.top.size() > 1) {
-        const DlrmPlanCandidate& r = out.top[1];
-        const DlrmResult& y = r.result.dlrmResult;
-        const double dt = r.result.stepTimeS - step;
-        std::string why;
-        const double dComm = r.result.exposedCommS - w.result.exposedCommS;
-        const double dLookup = (y.lookupFwdS + y.embBackwardS) - (x.lookupFwdS + x.embBackwardS);
-        why = dComm >= dLookup ? fmt("%.3g ms more exposed communication", dComm * 1e3)
-                               : fmt("%.3g ms more lookup time on its most loaded GPU", dLookup * 1e3);
-        out.explanation.push_back("The runner-up (" + describePlan(base, r.plan) +
-                                  fmt(", %.3g ms slower) pays ", dt * 1e3) + why + ".");
-    }
+    if (!out.top.empty()) explainWinner(base, out);
     return out;
 }
 
