@@ -35,53 +35,63 @@ double attentionProjections(const Model& m, const Shape& sh, const OpCoster& oc)
     return t;
 }
 
-} // namespace
-
-LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
+/// The attention core: FlashAttention (Dao 2022) or the unfused kernels (Megatron 2021-22).
+void attentionCore(const Scenario& s, const Shape& sh, const OpCoster& oc, LayerCosts& c) {
     const Model& m = s.model;
-    const Strategy& st = s.strategy;
-    const Workload& w = s.workload;
-    LayerCosts c{};
-    const double act = 2.0; // 16-bit activations
-    c.norm = oc.elementwise(2.0 * sh.hSp * act);
-    c.qkv = attentionProjections(m, sh, oc);
-    c.projGemms = !m.mla ? 1 : m.mlaShape.qLoraRank > 0 ? 4 : 3;
-    // Below 16 bits every GEMM input is quantised first, forward and backward (Transformer
-    // Engine's Linear and GroupedLinear: the input, then in the backward the output gradient
-    // once for both gradient GEMMs). One cast kernel, three under current scaling: the amax,
-    // the scale from it, then the cast (Float8CurrentScalingQuantizer::quantize_impl:
-    // nvte_compute_amax_with_config, nvte_compute_scale_from_amax, nvte_quantize_v2); the
-    // amax's extra read is in castBytesPerElement.
-    c.casts = bytesPerElement(w.precision) >= 2.0                     ? 0
-              : w.lowPrecisionScaling == LowPrecisionScaling::Current ? 3
-                                                                      : 1;
-    if (m.mla) c.mlaUp = mlaUpProjections(m, sh, oc);
     const double heads = m.heads / sh.t;
-    if (w.attention == AttentionKernel::Flash) {
-        // FlashAttention (Dao 2022): causal kernels skip the masked half; the backward pass
-        // recomputes the scores, 2.5× the forward FLOPs (FlashAttention-2 §3.1).
-        // One exponential per score, forward and again backward (P is recomputed).
+    if (s.workload.attention == AttentionKernel::Flash) {
+        // Causal kernels skip the masked half; the backward pass recomputes the scores, 2.5×
+        // the forward FLOPs (FlashAttention-2 §3.1). One exponential per score, forward and
+        // again backward (P is recomputed).
         const double scores = sh.T * sh.keys * heads;
         const double fwd = scores * attentionFlopsPerScore(m);
         c.attention = oc.flashAttention(fwd, scores);
         c.attentionBwd = oc.flashAttention(2.5 * fwd, scores, true);
-    } else {
-        // Unfused (Megatron 2021-22): batched QKᵀ and AV GEMMs over the full square, and the
-        // scaled-masked softmax + dropout reading and writing the score matrix (≈11 B/element).
-        const double scores = heads * st.microBatch * (sh.T / st.microBatch) * sh.context;
-        const double gemms = 2.0 * oc.gemm(sh.T, sh.context, sh.qDim);
-        c.attention = gemms + oc.elementwise(11.0 * scores);
-        c.attentionBwd = 2.0 * gemms + oc.elementwise(2.0 * 11.0 * scores);
+        return;
     }
-    c.outProj = oc.gemm(sh.T, sh.h, heads * double(m.vHeadDim()));
-    c.residual = oc.elementwise(7.0 * sh.hSp * act * 0.5 + 2.0 * sh.hSp * act);
-    if (m.denseLayerCount() > 0) {
-        const double up = (m.gatedMlp ? 2.0 : 1.0) * sh.f / sh.t;
-        c.mlpUp = oc.gemm(sh.T, up, sh.h);
-        c.activation = oc.elementwise((up + sh.f / sh.t) * sh.T * act);
-        c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
-    }
+    // Batched QKᵀ and AV GEMMs over the full square, and the scaled-masked softmax + dropout
+    // reading and writing the score matrix (≈11 B/element).
+    const Strategy& st = s.strategy;
+    const double scores = heads * st.microBatch * (sh.T / st.microBatch) * sh.context;
+    const double gemms = 2.0 * oc.gemm(sh.T, sh.context, sh.qDim);
+    c.attention = gemms + oc.elementwise(11.0 * scores);
+    c.attentionBwd = 2.0 * gemms + oc.elementwise(2.0 * 11.0 * scores);
+}
 
+/// Fine-tuning's extra ops: QLoRA's dequantisation of the stored base weights, and the LoRA
+/// adapters (column-parallel layers — Q, K, V, MLP up — split their outputs over TP,
+/// row-parallel ones — output projection, MLP down — their inputs; the rank-r side is whole).
+void fineTuningCosts(const Model& m, const Frozen& f, const Shape& sh, const OpCoster& oc,
+                     LayerCosts& c) {
+    c.loraAttn = c.loraMlp = 0;
+    c.dequantAttn = c.dequantMlp = 0;
+    if (!f.lora()) return;
+    if (f.loraBaseBytes < 2.0) {
+        const double perWeight = f.loraBaseBytes + 2.0;
+        c.dequantAttn = oc.elementwise((m.attentionParamsPerLayer() / sh.t) * perWeight);
+        if (m.denseLayerCount() > 0)
+            c.dequantMlp = oc.elementwise((m.mlpParamsPerLayer() / sh.t) * perWeight);
+    }
+    const double r = f.loraRank;
+    auto adapter = [&](double in, double out) {
+        return oc.gemm(sh.T, r, in) + oc.gemm(sh.T, out, r);
+    };
+    const double kvOut = double(m.kvHeads) * m.vHeadDim() / sh.t;
+    if (f.loraTargets != LoraTargets::Mlp)
+        c.loraAttn = adapter(sh.h, sh.qDim) + adapter(sh.h, sh.kvDim) + adapter(sh.h, kvOut) +
+                     adapter(double(m.heads) * m.vHeadDim() / sh.t, sh.h);
+    if (f.loraTargets != LoraTargets::Attention && m.denseLayerCount() > 0)
+        c.loraMlp =
+            (m.gatedMlp ? 2.0 : 1.0) * adapter(sh.h, sh.f / sh.t) + adapter(sh.f / sh.t, sh.h);
+}
+
+/// The layer's collectives: TP (all-reduce, or reduce-scatter under SP), CP's K/V all-gather
+/// and ring-attention merges, and ZeRO-3's parameter gather and gradient reduce-scatter.
+void layerCollectives(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g,
+                      LayerCosts& c) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const double act = 2.0; // 16-bit activations
     const double tpBytes = sh.T * sh.h * act;
     c.tpComm = collectiveTime(
         s.system, g.tp, st.sequenceParallel ? Collective::ReduceScatter : Collective::AllReduce,
@@ -89,29 +99,6 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     c.cpComm =
         collectiveTime(s.system, g.cp, Collective::AllGather, 2.0 * sh.T * sh.kvDim * act * st.cp);
     c.cpMerge = c.cpMergeBwd = 0;
-    c.loraAttn = c.loraMlp = 0;
-    c.dequantAttn = c.dequantMlp = 0;
-    if (const Frozen& f = w.frozen; f.lora() && f.loraBaseBytes < 2.0) {
-        const double perWeight = f.loraBaseBytes + 2.0;
-        c.dequantAttn = oc.elementwise((m.attentionParamsPerLayer() / sh.t) * perWeight);
-        if (m.denseLayerCount() > 0)
-            c.dequantMlp = oc.elementwise((m.mlpParamsPerLayer() / sh.t) * perWeight);
-    }
-    if (const Frozen& f = w.frozen; f.lora()) {
-        // Column-parallel layers (Q, K, V, MLP up) split their outputs over TP, row-parallel
-        // ones (output projection, MLP down) their inputs; the rank-r side is whole.
-        const double r = f.loraRank;
-        auto adapter = [&](double in, double out) {
-            return oc.gemm(sh.T, r, in) + oc.gemm(sh.T, out, r);
-        };
-        const double kvOut = double(m.kvHeads) * m.vHeadDim() / sh.t;
-        if (f.loraTargets != LoraTargets::Mlp)
-            c.loraAttn = adapter(sh.h, sh.qDim) + adapter(sh.h, sh.kvDim) + adapter(sh.h, kvOut) +
-                         adapter(double(m.heads) * m.vHeadDim() / sh.t, sh.h);
-        if (f.loraTargets != LoraTargets::Attention && m.denseLayerCount() > 0)
-            c.loraMlp =
-                (m.gatedMlp ? 2.0 : 1.0) * adapter(sh.h, sh.f / sh.t) + adapter(sh.f / sh.t, sh.h);
-    }
     if (st.cp > 1) {
         // Ring attention (Transformer Engine's CP, Liu et al. 2023) computes attention in cp
         // steps, one K/V block each, and merges the partial results: every step's output is
@@ -129,9 +116,44 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     const double tensors = st.fsdpPerTensor ? (m.gatedMlp ? 9.0 : 8.0) : 1.0;
     c.fsdpGather = tensors * collectiveTime(s.system, g.dpShard, Collective::AllGather,
                                             layerParams * 2.0 / tensors);
-    c.fsdpReduce =
-        tensors * collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
-                                 layerParams * bytesPerElement(w.gradReducePrecision) / tensors);
+    c.fsdpReduce = tensors * collectiveTime(
+                                 s.system, g.dpShard, Collective::ReduceScatter,
+                                 layerParams * bytesPerElement(s.workload.gradReducePrecision) /
+                                     tensors);
+}
+
+} // namespace
+
+LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, const Groups& g) {
+    const Model& m = s.model;
+    const Workload& w = s.workload;
+    LayerCosts c{};
+    const double act = 2.0; // 16-bit activations
+    c.norm = oc.elementwise(2.0 * sh.hSp * act);
+    c.qkv = attentionProjections(m, sh, oc);
+    c.projGemms = !m.mla ? 1 : m.mlaShape.qLoraRank > 0 ? 4 : 3;
+    // Below 16 bits every GEMM input is quantised first, forward and backward (Transformer
+    // Engine's Linear and GroupedLinear: the input, then in the backward the output gradient
+    // once for both gradient GEMMs). One cast kernel, three under current scaling: the amax,
+    // the scale from it, then the cast (Float8CurrentScalingQuantizer::quantize_impl:
+    // nvte_compute_amax_with_config, nvte_compute_scale_from_amax, nvte_quantize_v2); the
+    // amax's extra read is in castBytesPerElement.
+    c.casts = bytesPerElement(w.precision) >= 2.0                     ? 0
+              : w.lowPrecisionScaling == LowPrecisionScaling::Current ? 3
+                                                                      : 1;
+    if (m.mla) c.mlaUp = mlaUpProjections(m, sh, oc);
+    attentionCore(s, sh, oc, c);
+    const double heads = m.heads / sh.t;
+    c.outProj = oc.gemm(sh.T, sh.h, heads * double(m.vHeadDim()));
+    c.residual = oc.elementwise(7.0 * sh.hSp * act * 0.5 + 2.0 * sh.hSp * act);
+    if (m.denseLayerCount() > 0) {
+        const double up = (m.gatedMlp ? 2.0 : 1.0) * sh.f / sh.t;
+        c.mlpUp = oc.gemm(sh.T, up, sh.h);
+        c.activation = oc.elementwise((up + sh.f / sh.t) * sh.T * act);
+        c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
+    }
+    layerCollectives(s, sh, oc, g, c);
+    fineTuningCosts(m, w.frozen, sh, oc, c);
     return c;
 }
 

@@ -92,18 +92,19 @@ MemoryBreakdown stageMemory(const Scenario& s, int stage, int layersOnStage) {
         s, stageOf(s, stage, begin, layersOnStage, stage == 0, stage == s.strategy.pp - 1));
 }
 
-MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
+namespace {
+
+/// Mixed-precision training state (Rajbhandari et al. SC20 §3): 16-bit weights, gradients in
+/// the reduction precision, and fp32 master weights + moments (Adam 12 B, SGD-momentum 8 B).
+/// The dense part shards over the ZeRO ranks (DP × CP); routed experts over the expert-data-
+/// parallel ranks (EDP), as Megatron-Core's distributed optimizer does for expert params.
+void trainingState(const Scenario& s, const PipelineStage& stage, MemoryBreakdown& mem) {
     const Model& m = s.model;
     const Strategy& st = s.strategy;
     const Workload& w = s.workload;
     const double t = st.tp;
     const int layersOnStage = stage.layers;
     const StageParams params = stageParamSplit(m, st, stage);
-
-    // Mixed-precision training state (Rajbhandari et al. SC20 §3): 16-bit weights, gradients in
-    // the reduction precision, and fp32 master weights + moments (Adam 12 B, SGD-momentum 8 B).
-    // The dense part shards over the ZeRO ranks (DP × CP); routed experts over the expert-data-
-    // parallel ranks (EDP), as Megatron-Core's distributed optimizer does for expert params.
     const double weightB = 2.0;
     const double gradB = bytesPerElement(w.gradReducePrecision);
     const double optB = w.optimizer == Optimizer::Adam ? 12.0 : 8.0;
@@ -117,7 +118,6 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
                p.expert * bytesPerParam / (st.zeroStage >= fromStage ? eshard : 1.0);
     };
 
-    MemoryBreakdown mem;
     mem.weightsBytes = sharded(params, weightB, 3);
     if (w.frozen.lora() && w.frozen.loraBaseBytes < weightB) {
         // A quantized base (QLoRA): the layers' weights at their stored width; the embedding and
@@ -138,6 +138,17 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     mem.gradsBytes = sharded(trained, gradB, 2);
     mem.optimizerBytes = sharded(trained, optB, 1);
 
+}
+
+/// Activations the stage keeps at its peak: its layers' for the micro-batches in flight (less
+/// what recompute and offloading drop), one rebuilt layer under full recompute, the MoE
+/// all-to-all buffers and the last stage's logits.
+double stageActivations(const Scenario& s, const PipelineStage& stage) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const Workload& w = s.workload;
+    const double t = st.tp;
+    const int layersOnStage = stage.layers;
     const int mbs = microBatchesPerStep(s);
     const double inFlight = inFlightMicroBatches(st, mbs, stage.index);
     // Layers that run no backward (frozen, nothing below them trains) keep no activations.
@@ -191,7 +202,15 @@ MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
     if (stage.last) // fp32 logits of the micro-batch being processed, for the loss
         act += m.vit ? 4.0 * st.microBatch * double(m.vitShape.classes) // one per image
                      : 4.0 * st.microBatch * double(w.seqLen) / st.cp * double(m.vocab) / t;
-    mem.activationsBytes = act;
+    return act;
+}
+
+} // namespace
+
+MemoryBreakdown stageMemory(const Scenario& s, const PipelineStage& stage) {
+    MemoryBreakdown mem;
+    trainingState(s, stage, mem);
+    mem.activationsBytes = stageActivations(s, stage);
     mem.reserveBytes = s.system.reserveBytes;
     mem.capacityBytes = s.system.gpu.hbmBytes;
     return mem;
