@@ -40,6 +40,72 @@ void expertActivation(LayerBuilder& b, const MoeLayerCosts& e, Phase phase) {
                   phase);
 }
 
+/// The unfused expert epilogues (no pass of their own when the grouped MLP is fused: the
+/// GEMM's epilogue applies the activation with its clamp, bias and routing weight, and the down
+/// projection's dgrad epilogue its gradient — NVIDIA, "Boosting MoE Training Throughput with
+/// Advanced Fusion Kernels", 2026).
+void expertEpilogues(const Model& m, const Strategy& st, const Shape& sh, const OpCoster& oc,
+                     double fe, int local, MoeLayerCosts& e) {
+    const double act = 2.0;
+    const MoeShape& moe = m.moe;
+    if (st.moeFusedMlp) {
+        e.expertAct = 0;
+        return;
+    }
+    if (moe.gluClamp > 0 && m.gatedMlp) {
+        // Megatron-Core's weighted quick-GeGLU (fusions/fused_bias_geglu.py) clamps the gate
+        // and linear halves into new tensors and concatenates them before its fused kernel:
+        // read and write fe each, then read and write 2fe. Their backward: each half's
+        // gradient through its clamp mask, reading gradient and input, writing one.
+        e.expertClamp = oc.elementwise(8.0 * fe * sh.moeCopies * act);
+        e.expertClampBwd = oc.elementwise(6.0 * fe * sh.moeCopies * act);
+    }
+    if (moe.expertBias) {
+        // The down projection's bias times the routing weight, added outside the GEMM per
+        // local expert and concatenated (TEGroupedMLP._apply_bias: t + b·p): the product
+        // written (h), the sum read (2h) and written (h), the concatenation read and
+        // written (2h). Backward: the bias and weight gradients, each a product (read and
+        // write h) and a reduction (read h).
+        e.expertBias = oc.elementwise(6.0 * sh.h * sh.moeCopies * act);
+        e.expertBiasBwd = oc.elementwise(6.0 * sh.h * sh.moeCopies * act);
+        e.expertBiasKernels = 2 * local + 1;
+        e.expertBiasBwdKernels = 4 * local;
+    }
+}
+
+/// The layer's communication: dispatch and combine of the critical rank, which receives its
+/// share × the load it carries (imbalance, capped by the capacity factor), and ZeRO-3's
+/// gathers and reduce-scatters of the dense and expert parameters over their own groups.
+void moeCollectives(const Scenario& s, const Shape& sh, const Groups& g, MoeLayerCosts& e) {
+    const Model& m = s.model;
+    const Strategy& st = s.strategy;
+    const MoeShape& moe = m.moe;
+    const double act = 2.0;
+    const double load = moe.capacityFactor > 0 ? std::min(moe.loadImbalance, moe.capacityFactor)
+                                               : moe.loadImbalance;
+    MoeA2aRequest req;
+    req.tokens = sh.moeSend * load;
+    req.topK = moe.topK;
+    req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
+    req.experts = moe.experts;
+    req.nodeLimit = st.moeNodeLimit;
+    req.overheadS = s.system.gpu.calibration.allToAllOverheadS;
+    // FP8 dispatch: one byte per element plus an fp32 scale per 128 (DeepEP).
+    req.bytesPerToken = st.moeFp8Dispatch ? sh.h * (1.0 + 4.0 / 128.0) : sh.h * act;
+    e.dispatchTraffic = moeAllToAll(s.system, g.ep, req);
+    req.bytesPerToken = sh.h * act;
+    e.combineTraffic = moeAllToAll(s.system, g.ep, req);
+    e.dispatch = e.dispatchTraffic.timeS;
+    e.combine = e.combineTraffic.timeS;
+    const StageParams lp = layerParamsPerGpu(m, st, true);
+    const double gradB = bytesPerElement(s.workload.gradReducePrecision);
+    e.fsdpGatherMoe = collectiveTime(s.system, g.dpShard, Collective::AllGather, lp.dense * 2.0) +
+                      collectiveTime(s.system, g.edpShard, Collective::AllGather, lp.expert * 2.0);
+    e.fsdpReduceMoe =
+        collectiveTime(s.system, g.dpShard, Collective::ReduceScatter, lp.dense * gradB) +
+        collectiveTime(s.system, g.edpShard, Collective::ReduceScatter, lp.expert * gradB);
+}
+
 } // namespace
 
 MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc,
@@ -47,7 +113,6 @@ MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& 
     MoeLayerCosts e{};
     const Model& m = s.model;
     const Strategy& st = s.strategy;
-    const Workload& w = s.workload;
     const double act = 2.0;
     const MoeShape& moe = m.moe;
     const double fe = double(moe.expertFfn) / st.etp;
@@ -63,32 +128,7 @@ MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& 
     e.expertUp = oc.groupedGemm(sh.moeCopies, up, sh.h, local);
     e.expertAct = oc.elementwise((up + fe) * sh.moeCopies * act);
     e.expertDown = oc.groupedGemm(sh.moeCopies, sh.h, fe, local);
-    if (st.moeFusedMlp) {
-        // The grouped GEMM's epilogue applies the activation with its clamp, bias and routing
-        // weight, and the down projection's dgrad epilogue its gradient (NVIDIA, "Boosting MoE
-        // Training Throughput with Advanced Fusion Kernels", 2026): no pass of their own.
-        e.expertAct = 0;
-    } else {
-        if (moe.gluClamp > 0 && m.gatedMlp) {
-            // Megatron-Core's weighted quick-GeGLU (fusions/fused_bias_geglu.py) clamps the gate
-            // and linear halves into new tensors and concatenates them before its fused kernel:
-            // read and write fe each, then read and write 2fe. Their backward: each half's
-            // gradient through its clamp mask, reading gradient and input, writing one.
-            e.expertClamp = oc.elementwise(8.0 * fe * sh.moeCopies * act);
-            e.expertClampBwd = oc.elementwise(6.0 * fe * sh.moeCopies * act);
-        }
-        if (moe.expertBias) {
-            // The down projection's bias times the routing weight, added outside the GEMM per
-            // local expert and concatenated (TEGroupedMLP._apply_bias: t + b·p): the product
-            // written (h), the sum read (2h) and written (h), the concatenation read and
-            // written (2h). Backward: the bias and weight gradients, each a product (read and
-            // write h) and a reduction (read h).
-            e.expertBias = oc.elementwise(6.0 * sh.h * sh.moeCopies * act);
-            e.expertBiasBwd = oc.elementwise(6.0 * sh.h * sh.moeCopies * act);
-            e.expertBiasKernels = 2 * local + 1;
-            e.expertBiasBwdKernels = 4 * local;
-        }
-    }
+    expertEpilogues(m, st, sh, oc, fe, local, e);
     e.unpermute = e.permute;
     // MoEAlltoAllTokenDispatcher (moe/token_dispatcher.py): the dispatch's output arrives
     // grouped by source rank, so with more than one local expert `sort_chunks_by_idxs` regroups
@@ -107,31 +147,7 @@ MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& 
         e.shared = oc.gemm(sh.T, sUp, sh.h) + oc.elementwise((sUp + fs) * sh.T * act) +
                    oc.gemm(sh.T, sh.h, fs);
     }
-    // The critical rank receives its share × the load it carries (imbalance, capped by the
-    // capacity factor): its all-to-all bytes scale with it.
-    const double load = moe.capacityFactor > 0 ? std::min(moe.loadImbalance, moe.capacityFactor)
-                                               : moe.loadImbalance;
-    MoeA2aRequest req;
-    req.tokens = sh.moeSend * load;
-    req.topK = moe.topK;
-    req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
-    req.experts = moe.experts;
-    req.nodeLimit = st.moeNodeLimit;
-    req.overheadS = s.system.gpu.calibration.allToAllOverheadS;
-    // FP8 dispatch: one byte per element plus an fp32 scale per 128 (DeepEP).
-    req.bytesPerToken = st.moeFp8Dispatch ? sh.h * (1.0 + 4.0 / 128.0) : sh.h * act;
-    e.dispatchTraffic = moeAllToAll(s.system, g.ep, req);
-    req.bytesPerToken = sh.h * act;
-    e.combineTraffic = moeAllToAll(s.system, g.ep, req);
-    e.dispatch = e.dispatchTraffic.timeS;
-    e.combine = e.combineTraffic.timeS;
-    const StageParams lp = layerParamsPerGpu(m, st, true);
-    const double gradB = bytesPerElement(w.gradReducePrecision);
-    e.fsdpGatherMoe = collectiveTime(s.system, g.dpShard, Collective::AllGather, lp.dense * 2.0) +
-                      collectiveTime(s.system, g.edpShard, Collective::AllGather, lp.expert * 2.0);
-    e.fsdpReduceMoe =
-        collectiveTime(s.system, g.dpShard, Collective::ReduceScatter, lp.dense * gradB) +
-        collectiveTime(s.system, g.edpShard, Collective::ReduceScatter, lp.expert * gradB);
+    moeCollectives(s, sh, g, e);
     return e;
 }
 

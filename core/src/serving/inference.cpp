@@ -452,37 +452,34 @@ void servingCost(const Scenario& sc, Result& r) {
     ir.joulesPerToken = sc.gpus * sc.system.gpu.powerW / r.tokensPerS;
 }
 
-} // namespace
-
-Result evaluateInference(const Scenario& sc) {
-    const Serving sv(sc);
-    const InferenceWorkload& in = sc.workload.inference;
+/// The largest batch whose KV cache fits in the engine's share of the free memory (the
+/// logits grow with the batch, so a few fixed-point steps).
+int maxBatchThatFits(const Scenario& sc, const Serving& sv) {
     const double capacity = sc.system.gpu.hbmBytes;
     const double reserve = sc.system.reserveBytes;
-
-    // The largest batch whose KV cache fits in the engine's share of the free memory.
     auto freeForKv = [&](double batch) {
         return (capacity - sv.weightsBytes - sv.activationBytes(batch) - reserve) *
                sc.system.gpu.calibration.kvCacheFraction;
     };
     const double perSequence = sv.kvPerToken * sv.reservedContext;
-    int fit = 0;
-    {
-        double b = std::max(0.0, std::floor(freeForKv(1) / perSequence));
-        for (int i = 0; i < 4 && b > 0; ++i)
-            b = std::max(0.0, std::floor(freeForKv(b) / perSequence)); // logits grow with b
-        fit = int(std::min(b, 1e7));
-    }
-    int batch = in.batch > 0 ? in.batch : std::max(1, fit);
+    double b = std::max(0.0, std::floor(freeForKv(1) / perSequence));
+    for (int i = 0; i < 4 && b > 0; ++i)
+        b = std::max(0.0, std::floor(freeForKv(b) / perSequence));
+    return int(std::min(b, 1e7));
+}
 
-    // Server mode: requests arrive as a Poisson process, so the number in flight fluctuates
-    // around its mean N with a 99th percentile near N + 2.33·√N. The mean batch is the largest
-    // whose 99th percentile still fits in KV memory (and the requested cap) and meets the latency
-    // objectives. Offline mode runs the requested batch (flagged if it does not fit).
+/// The batch served. Server mode: requests arrive as a Poisson process, so the number in
+/// flight fluctuates around its mean N with a 99th percentile near N + 2.33·√N; the mean batch
+/// is the largest whose 99th percentile still fits in KV memory (and the requested cap) and
+/// meets the latency objectives. Offline mode runs the requested batch (flagged if it does not
+/// fit). `meets` says whether even one request meets the objectives.
+int servedBatch(const Scenario& sc, const Serving& sv, int fit, bool& meets) {
+    const InferenceWorkload& in = sc.workload.inference;
+    int batch = in.batch > 0 ? in.batch : std::max(1, fit);
     const bool server = in.mode == ServingMode::Server;
     auto p99 = [&](int n) { return server ? int(std::ceil(n + 2.33 * std::sqrt(double(n)))) : n; };
     if (server) batch = std::min(batch, std::max(1, fit));
-    bool meets = true;
+    meets = true;
     auto ok = [&](int n) {
         const int peak = p99(n);
         if (server && peak > batch) return false;
@@ -493,20 +490,48 @@ Result evaluateInference(const Scenario& sc) {
     // A prefill pool generates no tokens to pace: its batch is its chunk (prefillPool).
     const bool constrained = in.phase != ServingPhase::Prefill &&
                              (server || in.ttftObjectiveS > 0 || in.tpotObjectiveS > 0);
-    if (constrained && !ok(batch)) {
-        if (!ok(1)) {
-            meets = false;
-            batch = 1;
-        } else {
-            int lo = 1, hi = batch; // ok(lo), !ok(hi): the peak, TPOT and TTFT all grow with n
-            while (hi - lo > 1) {
-                const int mid = lo + (hi - lo) / 2;
-                (ok(mid) ? lo : hi) = mid;
-            }
-            batch = lo;
-        }
+    if (!constrained || ok(batch)) return batch;
+    if (!ok(1)) {
+        meets = false;
+        return 1;
     }
+    int lo = 1, hi = batch; // ok(lo), !ok(hi): the peak, TPOT and TTFT all grow with n
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        (ok(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
 
+/// The round's parts by cause and by roofline side, and the prompt's prefill parts.
+void roundBreakdown(const Serving& sv, const Serving::Iteration& it, InferenceResult& ir) {
+    ir.draftS = it.draftS;
+    ir.decodeWeightReadS = it.decode.weight;
+    ir.decodeKvReadS = it.decode.kv;
+    ir.decodeComputeS = it.decode.compute;
+    ir.decodeCommS = it.decode.comm;
+    ir.decodeOverheadS = it.decode.overhead;
+    ir.decodeWeightSideS = it.decode.weightSide;
+    ir.decodeGemmSideS = it.decode.gemmSide;
+    ir.decodeKvSideS = it.decode.kvSide;
+    ir.decodeAttentionSideS = it.decode.attentionSide;
+    ir.prefillPerIterationS = it.prefillPerIterS;
+    const Costs prompt = sv.stage(sv.computedInput, sv.prefillContext, false, 1).scaled(sv.p);
+    ir.prefillComputeS = prompt.compute + prompt.weight + prompt.kv;
+    ir.prefillCommS = prompt.comm;
+    ir.prefillAllToAllS = prompt.a2a;
+    ir.prefillOverheadS = prompt.overhead;
+}
+
+} // namespace
+
+Result evaluateInference(const Scenario& sc) {
+    const Serving sv(sc);
+    const InferenceWorkload& in = sc.workload.inference;
+    const double perSequence = sv.kvPerToken * sv.reservedContext;
+    const int fit = maxBatchThatFits(sc, sv);
+    bool meets = true;
+    const int batch = servedBatch(sc, sv, fit, meets);
     const auto it = sv.iteration(batch);
     const double tpot = it.roundS() / sv.tokensPerStep;
     const double replicas = sc.strategy.dp;
@@ -524,26 +549,11 @@ Result evaluateInference(const Scenario& sc) {
     ir.outputTokensPerSPerGpu = ir.outputTokensPerS / sc.gpus;
     ir.requestsPerS = ir.outputTokensPerS / sv.output;
     ir.tokensPerStep = sv.tokensPerStep;
-    ir.draftS = it.draftS;
     ir.kvTransferBytes = sv.kvTransferBytes();
     ir.kvTransferS = sv.kvTransferS();
     ir.kvBytesPerToken = sv.kvPerToken;
     ir.kvBytesPerSequence = perSequence;
-    ir.decodeWeightReadS = it.decode.weight;
-    ir.decodeKvReadS = it.decode.kv;
-    ir.decodeComputeS = it.decode.compute;
-    ir.decodeCommS = it.decode.comm;
-    ir.decodeOverheadS = it.decode.overhead;
-    ir.decodeWeightSideS = it.decode.weightSide;
-    ir.decodeGemmSideS = it.decode.gemmSide;
-    ir.decodeKvSideS = it.decode.kvSide;
-    ir.decodeAttentionSideS = it.decode.attentionSide;
-    ir.prefillPerIterationS = it.prefillPerIterS;
-    const Costs prompt = sv.stage(sv.computedInput, sv.prefillContext, false, 1).scaled(sv.p);
-    ir.prefillComputeS = prompt.compute + prompt.weight + prompt.kv;
-    ir.prefillCommS = prompt.comm;
-    ir.prefillAllToAllS = prompt.a2a;
-    ir.prefillOverheadS = prompt.overhead;
+    roundBreakdown(sv, it, ir);
     roundView(sc, sv, it, batch, r);
     servingMemory(sc, sv, batch * perSequence, batch, r);
     if (in.phase == ServingPhase::Prefill) prefillPool(sc, sv, r);
