@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace madmax {
@@ -47,29 +48,24 @@ std::optional<Precision> dtypeOf(const json& args) {
 
 } // namespace
 
-KinetoTrace parseKinetoTrace(const json& trace, const std::string& file) {
-    KinetoTrace out;
-    out.file = file;
-    const json* events = nullptr;
-    if (trace.is_object() && trace.contains("traceEvents")) events = &trace["traceEvents"];
-    else if (trace.is_array()) events = &trace;
-    if (!events || !events->is_array())
-        throw InputError(file, "traceEvents",
-                         "not a PyTorch profiler trace: expected a JSON object with a "
-                         "\"traceEvents\" array (torch.profiler … export_chrome_trace)");
-    // GPU time per External id: the kernels an op launched.
-    std::map<long long, double> kernelS;
-    struct Op {
-        std::string name;
-        long long id;
-        json args;
-    };
-    std::vector<Op> ops;
+namespace {
+
+/// A GEMM op of the trace with its shapes, and its External id.
+struct TraceOp {
+    std::string name;
+    long long id;
+    json args;
+};
+
+/// The trace's kernels' GPU time per External id (the kernels an op launched), and its shaped
+/// GEMM ops; refuses a trace with no GEMM op or none with shapes.
+void collectEvents(const json& events, const std::string& file,
+                   std::map<long long, double>& kernelS, std::vector<TraceOp>& ops) {
     int gemmOps = 0, shaped = 0;
     static const std::vector<std::string> kGemmOps = {"aten::mm", "aten::addmm", "aten::bmm",
                                                       "aten::baddbmm"};
-    for (std::size_t i = 0; i < events->size(); ++i) {
-        const json& e = (*events)[i];
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const json& e = events[i];
         if (!e.is_object() || !e.contains("cat") || !e["cat"].is_string()) continue;
         const std::string cat = e["cat"].get<std::string>();
         const json args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
@@ -99,36 +95,78 @@ KinetoTrace parseKinetoTrace(const json& trace, const std::string& file) {
     if (shaped == 0)
         throw InputError(file, "traceEvents",
                          "the GEMM ops carry no \"Input Dims\": profile with record_shapes=True");
+}
+
+/// An op's GEMM shape and dtype (mm: [M,K],[K,N]; addmm: [bias],[M,K],[K,N]; bmm:
+/// [B,M,K],[B,K,N]; baddbmm: [bias],…), or nothing when it is not a plain one.
+std::optional<KinetoGemm> gemmOf(const TraceOp& op) {
+    std::vector<std::vector<double>> d;
+    if (!dims(op.args["Input Dims"], d)) return std::nullopt;
+    const bool bias = op.name == "aten::addmm" || op.name == "aten::baddbmm";
+    const bool batched = op.name == "aten::bmm" || op.name == "aten::baddbmm";
+    const std::size_t a = bias ? 1 : 0;
+    if (d.size() < a + 2 || d[a].size() != (batched ? 3u : 2u) ||
+        d[a + 1].size() != (batched ? 3u : 2u))
+        return std::nullopt;
+    KinetoGemm g;
+    g.op = op.name;
+    g.batch = batched ? d[a][0] : 1.0;
+    g.m = d[a][batched ? 1 : 0];
+    g.k = d[a][batched ? 2 : 1];
+    g.n = d[a + 1][batched ? 2 : 1];
+    const auto p = dtypeOf(op.args);
+    if (!p) return std::nullopt;
+    g.precision = *p;
+    return g;
+}
+
+/// What was skipped, said; and a trace with no usable GEMM refused with every reason.
+void noteSkipped(const std::string& file, int unmatched, int odd, int other, KinetoTrace& out) {
+    if (unmatched > 0)
+        out.notes.push_back(file + ": " + std::to_string(unmatched) +
+                            " GEMM op(s) with no kernel of the same External id (not run on the "
+                            "GPU, or the trace lacks CUDA activity): skipped");
+    if (odd > 0)
+        out.notes.push_back(file + ": " + std::to_string(odd) +
+                            " GEMM op(s) with input dims or dtypes not of a plain 2-D or batched "
+                            "16- or 32-bit GEMM (dims whole numbers up to 2^31): skipped");
+    if (other > 0)
+        out.notes.push_back(file + ": " + std::to_string(other) + " empty GEMM(s): skipped");
+    if (!out.gemms.empty()) return;
+    std::string why;
+    for (const auto& n : out.notes)
+        why += "; " + n.substr(file.size() + 2);
+    throw InputError(file, "traceEvents",
+                     "no usable GEMM: none both matched to its kernels by \"External id\" "
+                     "and of a plain shape" + why +
+                         " (profile with activities CPU and CUDA and record_shapes=True)");
+}
+
+} // namespace
+
+KinetoTrace parseKinetoTrace(const json& trace, const std::string& file) {
+    KinetoTrace out;
+    out.file = file;
+    const json* events = nullptr;
+    if (trace.is_object() && trace.contains("traceEvents")) events = &trace["traceEvents"];
+    else if (trace.is_array()) events = &trace;
+    if (!events || !events->is_array())
+        throw InputError(file, "traceEvents",
+                         "not a PyTorch profiler trace: expected a JSON object with a "
+                         "\"traceEvents\" array (torch.profiler … export_chrome_trace)");
+    std::map<long long, double> kernelS;
+    std::vector<TraceOp> ops;
+    collectEvents(*events, file, kernelS, ops);
     // One entry per (op, shape, dtype): the mean GPU time of its instances.
     std::map<std::tuple<std::string, double, double, double, double, int>, KinetoGemm> byShape;
     int unmatched = 0, odd = 0, other = 0;
-    for (const Op& op : ops) {
-        std::vector<std::vector<double>> d;
-        if (!dims(op.args["Input Dims"], d)) {
+    for (const TraceOp& op : ops) {
+        const std::optional<KinetoGemm> shape = gemmOf(op);
+        if (!shape) {
             ++odd;
             continue;
         }
-        // mm: [M,K],[K,N]; addmm: [bias],[M,K],[K,N]; bmm: [B,M,K],[B,K,N]; baddbmm: [bias],…
-        const bool bias = op.name == "aten::addmm" || op.name == "aten::baddbmm";
-        const bool batched = op.name == "aten::bmm" || op.name == "aten::baddbmm";
-        const std::size_t a = bias ? 1 : 0;
-        if (d.size() < a + 2 || d[a].size() != (batched ? 3u : 2u) ||
-            d[a + 1].size() != (batched ? 3u : 2u)) {
-            ++odd;
-            continue;
-        }
-        KinetoGemm g;
-        g.op = op.name;
-        g.batch = batched ? d[a][0] : 1.0;
-        g.m = d[a][batched ? 1 : 0];
-        g.k = d[a][batched ? 2 : 1];
-        g.n = d[a + 1][batched ? 2 : 1];
-        const auto p = dtypeOf(op.args);
-        if (!p) {
-            ++odd;
-            continue;
-        }
-        g.precision = *p;
+        const KinetoGemm& g = *shape;
         const auto k = kernelS.find(op.id);
         if (k == kernelS.end() || !(k->second > 0)) {
             ++unmatched;
@@ -147,25 +185,7 @@ KinetoTrace parseKinetoTrace(const json& trace, const std::string& file) {
         g.kernelS /= g.count;
         out.gemms.push_back(g);
     }
-    if (unmatched > 0)
-        out.notes.push_back(file + ": " + std::to_string(unmatched) +
-                            " GEMM op(s) with no kernel of the same External id (not run on the "
-                            "GPU, or the trace lacks CUDA activity): skipped");
-    if (odd > 0)
-        out.notes.push_back(file + ": " + std::to_string(odd) +
-                            " GEMM op(s) with input dims or dtypes not of a plain 2-D or batched "
-                            "16- or 32-bit GEMM (dims whole numbers up to 2^31): skipped");
-    if (other > 0)
-        out.notes.push_back(file + ": " + std::to_string(other) + " empty GEMM(s): skipped");
-    if (out.gemms.empty()) {
-        std::string why;
-        for (const auto& n : out.notes)
-            why += "; " + n.substr(file.size() + 2);
-        throw InputError(file, "traceEvents",
-                         "no usable GEMM: none both matched to its kernels by \"External id\" "
-                         "and of a plain shape" + why +
-                             " (profile with activities CPU and CUDA and record_shapes=True)");
-    }
+    noteSkipped(file, unmatched, odd, other, out);
     return out;
 }
 

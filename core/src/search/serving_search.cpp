@@ -72,6 +72,65 @@ std::vector<ServingCandidate> servingFront(std::vector<ServingCandidate> all) {
 }
 } // namespace
 
+namespace {
+
+/// EP choices for a serving layout: MoE experts over EP ranks of the stage's tp × replicas
+/// GPUs (attention-DP + wide EP); dense models: EP 1; only those the options allow.
+std::vector<int> servingEpChoices(const Model& m, int tp, int replicas,
+                                  const ServingSearchOptions& o) {
+    std::vector<int> eps = {1};
+    if (m.isMoe()) {
+        eps.clear();
+        for (int ep : divisorsOf(m.moe.experts, m.moe.experts))
+            if ((1LL * tp * replicas) % ep == 0) eps.push_back(ep);
+    }
+    eps.erase(std::remove_if(eps.begin(), eps.end(), [&](int ep) { return !allowed(o.ep, ep); }),
+              eps.end());
+    return eps;
+}
+
+/// One serving configuration on the scenario: its degrees, draft length and precision (the KV
+/// cache in FP8 below 8 bits).
+void applyServingLayout(Scenario& s, int tp, int pp, int replicas, int ep, int draft,
+                        Precision p) {
+    auto& inf = s.workload.inference;
+    s.strategy.ep = ep;
+    s.strategy.etp = 1;
+    inf.draftTokens = draft;
+    s.strategy.tp = tp;
+    s.strategy.pp = pp;
+    s.strategy.vp = 1;
+    s.strategy.cp = 1;
+    s.strategy.dp = replicas;
+    s.strategy.schedule = PipelineSchedule::OneFOneB;
+    s.strategy.firstStageLayers = s.strategy.lastStageLayers = 0;
+    s.workload.precision = p;
+    inf.weightPrecision = p;
+    inf.kvPrecision = bytesPerElement(p) < 1 ? Precision::FP8 : p;
+}
+
+/// The configuration evaluated at its best batch; kept when it fits and meets the objectives.
+void offerServing(const Scenario& s, const ServingSearchOptions& o, ServingSearchResult& res) {
+    if (explainInvalid(s)) return;
+    ++res.evaluated;
+    const Result r = evaluate(s);
+    if (!r.memory.fits() || !r.inference.meetsObjectives || r.inference.maxBatchThatFits < 1)
+        return;
+    ++res.feasible;
+    ServingCandidate c;
+    c.scenario = s;
+    c.scenario.workload.inference.batch = r.inference.batch;
+    c.batch = r.inference.batch;
+    c.outputTokensPerSPerGpu = r.inference.outputTokensPerSPerGpu;
+    c.ttftS = r.inference.ttftS;
+    c.tpotS = r.inference.tpotS;
+    const double price = s.system.pricePerGpuHour > 0 ? s.system.pricePerGpuHour : 1.0;
+    c.score = o.perDollar ? c.outputTokensPerSPerGpu * 3600 / price : c.outputTokensPerSPerGpu;
+    res.top.push_back(std::move(c));
+}
+
+} // namespace
+
 ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& o) {
     if (base.model.isDlrm())
         throw InputError("search", "model", "DLRM serving is not modelled by the native engine");
@@ -99,54 +158,13 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
             if (!allowed(o.pp, pp)) continue;
             const int replicas = dataParallelDegree(base.gpus, tp, pp, 1);
             if (replicas == 0) continue;
-            // MoE: experts over EP ranks of the stage's tp × replicas GPUs (attention-DP +
-            // wide EP); dense models: EP 1.
-            std::vector<int> eps = {1};
-            if (m.isMoe()) {
-                eps.clear();
-                for (int ep : divisorsOf(m.moe.experts, m.moe.experts))
-                    if ((1LL * tp * replicas) % ep == 0) eps.push_back(ep);
-            }
-            eps.erase(std::remove_if(eps.begin(), eps.end(),
-                                     [&](int ep) { return !allowed(o.ep, ep); }),
-                      eps.end());
-            for (int ep : eps)
-            for (int draft : drafts)
-            for (Precision p : precisions) {
-                if (o.cancel && o.cancel->load()) return res;
-                s.strategy.ep = ep;
-                s.strategy.etp = 1;
-                inf.draftTokens = draft;
-                s.strategy.tp = tp;
-                s.strategy.pp = pp;
-                s.strategy.vp = 1;
-                s.strategy.cp = 1;
-                s.strategy.dp = replicas;
-                s.strategy.schedule = PipelineSchedule::OneFOneB;
-                s.strategy.firstStageLayers = s.strategy.lastStageLayers = 0;
-                s.workload.precision = p;
-                inf.weightPrecision = p;
-                inf.kvPrecision = bytesPerElement(p) < 1 ? Precision::FP8 : p;
-                if (explainInvalid(s)) continue;
-                ++res.evaluated;
-                const Result r = evaluate(s);
-                if (!r.memory.fits() || !r.inference.meetsObjectives ||
-                    r.inference.maxBatchThatFits < 1)
-                    continue;
-                ++res.feasible;
-                ServingCandidate c;
-                c.scenario = s;
-                c.scenario.workload.inference.batch = r.inference.batch;
-                c.batch = r.inference.batch;
-                c.outputTokensPerSPerGpu = r.inference.outputTokensPerSPerGpu;
-                c.ttftS = r.inference.ttftS;
-                c.tpotS = r.inference.tpotS;
-                const double price =
-                    base.system.pricePerGpuHour > 0 ? base.system.pricePerGpuHour : 1.0;
-                c.score = o.perDollar ? c.outputTokensPerSPerGpu * 3600 / price
-                                      : c.outputTokensPerSPerGpu;
-                res.top.push_back(std::move(c));
-            }
+            for (int ep : servingEpChoices(m, tp, replicas, o))
+                for (int draft : drafts)
+                    for (Precision p : precisions) {
+                        if (o.cancel && o.cancel->load()) return res;
+                        applyServingLayout(s, tp, pp, replicas, ep, draft, p);
+                        offerServing(s, o, res);
+                    }
         }
     }
     rankServing(res.top);
