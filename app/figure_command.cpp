@@ -63,6 +63,59 @@ bool resolveFormat(const FigureRequest& r, ui::ExportFormat* format) {
 }
 } // namespace
 
+namespace {
+
+/// Why this chart cannot be drawn for this request (printed as the error), or empty.
+std::string figureRefusal(const FigureRequest& r, const Scenario& s) {
+    const bool serving = s.workload.kind == WorkloadKind::Inference;
+    if ((r.chart == "serving" || r.chart == "curve") && !serving)
+        return "--chart " + r.chart + " needs an inference scenario (workload.kind \"inference\")";
+    if (r.chart == "comparison" && r.pins.empty())
+        return "--chart comparison compares pinned scenarios: give --baseline SCENARIO (and "
+               "--pin SCENARIO for more)";
+    return {};
+}
+
+/// What the design-space and co-design charts draw: their searches, run first.
+struct FigureStudies {
+    SearchResult searched;
+    std::vector<Sensitivity> sens;
+    std::vector<SweepResult> sweeps;
+    ResourcePareto pareto;
+};
+
+void runFigureStudies(const FigureRequest& r, const Scenario& s, FigureStudies& st,
+                      ui::ChartInput& in) {
+    if (r.chart == "heatmap" || r.chart == "scatter") {
+        st.searched = search(s, {}, SearchOptions{});
+        in.search = &st.searched;
+    } else if (r.chart == "tornado") {
+        st.sens = sensitivity(s, {}, SearchOptions{});
+        in.sensitivity = &st.sens;
+    } else if (r.chart == "sweep") {
+        if (r.knobs.empty()) {
+            for (const char* knob : {"scale_up_bw", "scale_out_bw", "hbm_bw"})
+                st.sweeps.push_back(sweep(s, {{knob, {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{}));
+        } else {
+            for (const auto& k : r.knobs) {
+                const KnobAxis axis = parseKnobAxis(k); // throws InputError, named
+                SearchSpace space;
+                if (axis.knob == "gpus") space.gpus = {}; // each point searches its own count
+                st.sweeps.push_back(sweep(s, {axis}, space, SearchOptions{}));
+            }
+        }
+        in.sweeps = &st.sweeps;
+    } else if (r.chart == "pareto" || r.chart == "pareto_cost") {
+        std::vector<ResourceSystem> systems;
+        for (const auto& id : r.systems)
+            systems.push_back(loadResourceSystem(id)); // throws InputError, named
+        st.pareto = resourcePareto(s, systems, r.gpus, {}, SearchOptions{});
+        in.pareto = &st.pareto;
+    }
+}
+
+} // namespace
+
 int runFigure(const FigureRequest& r, const char* argv0) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     qInstallMessageHandler(quietBenignQtMessages);
@@ -79,16 +132,8 @@ int runFigure(const FigureRequest& r, const char* argv0) {
     }
     const Scenario s = loadScenario(r.scenario, PresetLibrary::builtin(), r.overrides);
     const ui::Evaluation e = ui::evaluateForDisplay(1, s);
-    const bool serving = s.workload.kind == WorkloadKind::Inference;
-    if ((r.chart == "serving" || r.chart == "curve") && !serving) {
-        std::fprintf(
-            stderr, "error: --chart %s needs an inference scenario (workload.kind \"inference\")\n",
-            r.chart.c_str());
-        return 2;
-    }
-    if (r.chart == "comparison" && r.pins.empty()) {
-        std::fprintf(stderr, "error: --chart comparison compares pinned scenarios: give "
-                             "--baseline SCENARIO (and --pin SCENARIO for more)\n");
+    if (const std::string why = figureRefusal(r, s); !why.empty()) {
+        std::fprintf(stderr, "error: %s\n", why.c_str());
         return 2;
     }
     ui::ChartInput in;
@@ -101,38 +146,8 @@ int runFigure(const FigureRequest& r, const char* argv0) {
         in.pinned.append({name, ui::evaluateForDisplay(i + 2, pin)});
     }
     if (!in.pinned.isEmpty()) in.baseline = &in.pinned.front();
-    // The design-space and co-design charts need their searches first.
-    SearchResult searched;
-    std::vector<Sensitivity> sens;
-    std::vector<SweepResult> sweeps;
-    ResourcePareto pareto;
-    if (r.chart == "heatmap" || r.chart == "scatter") {
-        searched = search(s, {}, SearchOptions{});
-        in.search = &searched;
-    } else if (r.chart == "tornado") {
-        sens = sensitivity(s, {}, SearchOptions{});
-        in.sensitivity = &sens;
-    } else if (r.chart == "sweep") {
-        if (r.knobs.empty()) {
-            for (const char* knob : {"scale_up_bw", "scale_out_bw", "hbm_bw"})
-                sweeps.push_back(sweep(s, {{knob, {0.25, 0.5, 1, 2, 4}}}, {}, SearchOptions{}));
-        } else {
-            for (const auto& k : r.knobs) {
-                const KnobAxis axis = parseKnobAxis(k); // throws InputError, named
-                SearchSpace space;
-                if (axis.knob == "gpus") space.gpus = {}; // each point searches its own count
-                sweeps.push_back(sweep(s, {axis}, space, SearchOptions{}));
-            }
-        }
-        in.sweeps = &sweeps;
-    } else if (r.chart == "pareto" || r.chart == "pareto_cost") {
-        std::vector<ResourceSystem> systems;
-        for (const auto& id : r.systems)
-            systems.push_back(loadResourceSystem(id)); // throws InputError, named
-        pareto = resourcePareto(s, systems, r.gpus, {}, SearchOptions{});
-        in.pareto = &pareto;
-    }
-
+    FigureStudies studies;
+    runFigureStudies(r, s, studies, in);
     ui::ExportOptions o;
     o.format = format;
     o.widthIn = r.widthIn;

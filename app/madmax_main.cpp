@@ -35,15 +35,97 @@ struct FigureFailed {
     int code;
 };
 
+/// `madmax evaluate`'s options.
+struct EvaluateCommandOptions {
+    std::string scenario = PresetLibrary::kDefaultScenario;
+    std::vector<std::string> sets;
+    bool json = false, timeline = false;
+    std::string modelCfg, systemCfg, taskCfg, engine; // engine: native unless seed files
+    std::string writeScenario;
+};
+
+/// The seed's three files through the reference engine, the native one on their conversion, or
+/// both side by side.
+void evaluateSeedFiles(const EvaluateCommandOptions& o) {
+    for (auto [flag, value] : {std::pair{"--model-cfg", &o.modelCfg},
+                               {"--system-cfg", &o.systemCfg},
+                               {"--task-cfg", &o.taskCfg}})
+        if (value->empty())
+            throw InputError("", flag,
+                             "the seed's files come as three: --model-cfg, --system-cfg "
+                             "and --task-cfg");
+    if (!o.sets.empty())
+        throw InputError("", "--set", "does not apply to the seed's files; edit them");
+    const seed::Model m = seed::parseModel(seed::loadFile("models", o.modelCfg), o.modelCfg);
+    const seed::System sys = seed::parseSystem(seed::loadFile("systems", o.systemCfg), o.systemCfg);
+    const seed::Task t = seed::parseTask(seed::loadFile("tasks", o.taskCfg), o.taskCfg);
+    const std::string engine = o.engine.empty() ? "reference" : o.engine;
+    const bool native = engine != "reference" || !o.writeScenario.empty();
+    std::optional<seed::ReferenceResult> ref;
+    if (engine != "native") ref = seed::runReference(m, sys, t, o.taskCfg);
+    std::optional<Scenario> sc;
+    std::vector<std::string> assumptions;
+    if (native) {
+        const nlohmann::json doc =
+            seed::toScenarioJson(m, sys, t, PresetLibrary::builtin(), assumptions, o.modelCfg);
+        sc = parseScenario(doc, o.modelCfg + " (converted)");
+        if (!o.writeScenario.empty())
+            writeFileAtomically(o.writeScenario, toJson(*sc).dump(2) + "\n");
+    }
+    std::optional<Result> r;
+    if (engine != "reference") r = evaluate(*sc);
+    if (o.json) {
+        nlohmann::json out = nlohmann::json::object();
+        if (ref) out["reference"] = seed::toJson(*ref, o.timeline);
+        if (r) {
+            out["native"] = toJson(*r);
+            out["assumptions"] = assumptions;
+        }
+        std::cout << (engine == "reference" ? out["reference"] : out).dump(2) << "\n";
+        return;
+    }
+    if (ref) std::cout << seed::formatReport(m, sys, t, *ref);
+    if (r) {
+        std::cout << (ref ? "\n" : "") << "Native engine on the converted scenario\n";
+        for (const auto& a : assumptions)
+            std::cout << "  assumed: " << a << "\n";
+        std::cout << "\n" << formatReport(*sc, *r);
+    }
+    if (ref && r) std::cout << seed::formatComparison(m, sys, t, *ref, *r);
+}
+
+/// A scenario with its overrides, evaluated, with how far to trust it: the residuals of
+/// similar published runs.
+void evaluateScenarioCommand(const EvaluateCommandOptions& o) {
+    std::vector<Override> overrides;
+    for (const auto& s : o.sets)
+        overrides.push_back(parseOverride(s));
+    const Scenario sc = loadScenario(o.scenario, PresetLibrary::builtin(), overrides);
+    EvaluateOptions opt;
+    opt.timeline = o.timeline;
+    const Result r = evaluate(sc, opt);
+    const UncertaintyBand band = uncertaintyFor(sc);
+    if (o.json) {
+        nlohmann::json j = toJson(r);
+        j["uncertainty"] = {{"known", band.known},
+                            {"median_abs_error_pct", band.medianAbsPct},
+                            {"p90_abs_error_pct", band.p90AbsPct},
+                            {"max_abs_error_pct", band.maxAbsPct},
+                            {"runs", band.runs},
+                            {"basis", band.basis},
+                            {"stands_in_for", band.standIn}};
+        std::cout << j.dump(2) << "\n";
+        return;
+    }
+    std::string text = formatReport(sc, r);
+    // At the end of the header block: how far to trust what follows.
+    const auto eol = text.find("\n\n");
+    if (eol != std::string::npos) text.insert(eol, "\nAccuracy   " + band.text());
+    std::cout << text;
+}
+
 void addEvaluateCommand(CLI::App& app) {
-    struct Options {
-        std::string scenario = PresetLibrary::kDefaultScenario;
-        std::vector<std::string> sets;
-        bool json = false, timeline = false;
-        std::string modelCfg, systemCfg, taskCfg, engine; // engine: native unless seed files
-        std::string writeScenario;
-    };
-    auto o = std::make_shared<Options>();
+    auto o = std::make_shared<EvaluateCommandOptions>();
     auto* eval = app.add_subcommand("evaluate",
                                     "Predict step time, throughput, MFU, communication and memory");
     eval->add_option("scenario", o->scenario,
@@ -69,82 +151,10 @@ void addEvaluateCommand(CLI::App& app) {
         ->type_name("FILE");
     eval->callback([o] {
         const bool seedFiles = !o->modelCfg.empty() || !o->systemCfg.empty() || !o->taskCfg.empty();
-        if (seedFiles || o->engine == "reference") {
-            for (auto [flag, value] : {std::pair{"--model-cfg", &o->modelCfg},
-                                       {"--system-cfg", &o->systemCfg},
-                                       {"--task-cfg", &o->taskCfg}})
-                if (value->empty())
-                    throw InputError("", flag,
-                                     "the seed's files come as three: --model-cfg, --system-cfg "
-                                     "and --task-cfg");
-            if (!o->sets.empty())
-                throw InputError("", "--set", "does not apply to the seed's files; edit them");
-            const seed::Model m = seed::parseModel(seed::loadFile("models", o->modelCfg), o->modelCfg);
-            const seed::System sys =
-                seed::parseSystem(seed::loadFile("systems", o->systemCfg), o->systemCfg);
-            const seed::Task t = seed::parseTask(seed::loadFile("tasks", o->taskCfg), o->taskCfg);
-            const std::string engine = o->engine.empty() ? "reference" : o->engine;
-            const bool native = engine != "reference" || !o->writeScenario.empty();
-            std::optional<seed::ReferenceResult> ref;
-            if (engine != "native") ref = seed::runReference(m, sys, t, o->taskCfg);
-            std::optional<Scenario> sc;
-            std::vector<std::string> assumptions;
-            if (native) {
-                const nlohmann::json doc =
-                    seed::toScenarioJson(m, sys, t, PresetLibrary::builtin(), assumptions,
-                                         o->modelCfg);
-                sc = parseScenario(doc, o->modelCfg + " (converted)");
-                if (!o->writeScenario.empty())
-                    writeFileAtomically(o->writeScenario, toJson(*sc).dump(2) + "\n");
-            }
-            std::optional<Result> r;
-            if (engine != "reference") r = evaluate(*sc);
-            if (o->json) {
-                nlohmann::json out = nlohmann::json::object();
-                if (ref) out["reference"] = seed::toJson(*ref, o->timeline);
-                if (r) {
-                    out["native"] = toJson(*r);
-                    out["assumptions"] = assumptions;
-                }
-                std::cout << (engine == "reference" ? out["reference"] : out).dump(2) << "\n";
-                return;
-            }
-            if (ref) std::cout << seed::formatReport(m, sys, t, *ref);
-            if (r) {
-                std::cout << (ref ? "\n" : "") << "Native engine on the converted scenario\n";
-                for (const auto& a : assumptions)
-                    std::cout << "  assumed: " << a << "\n";
-                std::cout << "\n" << formatReport(*sc, *r);
-            }
-            if (ref && r) std::cout << seed::formatComparison(m, sys, t, *ref, *r);
-            return;
-        }
-        std::vector<Override> overrides;
-        for (const auto& s : o->sets)
-            overrides.push_back(parseOverride(s));
-        const Scenario sc = loadScenario(o->scenario, PresetLibrary::builtin(), overrides);
-        EvaluateOptions opt;
-        opt.timeline = o->timeline;
-        const Result r = evaluate(sc, opt);
-        // How far to trust it: the residuals of similar published runs.
-        const UncertaintyBand band = uncertaintyFor(sc);
-        if (o->json) {
-            nlohmann::json j = toJson(r);
-            j["uncertainty"] = {{"known", band.known},
-                                {"median_abs_error_pct", band.medianAbsPct},
-                                {"p90_abs_error_pct", band.p90AbsPct},
-                                {"max_abs_error_pct", band.maxAbsPct},
-                                {"runs", band.runs},
-                                {"basis", band.basis},
-                                {"stands_in_for", band.standIn}};
-            std::cout << j.dump(2) << "\n";
-        } else {
-            std::string text = formatReport(sc, r);
-            // At the end of the header block: how far to trust what follows.
-            const auto eol = text.find("\n\n");
-            if (eol != std::string::npos) text.insert(eol, "\nAccuracy   " + band.text());
-            std::cout << text;
-        }
+        if (seedFiles || o->engine == "reference")
+            evaluateSeedFiles(*o);
+        else
+            evaluateScenarioCommand(*o);
     });
 }
 
