@@ -190,49 +190,60 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
     rows_ = r.top;
     // Serving: the columns a serving configuration has (no ZeRO, recompute or MFU).
     const bool serving = doc_->scenario().workload.kind == WorkloadKind::Inference;
-    table_->setSortingEnabled(false);
-    table_->setRowCount(int(rows_.size()));
     // MoE models: where the experts sit (EP, and ETP in training) gets its own columns.
     const bool moe = doc_->scenario().model.isMoe();
-    if (serving) {
-        QStringList headers = {"rank", "GPUs", "TP", "PP", "replicas"};
-        if (moe) headers << "EP";
-        headers << "precision"
-                << "batch"
-                << "output tokens/s/GPU"
-                << "TPOT (ms)"
-                << "memory (GB)";
-        table_->setColumnCount(int(headers.size()));
-        table_->setHorizontalHeaderLabels(headers);
-        for (int i = 0; i < int(rows_.size()); ++i) {
-            const Candidate& c = rows_[std::size_t(i)];
-            auto* rank = numberItem(i + 1, 0);
-            rank->setData(Qt::UserRole, i);
-            table_->setItem(i, 0, rank);
-            int col = 1;
-            for (int v : {c.gpus, c.strategy.tp, c.strategy.pp, c.strategy.dp})
-                table_->setItem(i, col++, numberItem(v, 0));
-            if (moe) table_->setItem(i, col++, numberItem(c.strategy.ep, 0));
-            // What the serving search chose besides the degrees (loadRow applies them too).
-            table_->setItem(i, col++,
-                            new QTableWidgetItem(
-                                QString::fromStdString(std::string(toString(c.servingPrecision)))));
-            table_->setItem(i, col++, numberItem(c.servingBatch, 0));
-            table_->setItem(i, col++, numberItem(c.tokensPerS / c.gpus, 1));
-            table_->setItem(i, col++, numberItem(c.stepTimeS * 1e3, 2));
-            table_->setItem(i, col++, numberItem(c.memoryBytes / 1e9, 1));
-        }
-    } else {
-        QStringList headers = kTrainingColumns;
-        if (moe) {
-            const qsizetype at = headers.indexOf("DP") + 1;
-            headers.insert(at, "ETP");
-            headers.insert(at, "EP");
-        }
-        table_->setColumnCount(int(headers.size()));
-        table_->setHorizontalHeaderLabels(headers);
+    table_->setSortingEnabled(false);
+    table_->setRowCount(int(rows_.size()));
+    if (serving)
+        fillServingRows(moe);
+    else
+        fillTrainingRows(moe);
+    table_->setSortingEnabled(true);
+    QString text = statusText(r, serving);
+    if (!final) text = "Searching… " + text;
+    status_->setText(text);
+}
+
+void DesignSpacePanel::fillServingRows(bool moe) {
+    QStringList headers = {"rank", "GPUs", "TP", "PP", "replicas"};
+    if (moe) headers << "EP";
+    headers << "precision"
+            << "batch"
+            << "output tokens/s/GPU"
+            << "TPOT (ms)"
+            << "memory (GB)";
+    table_->setColumnCount(int(headers.size()));
+    table_->setHorizontalHeaderLabels(headers);
+    for (int i = 0; i < int(rows_.size()); ++i) {
+        const Candidate& c = rows_[std::size_t(i)];
+        auto* rank = numberItem(i + 1, 0);
+        rank->setData(Qt::UserRole, i);
+        table_->setItem(i, 0, rank);
+        int col = 1;
+        for (int v : {c.gpus, c.strategy.tp, c.strategy.pp, c.strategy.dp})
+            table_->setItem(i, col++, numberItem(v, 0));
+        if (moe) table_->setItem(i, col++, numberItem(c.strategy.ep, 0));
+        // What the serving search chose besides the degrees (loadRow applies them too).
+        table_->setItem(i, col++,
+                        new QTableWidgetItem(
+                            QString::fromStdString(std::string(toString(c.servingPrecision)))));
+        table_->setItem(i, col++, numberItem(c.servingBatch, 0));
+        table_->setItem(i, col++, numberItem(c.tokensPerS / c.gpus, 1));
+        table_->setItem(i, col++, numberItem(c.stepTimeS * 1e3, 2));
+        table_->setItem(i, col++, numberItem(c.memoryBytes / 1e9, 1));
     }
-    for (int i = 0; !serving && i < int(rows_.size()); ++i) {
+}
+
+void DesignSpacePanel::fillTrainingRows(bool moe) {
+    QStringList headers = kTrainingColumns;
+    if (moe) {
+        const qsizetype at = headers.indexOf("DP") + 1;
+        headers.insert(at, "ETP");
+        headers.insert(at, "EP");
+    }
+    table_->setColumnCount(int(headers.size()));
+    table_->setHorizontalHeaderLabels(headers);
+    for (int i = 0; i < int(rows_.size()); ++i) {
         const Candidate& c = rows_[std::size_t(i)];
         const Strategy& s = c.strategy;
         auto* rank = numberItem(i + 1, 0);
@@ -259,7 +270,11 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
         table_->setItem(i, col++, numberItem(c.stepTimeS, 3));
         table_->setItem(i, col++, numberItem(c.memoryBytes / 1e9, 1));
     }
-    table_->setSortingEnabled(true);
+}
+
+/// What the search did (counts and rates), how the best compares with the scenario's own
+/// strategy, what it costs to serve or train, and the throughput-vs-GPUs front.
+QString DesignSpacePanel::statusText(const SearchResult& r, bool serving) const {
     const auto& st = r.stats;
     QString text = QString("%1 configurations: %2 fit, %3 do not fit in memory (dropped), %4 "
                            "skipped by the bound; %5 enumerated/s, %6 timed in full/s.")
@@ -299,8 +314,7 @@ void DesignSpacePanel::show(const SearchResult& r, bool final) {
             front << QString("%1 GPUs: %2 tok/s").arg(c.gpus).arg(c.tokensPerS, 0, 'f', 0);
         text += " Throughput vs GPU count (front): " + front.join(", ") + ".";
     }
-    if (!final) text = "Searching… " + text;
-    status_->setText(text);
+    return text;
 }
 
 QString DesignSpacePanel::setGpuCounts(const QString& text) {

@@ -42,6 +42,9 @@ class DesignSpacePanel : public QWidget {
 
   private:
     void show(const SearchResult& r, bool final);
+    void fillServingRows(bool moe);
+    void fillTrainingRows(bool moe);
+    QString statusText(const SearchResult& r, bool serving) const;
     ScenarioDocument* doc_;
     QComboBox* objective_;
     QSpinBox* topN_;

@@ -64,17 +64,28 @@ void StrategyPanel::syncCombos(const Strategy& st) {
 
 void StrategyPanel::refresh(const Scenario& s) {
     const Strategy& st = s.strategy;
-    const long long inner = replicaGpus(st);
-    const long long maxGpus = (long long)s.system.maxGpus();
     const bool serving = s.workload.kind == WorkloadKind::Inference;
-    const auto& inf = s.workload.inference;
     {
         const QSignalBlocker b(kind_);
         kind_->setCurrentIndex(serving ? 1 : 0);
     }
     const bool moe = s.model.isMoe();
     const bool dlrm = s.model.isDlrm();
-    // DLRM: the dense part is data-parallel over every GPU; the tables follow the DLRM panel.
+    syncVisibility(serving, moe, dlrm);
+    moe_->setVisible(moe);
+    if (moe) syncMoe(s);
+    frozen_->setVisible(!serving);
+    if (!serving) syncFrozen(s, dlrm);
+    syncServing(s, serving);
+    syncSliders(s);
+    syncCombos(st);
+    syncLayerControls(s);
+}
+
+/// Which rows the workload shows: DLRM's dense part is data-parallel over every GPU (its
+/// tables follow the DLRM panel); serving and training each hide the other's rows; MoE rows
+/// only for an MoE model.
+void StrategyPanel::syncVisibility(bool serving, bool moe, bool dlrm) {
     dlrm_->setVisible(dlrm);
     kind_->setEnabled(!dlrm);
     kind_->setToolTip(dlrm ? "DLRM serving is not modelled by the native engine."
@@ -91,65 +102,76 @@ void StrategyPanel::refresh(const Scenario& s) {
     }
     rows_.at("dp").label->setText(serving ? "Replicas" : "DP");
     switches_->setVisible(!serving && !dlrm);
-    moe_->setVisible(moe);
-    if (moe) {
-        const QSignalBlocker b1(imbalance_), b2(capacity_), b3(nodeLimit_),
-            b4(combos_["moe_dispatcher"]), b5(checks_["moe_fp8_dispatch"]),
-            b6(checks_["moe_a2a_overlap"]), b7(checks_["moe_fused_mlp"]);
-        imbalance_->setValue(s.model.moe.loadImbalance);
-        capacity_->setValue(s.model.moe.capacityFactor);
-        nodeLimit_->setValue(st.moeNodeLimit);
-        combos_["moe_dispatcher"]->setCurrentIndex(st.dispatcher == MoeDispatcher::DeepEp ? 1 : 0);
-        checks_["moe_fp8_dispatch"]->setChecked(st.moeFp8Dispatch);
-        checks_["moe_a2a_overlap"]->setChecked(st.moeA2aOverlap);
-        checks_["moe_fused_mlp"]->setChecked(st.moeFusedMlp);
+}
+
+void StrategyPanel::syncMoe(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    const QSignalBlocker b1(imbalance_), b2(capacity_), b3(nodeLimit_),
+        b4(combos_["moe_dispatcher"]), b5(checks_["moe_fp8_dispatch"]),
+        b6(checks_["moe_a2a_overlap"]), b7(checks_["moe_fused_mlp"]);
+    imbalance_->setValue(s.model.moe.loadImbalance);
+    capacity_->setValue(s.model.moe.capacityFactor);
+    nodeLimit_->setValue(st.moeNodeLimit);
+    combos_["moe_dispatcher"]->setCurrentIndex(st.dispatcher == MoeDispatcher::DeepEp ? 1 : 0);
+    checks_["moe_fp8_dispatch"]->setChecked(st.moeFp8Dispatch);
+    checks_["moe_a2a_overlap"]->setChecked(st.moeA2aOverlap);
+    checks_["moe_fused_mlp"]->setChecked(st.moeFusedMlp);
+}
+
+/// The fine-tuning controls: LoRA freezes the whole base, so the per-part controls are off
+/// under it; a DLRM freezes its tables and MLPs, a transformer its layers and head.
+void StrategyPanel::syncFrozen(const Scenario& s, bool dlrm) {
+    const Frozen& f = s.workload.frozen;
+    const QSignalBlocker b1(frozenFirst_), b2(frozenCount_), b3(checks_["frozen_embedding"]),
+        b4(checks_["frozen_head"]), b5(checks_["frozen_bottom_mlp"]),
+        b6(checks_["frozen_top_mlp"]), b7(loraRank_), b8(combos_["lora_targets"]),
+        b9(combos_["lora_base"]);
+    if (auto* form = qobject_cast<QFormLayout*>(frozen_->layout())) {
+        form->setRowVisible(loraRank_, !dlrm);
+        form->setRowVisible(combos_["lora_targets"], !dlrm);
+        form->setRowVisible(combos_["lora_base"], !dlrm);
     }
-    frozen_->setVisible(!serving);
-    if (!serving) {
-        const Frozen& f = s.workload.frozen;
-        const QSignalBlocker b1(frozenFirst_), b2(frozenCount_), b3(checks_["frozen_embedding"]),
-            b4(checks_["frozen_head"]), b5(checks_["frozen_bottom_mlp"]),
-            b6(checks_["frozen_top_mlp"]), b7(loraRank_), b8(combos_["lora_targets"]),
-            b9(combos_["lora_base"]);
-        if (auto* form = qobject_cast<QFormLayout*>(frozen_->layout())) {
-            form->setRowVisible(loraRank_, !dlrm);
-            form->setRowVisible(combos_["lora_targets"], !dlrm);
-            form->setRowVisible(combos_["lora_base"], !dlrm);
-        }
-        loraRank_->setValue(f.loraRank);
-        combos_["lora_targets"]->setCurrentText(
-            QString::fromStdString(std::string(toString(f.loraTargets))));
-        combos_["lora_targets"]->setEnabled(f.lora());
-        combos_["lora_base"]->setCurrentText(f.loraBaseBytes < 1.0   ? "nf4"
-                                             : f.loraBaseBytes < 2.0 ? "fp8"
-                                                                     : "bf16");
-        combos_["lora_base"]->setEnabled(f.lora());
-        // LoRA freezes the whole base: the per-part controls say so by being off.
-        for (QWidget* w : {static_cast<QWidget*>(frozenFirst_), static_cast<QWidget*>(frozenCount_),
-                           static_cast<QWidget*>(checks_["frozen_embedding"]),
-                           static_cast<QWidget*>(checks_["frozen_head"])})
-            w->setEnabled(!f.lora());
-        for (QWidget* w : {static_cast<QWidget*>(frozenFirst_), static_cast<QWidget*>(frozenCount_),
-                           static_cast<QWidget*>(checks_["frozen_head"])})
-            w->setVisible(!dlrm);
-        for (const char* k : {"frozen_bottom_mlp", "frozen_top_mlp"})
-            checks_[k]->setVisible(dlrm);
-        if (auto* form = qobject_cast<QFormLayout*>(frozen_->layout())) {
-            form->setRowVisible(frozenFirst_, !dlrm);
-            form->setRowVisible(frozenCount_, !dlrm);
-        }
-        frozenFirst_->setMaximum(std::max(0, s.model.layers - 1));
-        frozenCount_->setMaximum(std::max(0, s.model.layers));
-        frozenFirst_->setValue(f.firstLayer);
-        frozenCount_->setValue(f.layers);
-        checks_["frozen_embedding"]->setText(dlrm ? "Freeze the embedding tables"
-                                                  : "Freeze the embedding");
-        checks_["frozen_embedding"]->setChecked(f.embedding);
-        checks_["frozen_head"]->setChecked(f.head);
-        checks_["frozen_bottom_mlp"]->setChecked(f.bottomMlp);
-        checks_["frozen_top_mlp"]->setChecked(f.topMlp);
+    loraRank_->setValue(f.loraRank);
+    combos_["lora_targets"]->setCurrentText(
+        QString::fromStdString(std::string(toString(f.loraTargets))));
+    combos_["lora_targets"]->setEnabled(f.lora());
+    combos_["lora_base"]->setCurrentText(f.loraBaseBytes < 1.0   ? "nf4"
+                                         : f.loraBaseBytes < 2.0 ? "fp8"
+                                                                 : "bf16");
+    combos_["lora_base"]->setEnabled(f.lora());
+    // LoRA freezes the whole base: the per-part controls say so by being off.
+    for (QWidget* w : {static_cast<QWidget*>(frozenFirst_), static_cast<QWidget*>(frozenCount_),
+                       static_cast<QWidget*>(checks_["frozen_embedding"]),
+                       static_cast<QWidget*>(checks_["frozen_head"])})
+        w->setEnabled(!f.lora());
+    for (QWidget* w : {static_cast<QWidget*>(frozenFirst_), static_cast<QWidget*>(frozenCount_),
+                       static_cast<QWidget*>(checks_["frozen_head"])})
+        w->setVisible(!dlrm);
+    for (const char* k : {"frozen_bottom_mlp", "frozen_top_mlp"})
+        checks_[k]->setVisible(dlrm);
+    if (auto* form = qobject_cast<QFormLayout*>(frozen_->layout())) {
+        form->setRowVisible(frozenFirst_, !dlrm);
+        form->setRowVisible(frozenCount_, !dlrm);
     }
-    syncServing(s, serving);
+    frozenFirst_->setMaximum(std::max(0, s.model.layers - 1));
+    frozenCount_->setMaximum(std::max(0, s.model.layers));
+    frozenFirst_->setValue(f.firstLayer);
+    frozenCount_->setValue(f.layers);
+    checks_["frozen_embedding"]->setText(dlrm ? "Freeze the embedding tables"
+                                              : "Freeze the embedding");
+    checks_["frozen_embedding"]->setChecked(f.embedding);
+    checks_["frozen_head"]->setChecked(f.head);
+    checks_["frozen_bottom_mlp"]->setChecked(f.bottomMlp);
+    checks_["frozen_top_mlp"]->setChecked(f.topMlp);
+}
+
+/// Each slider's choices for the scenario, with its current value among them.
+void StrategyPanel::syncSliders(const Scenario& s) {
+    const Strategy& st = s.strategy;
+    const auto& inf = s.workload.inference;
+    const bool moe = s.model.isMoe();
+    const long long inner = replicaGpus(st);
+    const long long maxGpus = (long long)s.system.maxGpus();
     std::vector<int> batches = {0};
     for (int b = 1; b <= 8192; b *= 2)
         batches.push_back(b);
@@ -182,7 +204,11 @@ void StrategyPanel::refresh(const Scenario& s) {
             int(std::find(r.choices.begin(), r.choices.end(), cv.second) - r.choices.begin()));
         r.spin->setValue(cv.second);
     }
-    syncCombos(st);
+}
+
+/// Recompute and offload counts, the placement and the switches.
+void StrategyPanel::syncLayerControls(const Scenario& s) {
+    const Strategy& st = s.strategy;
     {
         // Up to a whole chunk (which is every layer again); only with full recompute.
         const QSignalBlocker b(recomputeLayers_);

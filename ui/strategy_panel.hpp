@@ -67,6 +67,11 @@ class StrategyPanel : public QWidget {
     void buildDeployment(QVBoxLayout* outer);
     void syncDeployment(const InferenceWorkload& inf);
     void syncServing(const Scenario& s, bool serving);
+    void syncVisibility(bool serving, bool moe, bool dlrm);
+    void syncMoe(const Scenario& s);
+    void syncFrozen(const Scenario& s, bool dlrm);
+    void syncSliders(const Scenario& s);
+    void syncLayerControls(const Scenario& s);
     void connectSwitches();
     void syncCombos(const Strategy& st);
     void refresh(const Scenario& s);
