@@ -25,6 +25,17 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
     setWindowTitle("Calibrate from Measurements");
     auto* outer = new QVBoxLayout(this);
     auto* form = new QFormLayout;
+    addPresetRows(form);
+    addMeasurementRows(form);
+    id_ = new QLineEdit("h100-sxm5-80gb-calibrated");
+    id_->setToolTip("The new preset's id: never a shipped preset's.");
+    form->addRow("New preset id", id_);
+    outer->addLayout(form);
+    addResultArea(outer);
+    resize(820, 720);
+}
+
+void CalibrateDialog::addPresetRows(QFormLayout* form) {
     gpu_ = new QComboBox;
     system_ = new QComboBox;
     for (const auto& id : store_->library().ids(PresetKind::Gpu))
@@ -35,6 +46,7 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
     gpu_->setToolTip("The GPU preset the fit starts from.");
     system_->setToolTip("The system whose tiers (GPUs per node, link bandwidths) the "
                         "measurements ran on.");
+    // Picking a GPU picks its system and, unless the user named it, the new preset's id.
     connect(gpu_, &QComboBox::currentTextChanged, this, [this](const QString& g) {
         for (const Preset* p : store_->library().list(PresetKind::System))
             if (p->json.value("gpu", "") == g.toStdString()) {
@@ -45,38 +57,42 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
     });
     form->addRow("Start from GPU", gpu_);
     form->addRow("On system", system_);
-    // A list of measurement files with Add… and Clear.
-    auto fileList = [&](const QString& label, const QString& tip, const QString& caption,
-                        const QString& filter, int height) {
-        auto* list = new QListWidget;
-        list->setToolTip(tip);
-        list->setMaximumHeight(height);
-        auto* row = new QHBoxLayout;
-        row->addWidget(list, 1);
-        auto* add = new QPushButton("Add…");
-        auto* clear = new QPushButton("Clear");
-        auto* buttons = new QVBoxLayout;
-        buttons->addWidget(add);
-        buttons->addWidget(clear);
-        buttons->addStretch(1);
-        row->addLayout(buttons);
-        form->addRow(label, row);
-        connect(add, &QPushButton::clicked, this, [this, list, caption, filter] {
-            for (const QString& f : QFileDialog::getOpenFileNames(this, caption, {}, filter))
-                list->addItem(f);
-        });
-        connect(clear, &QPushButton::clicked, list, &QListWidget::clear);
-        return list;
-    };
-    nccl_ = fileList("nccl-tests files",
-                     "nccl-tests output files (all_reduce_perf, all_gather_perf, "
-                     "reduce_scatter_perf, alltoall_perf) with their header.",
-                     "nccl-tests output", {}, 90);
-    kineto_ = fileList("Profiler traces",
-                       "PyTorch profiler traces (torch.profiler with record_shapes=True, "
-                       "export_chrome_trace): each GEMM's kernel time fits the 16-bit GEMM "
-                       "efficiency curve, point by point.",
-                       "PyTorch profiler traces", "JSON (*.json)", 70);
+}
+
+QListWidget* CalibrateDialog::addFileList(QFormLayout* form, const QString& label,
+                                          const QString& tip, const QString& caption,
+                                          const QString& filter, int height) {
+    auto* list = new QListWidget;
+    list->setToolTip(tip);
+    list->setMaximumHeight(height);
+    auto* row = new QHBoxLayout;
+    row->addWidget(list, 1);
+    auto* add = new QPushButton("Add…");
+    auto* clear = new QPushButton("Clear");
+    auto* buttons = new QVBoxLayout;
+    buttons->addWidget(add);
+    buttons->addWidget(clear);
+    buttons->addStretch(1);
+    row->addLayout(buttons);
+    form->addRow(label, row);
+    connect(add, &QPushButton::clicked, this, [this, list, caption, filter] {
+        for (const QString& f : QFileDialog::getOpenFileNames(this, caption, {}, filter))
+            list->addItem(f);
+    });
+    connect(clear, &QPushButton::clicked, list, &QListWidget::clear);
+    return list;
+}
+
+void CalibrateDialog::addMeasurementRows(QFormLayout* form) {
+    nccl_ = addFileList(form, "nccl-tests files",
+                        "nccl-tests output files (all_reduce_perf, all_gather_perf, "
+                        "reduce_scatter_perf, alltoall_perf) with their header.",
+                        "nccl-tests output", {}, 90);
+    kineto_ = addFileList(form, "Profiler traces",
+                          "PyTorch profiler traces (torch.profiler with record_shapes=True, "
+                          "export_chrome_trace): each GEMM's kernel time fits the 16-bit GEMM "
+                          "efficiency curve, point by point.",
+                          "PyTorch profiler traces", "JSON (*.json)", 70);
     steps_ = new QLineEdit;
     steps_->setPlaceholderText("optional: measured step times, madmax-validation/1 JSON");
     auto* browse = new QPushButton("Browse…");
@@ -88,10 +104,9 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
         const QString f = QFileDialog::getOpenFileName(this, "Measured step times", {}, "JSON (*.json)");
         if (!f.isEmpty()) steps_->setText(f);
     });
-    id_ = new QLineEdit("h100-sxm5-80gb-calibrated");
-    id_->setToolTip("The new preset's id: never a shipped preset's.");
-    form->addRow("New preset id", id_);
-    outer->addLayout(form);
+}
+
+void CalibrateDialog::addResultArea(QVBoxLayout* outer) {
     auto* fit = new QPushButton("Fit");
     outer->addWidget(fit);
     chart_ = new QChartView;
@@ -114,7 +129,6 @@ CalibrateDialog::CalibrateDialog(PresetStore* store, QWidget* parent)
                                                : "\nNot saved: " + err);
     });
     connect(box, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    resize(820, 720);
 }
 
 void CalibrateDialog::setInputs(const QString& gpu, const QString& system,

@@ -17,6 +17,8 @@
 #include <optional>
 
 class QChartView;
+class QFormLayout;
+class QVBoxLayout;
 
 namespace madmax::ui {
 
@@ -38,6 +40,12 @@ class CalibrateDialog : public QDialog {
     int chartBarCount() const;
 
   private:
+    void addPresetRows(QFormLayout* form);      ///< the GPU to start from and its system
+    void addMeasurementRows(QFormLayout* form); ///< nccl-tests files, traces, step times
+    /// A list of measurement files with Add… and Clear, as one row of the form.
+    QListWidget* addFileList(QFormLayout* form, const QString& label, const QString& tip,
+                             const QString& caption, const QString& filter, int height);
+    void addResultArea(QVBoxLayout* outer); ///< Fit, the chart, the report, Save and Close
     void showChart();
 
     PresetStore* store_;

@@ -30,30 +30,13 @@
 
 namespace madmax::ui {
 
-MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
-    : QMainWindow(parent), store_(std::make_unique<PresetStore>(options.presetFolder)),
-      restoreSession_(options.restoreSession) {
-    setWindowIcon(QIcon(":/madmax-explorer.svg"));
-    doc_ = new ScenarioDocument(store_->library(), this);
-
-    // Left: strategy and scenario editors.
-    strategy_ = new StrategyPanel(doc_);
-    scenarioPanel_ = new ScenarioPanel(doc_, store_.get());
-    auto* tabs = new QTabWidget;
-    auto* strategyScroll = new QScrollArea;
-    strategyScroll->setWidget(strategy_);
-    strategyScroll->setWidgetResizable(true);
-    tabs->addTab(strategyScroll, "Strategy");
-    tabs->addTab(scenarioPanel_, "Scenario");
-    leftPanel_ = tabs;
-
-    // Right: headline and charts.
+/// The Explorer tab: the headline over the charts, which keep a readable size and scroll when
+/// the window is small (1280×720): nothing is squeezed until its legend or axis labels are cut.
+QWidget* MainWindow::explorerView() {
     auto* right = new QWidget;
     auto* rv = new QVBoxLayout(right);
     headline_ = new HeadlineStrip;
     rv->addWidget(headline_);
-    // The charts keep a readable size and scroll when the window is small (1280×720): nothing is
-    // squeezed until its legend or axis labels are cut.
     auto* chartsArea = new QScrollArea;
     chartsArea->setWidgetResizable(true);
     chartsArea->setFrameShape(QFrame::NoFrame);
@@ -79,6 +62,68 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     chartsArea->setWidget(chartsHolder);
     rv->addWidget(chartsArea, 1);
 
+    return right;
+}
+
+/// The scenario to open with: the one named on the command line, else the last session's
+/// (unless --no-restore); false when neither was loaded (the built-in default then), with the
+/// reason kept for the startup notice.
+bool MainWindow::loadStartupScenario(const WindowOptions& options, QSettings& settings) {
+    bool loaded = false;
+    if (!options.scenario.isEmpty()) {
+        QString err;
+        loaded = openFile(options.scenario, &err);
+        if (!loaded) startupNotice_ = err + " — showing the built-in default scenario instead";
+    } else if (restoreSession_) {
+        restoreGeometry(settings.value("window/geometry").toByteArray());
+        restoreState(settings.value("window/state").toByteArray());
+        const QString last = settings.value("session/lastScenario").toString();
+        if (!last.isEmpty()) {
+            try {
+                doc_->reset(nlohmann::json::parse(last.toStdString()),
+                            settings.value("session/lastPath").toString());
+                loaded = true;
+            } catch (const std::exception& e) {
+                loaded = false; // said, then the built-in default
+                startupNotice_ = QString("The last session's scenario could not be restored (") +
+                                 e.what() + ") — showing the built-in default scenario instead";
+            }
+        }
+    }
+    return loaded;
+}
+
+/// User preset files that could not be loaded, added to the startup notice.
+void MainWindow::noteSkippedPresets() {
+    if (const QStringList& bad = store_->skipped(); !bad.isEmpty()) {
+        const QString presets =
+            QString("%1 user preset file%2 not loaded: %3%4")
+                .arg(bad.size())
+                .arg(bad.size() == 1 ? " was" : "s were")
+                .arg(bad.front())
+                .arg(bad.size() > 1 ? QString(" (and %1 more)").arg(bad.size() - 1) : QString());
+        startupNotice_ = startupNotice_.isEmpty() ? presets : startupNotice_ + "; " + presets;
+    }
+}
+
+MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
+    : QMainWindow(parent), store_(std::make_unique<PresetStore>(options.presetFolder)),
+      restoreSession_(options.restoreSession) {
+    setWindowIcon(QIcon(":/madmax-explorer.svg"));
+    doc_ = new ScenarioDocument(store_->library(), this);
+
+    // Left: strategy and scenario editors.
+    strategy_ = new StrategyPanel(doc_);
+    scenarioPanel_ = new ScenarioPanel(doc_, store_.get());
+    auto* tabs = new QTabWidget;
+    auto* strategyScroll = new QScrollArea;
+    strategyScroll->setWidget(strategy_);
+    strategyScroll->setWidgetResizable(true);
+    tabs->addTab(strategyScroll, "Strategy");
+    tabs->addTab(scenarioPanel_, "Scenario");
+    leftPanel_ = tabs;
+
+    QWidget* right = explorerView();
     designSpace_ = new DesignSpacePanel(doc_);
     coDesign_ = new CoDesignPanel(doc_);
     views_ = new QTabWidget;
@@ -114,36 +159,8 @@ MainWindow::MainWindow(const WindowOptions& options, QWidget* parent)
     connect(doc_, &ScenarioDocument::filePathChanged, this, &MainWindow::updateTitle);
 
     QSettings settings;
-    bool loaded = false;
-    if (!options.scenario.isEmpty()) {
-        QString err;
-        loaded = openFile(options.scenario, &err);
-        if (!loaded) startupNotice_ = err + " — showing the built-in default scenario instead";
-    } else if (restoreSession_) {
-        restoreGeometry(settings.value("window/geometry").toByteArray());
-        restoreState(settings.value("window/state").toByteArray());
-        const QString last = settings.value("session/lastScenario").toString();
-        if (!last.isEmpty()) {
-            try {
-                doc_->reset(nlohmann::json::parse(last.toStdString()),
-                            settings.value("session/lastPath").toString());
-                loaded = true;
-            } catch (const std::exception& e) {
-                loaded = false; // said, then the built-in default
-                startupNotice_ = QString("The last session's scenario could not be restored (") +
-                                 e.what() + ") — showing the built-in default scenario instead";
-            }
-        }
-    }
-    if (const QStringList& bad = store_->skipped(); !bad.isEmpty()) {
-        const QString presets =
-            QString("%1 user preset file%2 not loaded: %3%4")
-                .arg(bad.size())
-                .arg(bad.size() == 1 ? " was" : "s were")
-                .arg(bad.front())
-                .arg(bad.size() > 1 ? QString(" (and %1 more)").arg(bad.size() - 1) : QString());
-        startupNotice_ = startupNotice_.isEmpty() ? presets : startupNotice_ + "; " + presets;
-    }
+    const bool loaded = loadStartupScenario(options, settings);
+    noteSkippedPresets();
     if (!loaded) worker_.request(doc_->scenario()); // the built-in default
     if (!restoreSession_ || settings.value("window/geometry").isNull()) resize(1500, 920);
     applyStyle();

@@ -13,6 +13,7 @@
 #include "worker.hpp"
 
 #include <QMainWindow>
+#include <QSettings>
 #include <QMap>
 #include <QMenu>
 #include <QTabWidget>
@@ -69,6 +70,9 @@ class MainWindow : public QMainWindow {
 
   private:
     void buildMenus();
+    QWidget* explorerView();
+    bool loadStartupScenario(const WindowOptions& options, QSettings& settings);
+    void noteSkippedPresets();
     void showEvaluation(const Evaluation& e);
     /// Right-click a chart: export it, or every chart.
     void attachExportMenu(ExplorerChart* c);

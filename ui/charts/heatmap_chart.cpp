@@ -88,8 +88,38 @@ void HeatmapChart::setInput(const ChartInput& in) {
     for (auto* a : chart()->axes())
         a->setVisible(!nothing); // the message stands alone, over no axes
     if (nothing) return;
-    std::set<int> tps, pps;
+    setGrid(*in.search);
+
+    QList<QPointF> feasible, none, best;
+    QList<qreal> values;
+    const Candidate* top = in.search->top.empty() ? nullptr : &in.search->top.front();
     for (const auto& c : in.search->heatmap) {
+        const QPointF p(tps_.indexOf(c.tp) + 0.5, pps_.indexOf(c.pp) + 0.5);
+        if (c.anyFeasible) {
+            const double v = c.best.tokensPerS / c.best.gpus;
+            feasible << p;
+            values << v;
+            if (top && c.best.strategy.tp == top->strategy.tp &&
+                c.best.strategy.pp == top->strategy.pp)
+                best << p;
+            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "1",
+                                formatNumber(v, 6),
+                                QString::fromStdString(candidateSpec(c.best))});
+        } else if (c.anyValid) {
+            none << p;
+            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "0", "", ""});
+        }
+    }
+    cells_->replace(feasible);
+    infeasible_->replace(none);
+    best_->replace(best);
+    colourCells(values);
+    resizeMarkers();
+}
+
+void HeatmapChart::setGrid(const SearchResult& search) {
+    std::set<int> tps, pps;
+    for (const auto& c : search.heatmap) {
         tps.insert(c.tp);
         pps.insert(c.pp);
     }
@@ -105,61 +135,43 @@ void HeatmapChart::setInput(const ChartInput& in) {
         y_->append(QString::number(pps_[i]), i + 1);
     x_->setRange(0, std::max<qsizetype>(1, tps_.size()));
     y_->setRange(0, std::max<qsizetype>(1, pps_.size()));
+}
 
-    QList<QPointF> feasible, none, best;
-    QList<qreal> values;
-    double lo = 1e300, hi = 0;
-    const Candidate* top = in.search->top.empty() ? nullptr : &in.search->top.front();
-    for (const auto& c : in.search->heatmap) {
-        const QPointF p(tps_.indexOf(c.tp) + 0.5, pps_.indexOf(c.pp) + 0.5);
-        if (c.anyFeasible) {
-            const double v = c.best.tokensPerS / c.best.gpus;
-            feasible << p;
-            values << v;
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-            if (top && c.best.strategy.tp == top->strategy.tp &&
-                c.best.strategy.pp == top->strategy.pp)
-                best << p;
-            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "1",
-                                formatNumber(v, 6),
-                                QString::fromStdString(candidateSpec(c.best))});
-        } else if (c.anyValid) {
-            none << p;
-            table_.rows.append({QString::number(c.tp), QString::number(c.pp), "0", "", ""});
+namespace {
+
+/// The colour at fraction f (clamped to [0, 1]) of a gradient's stops, interpolated linearly.
+QColor colourAt(const QGradientStops& stops, double f) {
+    f = std::clamp(f, 0.0, 1.0);
+    for (int k = 1; k < stops.size(); ++k)
+        if (f <= stops[k].first) {
+            const double u =
+                (f - stops[k - 1].first) / std::max(1e-12, stops[k].first - stops[k - 1].first);
+            const QColor a = stops[k - 1].second, b = stops[k].second;
+            return QColor::fromRgbF(a.redF() + u * (b.redF() - a.redF()),
+                                    a.greenF() + u * (b.greenF() - a.greenF()),
+                                    a.blueF() + u * (b.blueF() - a.blueF()));
         }
-    }
-    cells_->replace(feasible);
-    infeasible_->replace(none);
-    best_->replace(best);
-    if (!values.isEmpty()) {
-        if (hi <= lo) hi = lo + 1;
-        // The colour bar on round ticks too: a 1-2-5 step, the range widened to whole steps.
-        // Each cell coloured from the bar's own gradient over that range (colorBy would reset the
-        // bar to the data's min and max).
-        const NiceTicks t = niceTicks(lo, hi, 4);
-        const QGradientStops stops = colors_->gradient().stops();
-        auto colourAt = [&stops](double f) {
-            f = std::clamp(f, 0.0, 1.0);
-            for (int k = 1; k < stops.size(); ++k)
-                if (f <= stops[k].first) {
-                    const double u = (f - stops[k - 1].first) /
-                                     std::max(1e-12, stops[k].first - stops[k - 1].first);
-                    const QColor a = stops[k - 1].second, b = stops[k].second;
-                    return QColor::fromRgbF(a.redF() + u * (b.redF() - a.redF()),
-                                            a.greenF() + u * (b.greenF() - a.greenF()),
-                                            a.blueF() + u * (b.blueF() - a.blueF()));
-                }
-            return stops.isEmpty() ? QColor(Qt::gray) : stops.last().second;
-        };
-        for (int i = 0; i < values.size(); ++i)
-            cells_->setPointConfiguration(
-                i, QXYSeries::PointConfiguration::Color,
-                colourAt((values[i] - t.min) / std::max(1e-12, t.max - t.min)));
-        colors_->setRange(t.min, t.max);
-        colors_->setTickCount(int(std::lround((t.max - t.min) / t.step)) + 1);
-    }
-    resizeMarkers();
+    return stops.isEmpty() ? QColor(Qt::gray) : stops.last().second;
+}
+
+} // namespace
+
+void HeatmapChart::colourCells(const QList<qreal>& values) {
+    if (values.isEmpty()) return;
+    double lo = *std::min_element(values.begin(), values.end());
+    double hi = *std::max_element(values.begin(), values.end());
+    if (hi <= lo) hi = lo + 1;
+    // The colour bar on round ticks too: a 1-2-5 step, the range widened to whole steps.
+    // Each cell coloured from the bar's own gradient over that range (colorBy would reset the
+    // bar to the data's min and max).
+    const NiceTicks t = niceTicks(lo, hi, 4);
+    const QGradientStops stops = colors_->gradient().stops();
+    for (int i = 0; i < values.size(); ++i)
+        cells_->setPointConfiguration(
+            i, QXYSeries::PointConfiguration::Color,
+            colourAt(stops, (values[i] - t.min) / std::max(1e-12, t.max - t.min)));
+    colors_->setRange(t.min, t.max);
+    colors_->setTickCount(int(std::lround((t.max - t.min) / t.step)) + 1);
 }
 
 void HeatmapChart::resizeMarkers() {

@@ -25,6 +25,8 @@ class HeatmapChart : public ExplorerChart {
     void restyle() override;
 
   private:
+    void setGrid(const SearchResult& search);  ///< the TP and PP categories the search visited
+    void colourCells(const QList<qreal>& values); ///< feasible cells on the colour bar's ticks
     void resizeMarkers();
     QScatterSeries* cells_;
     QScatterSeries* infeasible_;

@@ -101,27 +101,42 @@ void ParetoChart::restyle() {
     front_->setPen(pen);
 }
 
+QString ParetoChart::emptyReason(const ResourcePareto* p) const {
+    if (!p || p->points.empty())
+        return "Run the resource–performance comparison (Co-design) to draw it";
+    if (dollars_ && !p->priced)
+        return "A compared system states no price_per_gpu_hour: no dollar axis";
+    if (std::any_of(p->points.begin(), p->points.end(),
+                    [](const ResourcePoint& r) { return r.feasible; }))
+        return {};
+    // Say why: memory, or (at some count) no valid strategy at all.
+    const auto other = std::find_if(p->points.begin(), p->points.end(), [](const auto& r) {
+        return r.whyNone != "no strategy fits in memory";
+    });
+    return other == p->points.end()
+               ? QString("Nothing fits in memory at any of the GPU counts")
+               : "No strategy at any of the GPU counts; at " + QString::number(other->gpus) +
+                     ": " + QString::fromStdString(other->whyNone);
+}
+
+QScatterSeries* ParetoChart::seriesAt(std::size_t index, const QStringList& labels) {
+    while (systems_.size() <= index) {
+        auto* series = new QScatterSeries;
+        series->setName(labels[int(systems_.size())]);
+        chart()->addSeries(series);
+        series->attachAxis(x_);
+        series->attachAxis(y_);
+        systems_.push_back(series);
+    }
+    return systems_[index];
+}
+
 void ParetoChart::setInput(const ChartInput& in) {
     table_ = {};
     table_.columns = {"system",     "gpus",     "dollars_per_hour", "throughput",
                       "unit",       "dollars_per_million", "front", "best_strategy"};
     const ResourcePareto* p = in.pareto;
-    QString empty;
-    if (!p || p->points.empty())
-        empty = "Run the resource–performance comparison (Co-design) to draw it";
-    else if (dollars_ && !p->priced)
-        empty = "A compared system states no price_per_gpu_hour: no dollar axis";
-    else if (std::none_of(p->points.begin(), p->points.end(),
-                          [](const ResourcePoint& r) { return r.feasible; })) {
-        // Say why: memory, or (at some count) no valid strategy at all.
-        const auto other = std::find_if(p->points.begin(), p->points.end(), [](const auto& r) {
-            return r.whyNone != "no strategy fits in memory";
-        });
-        empty = other == p->points.end()
-                    ? QString("Nothing fits in memory at any of the GPU counts")
-                    : "No strategy at any of the GPU counts; at " + QString::number(other->gpus) +
-                          ": " + QString::fromStdString(other->whyNone);
-    }
+    const QString empty = emptyReason(p);
     setEmptyMessage(empty);
     for (auto* a : chart()->axes())
         a->setVisible(empty.isEmpty());
@@ -145,16 +160,7 @@ void ParetoChart::setInput(const ChartInput& in) {
     const QStringList labels = legendLabels(ids);
     for (const ResourcePoint& r : p->points) {
         const QString sys = QString::fromStdString(r.systemId);
-        const std::size_t index = std::size_t(ids.indexOf(sys));
-        while (systems_.size() <= index) {
-            auto* series = new QScatterSeries;
-            series->setName(labels[int(systems_.size())]);
-            chart()->addSeries(series);
-            series->attachAxis(x_);
-            series->attachAxis(y_);
-            systems_.push_back(series);
-        }
-        QScatterSeries* series = systems_[index];
+        QScatterSeries* series = seriesAt(std::size_t(ids.indexOf(sys)), labels);
         const bool onFront = dollars_ ? r.frontDollars : r.frontGpus;
         table_.rows.append(
             {sys, QString::number(r.gpus), formatNumber(r.dollarsPerHour(), 6),

@@ -31,6 +31,10 @@ class ParetoChart : public ExplorerChart {
     void restyle() override;
 
   private:
+    /// Why nothing is drawn (no comparison, no prices, nothing feasible); empty when something is.
+    QString emptyReason(const ResourcePareto* p) const;
+    /// System index's series, created (named from labels, on both axes) if it is new.
+    QScatterSeries* seriesAt(std::size_t index, const QStringList& labels);
     bool dollars_;
     QLogValueAxis* x_;
     QLogValueAxis* y_;
