@@ -1,5 +1,6 @@
 // FLOP counts against hand derivations and published conventions.
 #include "madmax/flops.hpp"
+#include "madmax/layer_gemms.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -82,5 +83,71 @@ TEST_CASE("ViT: patch tokens, parameters and the classifier as published") {
     } catch (const InputError& e) {
         CHECK_THAT(std::string(e.what()), Catch::Contains("workload.seq_len") &&
                                               Catch::Contains("257"));
+    }
+}
+
+// The layer's GEMM list (madmax/layer_gemms.hpp) is the one owner of the shapes that training,
+// serving and FLOP counting read (issue #32); these hold it to the published configurations.
+
+TEST_CASE("Layer GEMMs: Llama 2 70B on 8 and 16 tensor-parallel ranks by hand") {
+    // h = 8192, 64 query heads and 8 KV heads of 128, gated MLP of 28672 (Touvron et al. 2023).
+    const Model m = test::modelPreset("llama2-70b");
+    const AttentionGemms tp8 = attentionGemms(m, 8);
+    REQUIRE(tp8.count == 1);
+    CHECK(tp8.projections[0].n == 64.0 * 128 / 8 + 2.0 * 128); // 1024 query + 2·128 K, V
+    CHECK(tp8.projections[0].k == 8192);
+    CHECK(tp8.output.n == 8192);
+    CHECK(tp8.output.k == 1024);
+    // TP 16 exceeds the 8 KV heads: each rank keeps one whole KV head (replicated), not half.
+    const AttentionGemms tp16 = attentionGemms(m, 16);
+    CHECK(tp16.projections[0].n == 512 + 2.0 * 128);
+    const MlpGemms mlp = mlpGemms(m, double(m.ffnHidden), 8);
+    CHECK(mlp.up.n == 2.0 * 3584); // gate and up, 28672 / 8 each
+    CHECK(mlp.up.k == 8192);
+    CHECK(mlp.down.n == 8192);
+    CHECK(mlp.down.k == 3584);
+    CHECK(routerGemm(m).n == 0); // dense: no router
+}
+
+TEST_CASE("Layer GEMMs: DeepSeek-V3's MLA projections by hand (DeepSeek-V2 §2.1)") {
+    // h = 7168, 128 heads, q latent 1536, KV latent 512, nope 128, rope 64, v 128
+    // (DeepSeek-V3 config.json); the down-projections whole, the up-projections split by heads.
+    const Model m = test::modelPreset("deepseek-v3");
+    const AttentionGemms g = attentionGemms(m, 4);
+    REQUIRE(g.count == 4);
+    CHECK(g.projections[0].n == 1536); // W_DQ
+    CHECK(g.projections[0].k == 7168);
+    CHECK(g.projections[1].n == 32.0 * 192); // W_UQ: 128/4 heads of 128 + 64
+    CHECK(g.projections[1].k == 1536);
+    CHECK(g.projections[2].n == 512 + 64); // W_DKV + W_KR
+    CHECK(g.projections[2].k == 7168);
+    CHECK(g.projections[3].n == 32.0 * 256); // W_UK + W_UV: 128 + 128 per head
+    CHECK(g.projections[3].k == 512);
+    CHECK(g.output.n == 7168);
+    CHECK(g.output.k == 32.0 * 128);
+    CHECK(g.queryUp.n == g.projections[1].n);
+    CHECK(g.keyValueUp.k == 512);
+    const GemmShape router = routerGemm(m);
+    CHECK(router.n == 256); // 256 routed experts
+    CHECK(router.k == 7168);
+}
+
+TEST_CASE("Layer GEMMs' FLOPs are twice the layer's weights, norms aside, for every model") {
+    // An independent count: Model's parameter formulas (with the norms' h, and MLA's latent
+    // norms), against the GEMM list's 2·N·K on one rank.
+    for (const char* id : {"gpt3-175b", "llama2-70b", "llama31-405b", "deepseek-v3",
+                           "mixtral-8x7b", "qwen3-235b-a22b", "gpt-oss-120b", "vit-22b"}) {
+        INFO(id);
+        const Model m = test::modelPreset(id);
+        const double h = double(m.hidden);
+        const double norms =
+            m.mla ? h + double(m.mlaShape.kvLoraRank + m.mlaShape.qLoraRank) : h;
+        CHECK(attentionGemmFlopsPerToken(m) == 2.0 * (m.attentionParamsPerLayer() - norms));
+        if (m.ffnHidden > 0)
+            CHECK(mlpGemms(m, double(m.ffnHidden), 1).flopsPerRow() ==
+                  2.0 * (m.mlpParamsPerLayer() - h));
+        if (m.isMoe())
+            CHECK(mlpGemms(m, double(m.moe.expertFfn), 1).flopsPerRow() ==
+                  2.0 * m.expertParams());
     }
 }

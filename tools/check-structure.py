@@ -43,7 +43,8 @@ ROOM_EDGES = {("moe", "transformer"), ("vit", "transformer")}
 HEADER_OWNER = {
     "error": "files", "file_io": "files", "json_reader": "files",
     "types": "model", "model": "model", "system": "model", "strategy": "model",
-    "workload": "model", "curve": "model", "flops": "model", "result": "model",
+    "workload": "model", "curve": "model", "flops": "model", "layer_gemms": "model",
+    "result": "model",
     "dlrm": "model", "scenario": "model",
     "collectives": "collectives",
     "pipeline": "engine", "pipeline_schedule": "engine",

@@ -1,26 +1,26 @@
 #include "madmax/flops.hpp"
+#include "madmax/layer_gemms.hpp"
 
 #include <algorithm>
 
 namespace madmax {
 
 double attentionGemmFlopsPerToken(const Model& m) {
-    // Every projection weight is used once per token: 2 FLOPs per weight (norms excluded).
-    const double norms = m.mla ? double(m.hidden + m.mlaShape.kvLoraRank + m.mlaShape.qLoraRank)
-                               : double(m.hidden);
-    return 2.0 * (m.attentionParamsPerLayer() - norms);
+    // Every projection weight is used once per token (madmax/layer_gemms.hpp, one rank).
+    const AttentionGemms g = attentionGemms(m, 1.0);
+    double flops = g.output.flopsPerRow();
+    for (int i = 0; i < g.count; ++i) flops += g.projections[i].flopsPerRow();
+    return flops;
 }
 
 double layerGemmFlopsPerToken(const Model& m) {
-    return attentionGemmFlopsPerToken(m) + (m.gatedMlp ? 6.0 : 4.0) * double(m.hidden) *
-                                               double(m.ffnHidden);
+    return attentionGemmFlopsPerToken(m) + mlpGemms(m, double(m.ffnHidden), 1.0).flopsPerRow();
 }
 
 double moeLayerGemmFlopsPerToken(const Model& m) {
-    const double h = double(m.hidden);
-    const double experts = double(m.moe.topK + m.moe.sharedExperts) * 2.0 * m.expertParams();
-    const double router = m.moe.experts > 1 ? 2.0 * h * m.moe.experts : 0.0; // none for one expert
-    return attentionGemmFlopsPerToken(m) + experts + router;
+    const double experts = double(m.moe.topK + m.moe.sharedExperts) *
+                           mlpGemms(m, double(m.moe.expertFfn), 1.0).flopsPerRow();
+    return attentionGemmFlopsPerToken(m) + experts + routerGemm(m).flopsPerRow();
 }
 
 double attentionFlopsPerScore(const Model& m) {

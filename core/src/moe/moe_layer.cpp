@@ -2,6 +2,7 @@
 // layer and token dispatchers, DeepEP, Transformer Engine's grouped GEMMs).
 #include "moe/moe_layer.hpp"
 
+#include "madmax/layer_gemms.hpp"
 #include "madmax/memory.hpp"
 #include "madmax/moe.hpp"
 #include "madmax/pipeline.hpp"
@@ -115,19 +116,19 @@ MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& 
     const Strategy& st = s.strategy;
     const double act = 2.0;
     const MoeShape& moe = m.moe;
-    const double fe = double(moe.expertFfn) / st.etp;
-    const double up = (m.gatedMlp ? 2.0 : 1.0) * fe;
+    const MlpGemms expert = mlpGemms(m, double(moe.expertFfn), st.etp);
+    const double fe = expert.down.k, up = expert.up.n;
     const int local = moe.experts / st.ep;
     // A single expert needs no router and no permutation: the block is a dense MLP.
     const bool routed = moe.experts > 1;
-    e.router =
-        routed ? oc.gemm(sh.T, double(moe.experts), sh.h) + oc.elementwise(sh.T * moe.experts * 8.0)
-               : 0.0;
+    const GemmShape router = routerGemm(m);
+    e.router = routed ? oc.gemm(sh.T, router.n, router.k) + oc.elementwise(sh.T * moe.experts * 8.0)
+                      : 0.0;
     // Permute: gather each copy's row into expert order; unpermute: scatter back, weighted sum.
     e.permute = routed ? oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act) : 0.0;
-    e.expertUp = oc.groupedGemm(sh.moeCopies, up, sh.h, local);
+    e.expertUp = oc.groupedGemm(sh.moeCopies, up, expert.up.k, local);
     e.expertAct = oc.elementwise((up + fe) * sh.moeCopies * act);
-    e.expertDown = oc.groupedGemm(sh.moeCopies, sh.h, fe, local);
+    e.expertDown = oc.groupedGemm(sh.moeCopies, expert.down.n, fe, local);
     expertEpilogues(m, st, sh, oc, fe, local, e);
     e.unpermute = e.permute;
     // MoEAlltoAllTokenDispatcher (moe/token_dispatcher.py): the dispatch's output arrives
@@ -142,10 +143,10 @@ MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& 
     // quantising its own input (LayerCosts::gemmKernels).
     e.localExperts = local;
     if (moe.sharedExperts > 0) {
-        const double fs = double(moe.sharedExperts) * moe.expertFfn / sh.t;
-        const double sUp = (m.gatedMlp ? 2.0 : 1.0) * fs;
-        e.shared = oc.gemm(sh.T, sUp, sh.h) + oc.elementwise((sUp + fs) * sh.T * act) +
-                   oc.gemm(sh.T, sh.h, fs);
+        const MlpGemms shared = mlpGemms(m, double(moe.sharedExperts) * moe.expertFfn, sh.t);
+        e.shared = oc.gemm(sh.T, shared.up.n, shared.up.k) +
+                   oc.elementwise((shared.up.n + shared.down.k) * sh.T * act) +
+                   oc.gemm(sh.T, shared.down.n, shared.down.k);
     }
     moeCollectives(s, sh, g, e);
     return e;

@@ -7,6 +7,7 @@
 #include "engine/op_cost.hpp"
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
+#include "madmax/layer_gemms.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -139,29 +140,19 @@ struct Serving {
         c.gemmSide += g.computeS;
         c.overhead += overheadS;
     }
+    void gemm(Costs& c, double M, const GemmShape& g, double overheadS) const {
+        gemm(c, M, g.n, g.k, overheadS);
+    }
 
     /// The attention half of a layer for `rows` tokens, each attending `context` keys.
     Costs attention(double rows, double context, bool decode, double ov) const {
         Costs c;
         const Model& m = s.model;
-        if (m.mla) {
-            // MLA with the up-projections absorbed (DeepSeek-V2 §2.1.2): projections from the
-            // hidden state into the latents and the per-head queries, one output projection.
-            const MlaShape& a = m.mlaShape;
-            const double heads = m.heads / t;
-            if (a.qLoraRank > 0) {
-                gemm(c, rows, double(a.qLoraRank), h, ov);
-                gemm(c, rows, heads * double(a.qkNopeDim + a.qkRopeDim), double(a.qLoraRank), ov);
-            } else {
-                gemm(c, rows, heads * double(a.qkNopeDim + a.qkRopeDim), h, ov);
-            }
-            gemm(c, rows, double(a.kvLoraRank + a.qkRopeDim), h, ov);
-            gemm(c, rows, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank), ov);
-            gemm(c, rows, h, heads * double(a.vHeadDim), ov);
-        } else {
-            gemm(c, rows, qDim + 2 * kvDim, h, ov);
-            gemm(c, rows, h, qDim, ov);
-        }
+        // The projections and the output projection (madmax/layer_gemms.hpp); MLA's decode
+        // attention core works on the cached latents (below).
+        const AttentionGemms g = attentionGemms(m, t);
+        for (int i = 0; i < g.count; ++i) gemm(c, rows, g.projections[i], ov);
+        gemm(c, rows, g.output, ov);
         // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
         // a causal flash-attention pass.
         const double heads = m.heads / t;
@@ -194,22 +185,21 @@ struct Serving {
                                                    : moe.loadImbalance;
         const double copies = rows * moe.topK * st.etp / t * load;
         const double touched = local * (1.0 - std::pow(1.0 - 1.0 / local, copies));
-        const double fe = double(moe.expertFfn) / st.etp;
-        const double up = (m.gatedMlp ? 2.0 : 1.0) * fe;
         if (touched > 0) {
+            const MlpGemms expert = mlpGemms(m, double(moe.expertFfn), st.etp);
             const double perExpert = copies / touched;
             Costs e;
-            gemm(e, perExpert, up, h, 0.0);
-            gemm(e, perExpert, h, fe, 0.0);
+            gemm(e, perExpert, expert.up, 0.0);
+            gemm(e, perExpert, expert.down, 0.0);
             c += e.scaled(touched);
             c.overhead += 2 * ov; // grouped GEMMs
         }
         if (moe.sharedExperts > 0) {
-            const double fs = double(moe.sharedExperts) * moe.expertFfn / t;
-            gemm(c, rows, (m.gatedMlp ? 2.0 : 1.0) * fs, h, ov);
-            gemm(c, rows, h, fs, ov);
+            const MlpGemms shared = mlpGemms(m, double(moe.sharedExperts) * moe.expertFfn, t);
+            gemm(c, rows, shared.up, ov);
+            gemm(c, rows, shared.down, ov);
         }
-        if (moe.experts > 1) gemm(c, rows, double(moe.experts), h, ov); // router
+        if (moe.experts > 1) gemm(c, rows, routerGemm(m), ov);
         // Dispatch (optionally FP8) and combine over the EP group; with two-batch overlap they
         // hide behind the other micro-batch's work, up to its length.
         MoeA2aRequest req;
@@ -237,8 +227,9 @@ struct Serving {
         if (moe) {
             c += moeBlock(rows, ov);
         } else {
-            gemm(c, rows, (s.model.gatedMlp ? 2.0 : 1.0) * f / t, h, ov);
-            gemm(c, rows, h, f / t, ov);
+            const MlpGemms mlp = mlpGemms(s.model, f, t);
+            gemm(c, rows, mlp.up, ov);
+            gemm(c, rows, mlp.down, ov);
         }
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
         c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);

@@ -4,6 +4,7 @@
 #include "transformer/layer.hpp"
 
 #include "madmax/flops.hpp"
+#include "madmax/layer_gemms.hpp"
 #include "madmax/memory.hpp"
 
 #include <algorithm>
@@ -12,26 +13,10 @@ namespace madmax::detail {
 
 namespace {
 
-/// MLA's up-projections: queries from their latent, per-head K and V from the KV latent.
-double mlaUpProjections(const Model& m, const Shape& sh, const OpCoster& oc) {
-    const MlaShape& a = m.mlaShape;
-    const double heads = m.heads / sh.t;
-    return oc.gemm(sh.T, heads * double(a.qkNopeDim + a.qkRopeDim),
-                   a.qLoraRank > 0 ? double(a.qLoraRank) : sh.h) +
-           oc.gemm(sh.T, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank));
-}
-
-double attentionProjections(const Model& m, const Shape& sh, const OpCoster& oc) {
-    if (!m.mla) return oc.gemm(sh.T, sh.qDim + 2.0 * sh.kvDim, sh.h);
-    // MLA (DeepSeek-V2 §2.1): down-projections replicated over TP, up-projections split by
-    // heads: W_DQ, W_UQ, W_DKV+W_KR, W_UK+W_UV.
-    const MlaShape& a = m.mlaShape;
-    const double heads = m.heads / sh.t;
-    double t = oc.gemm(sh.T, heads * double(a.qkNopeDim + a.qkRopeDim),
-                       a.qLoraRank > 0 ? double(a.qLoraRank) : sh.h);
-    if (a.qLoraRank > 0) t += oc.gemm(sh.T, double(a.qLoraRank), sh.h);
-    t += oc.gemm(sh.T, double(a.kvLoraRank + a.qkRopeDim), sh.h);
-    t += oc.gemm(sh.T, heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank));
+/// The attention projections' GEMMs (madmax/layer_gemms.hpp) over the micro-batch's rows.
+double attentionProjections(const AttentionGemms& g, const Shape& sh, const OpCoster& oc) {
+    double t = 0;
+    for (int i = 0; i < g.count; ++i) t += oc.gemm(sh.T, g.projections[i].n, g.projections[i].k);
     return t;
 }
 
@@ -130,7 +115,8 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     LayerCosts c{};
     const double act = 2.0; // 16-bit activations
     c.norm = oc.elementwise(2.0 * sh.hSp * act);
-    c.qkv = attentionProjections(m, sh, oc);
+    const AttentionGemms ag = attentionGemms(m, sh.t);
+    c.qkv = attentionProjections(ag, sh, oc);
     c.projGemms = !m.mla ? 1 : m.mlaShape.qLoraRank > 0 ? 4 : 3;
     // Below 16 bits every GEMM input is quantised first, forward and backward (Transformer
     // Engine's Linear and GroupedLinear: the input, then in the backward the output gradient
@@ -141,16 +127,17 @@ LayerCosts layerCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, co
     c.casts = bytesPerElement(w.precision) >= 2.0                     ? 0
               : w.lowPrecisionScaling == LowPrecisionScaling::Current ? 3
                                                                       : 1;
-    if (m.mla) c.mlaUp = mlaUpProjections(m, sh, oc);
+    if (m.mla)
+        c.mlaUp = oc.gemm(sh.T, ag.queryUp.n, ag.queryUp.k) +
+                  oc.gemm(sh.T, ag.keyValueUp.n, ag.keyValueUp.k);
     attentionCore(s, sh, oc, c);
-    const double heads = m.heads / sh.t;
-    c.outProj = oc.gemm(sh.T, sh.h, heads * double(m.vHeadDim()));
+    c.outProj = oc.gemm(sh.T, ag.output.n, ag.output.k);
     c.residual = oc.elementwise(7.0 * sh.hSp * act * 0.5 + 2.0 * sh.hSp * act);
     if (m.denseLayerCount() > 0) {
-        const double up = (m.gatedMlp ? 2.0 : 1.0) * sh.f / sh.t;
-        c.mlpUp = oc.gemm(sh.T, up, sh.h);
-        c.activation = oc.elementwise((up + sh.f / sh.t) * sh.T * act);
-        c.mlpDown = oc.gemm(sh.T, sh.h, sh.f / sh.t);
+        const MlpGemms mlp = mlpGemms(m, sh.f, sh.t);
+        c.mlpUp = oc.gemm(sh.T, mlp.up.n, mlp.up.k);
+        c.activation = oc.elementwise((mlp.up.n + mlp.down.k) * sh.T * act);
+        c.mlpDown = oc.gemm(sh.T, mlp.down.n, mlp.down.k);
     }
     layerCollectives(s, sh, oc, g, c);
     fineTuningCosts(m, w.frozen, sh, oc, c);
