@@ -48,6 +48,12 @@ struct MoeShape {
     /// The gated activation's inputs are clamped first (GPT-OSS `swiglu_limit` 7: gate ≤ c,
     /// linear within ±c); 0 = no clamp.
     double gluClamp = 0;
+    /// The critical rank's load, × the mean: the imbalance, capped by the capacity factor
+    /// (dropless routing caps nothing). Training, serving and memory all read this one.
+    double criticalLoad() const {
+        return capacityFactor > 0 && capacityFactor < loadImbalance ? capacityFactor
+                                                                    : loadImbalance;
+    }
 };
 
 /// Multi-head latent attention (DeepSeek-V2 §2.1): queries and keys/values through low-rank

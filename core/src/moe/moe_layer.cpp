@@ -82,8 +82,7 @@ void moeCollectives(const Scenario& s, const Shape& sh, const Groups& g, MoeLaye
     const Strategy& st = s.strategy;
     const MoeShape& moe = m.moe;
     const double act = 2.0;
-    const double load = moe.capacityFactor > 0 ? std::min(moe.loadImbalance, moe.capacityFactor)
-                                               : moe.loadImbalance;
+    const double load = moe.criticalLoad();
     MoeA2aRequest req;
     req.tokens = sh.moeSend * load;
     req.topK = moe.topK;

@@ -181,8 +181,7 @@ struct Serving {
         const Strategy& st = s.strategy;
         const MoeShape& moe = m.moe;
         const double local = double(moe.experts + st.redundantExperts) / st.ep;
-        const double load = moe.capacityFactor > 0 ? std::min(moe.loadImbalance, moe.capacityFactor)
-                                                   : moe.loadImbalance;
+        const double load = moe.criticalLoad();
         const double copies = rows * moe.topK * st.etp / t * load;
         const double touched = local * (1.0 - std::pow(1.0 - 1.0 / local, copies));
         if (touched > 0) {

@@ -12,10 +12,7 @@ double moeRoutedCopiesPerGpu(const Model& m, const Strategy& st, double tokens) 
     // Parallel folding: the stage's tokens × k copies spread over its TP·CP·DP GPUs, each
     // expert-TP group holding its copies in full (ETP splits the width, not the tokens). The
     // critical rank takes the imbalance factor more, capped by the capacity factor.
-    const double load = m.moe.capacityFactor > 0
-                            ? std::min(m.moe.loadImbalance, m.moe.capacityFactor)
-                            : m.moe.loadImbalance;
-    return tokens * m.moe.topK * double(st.etp) / st.tp * load;
+    return tokens * m.moe.topK * double(st.etp) / st.tp * m.moe.criticalLoad();
 }
 
 double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w, bool moeLayer) {
