@@ -475,3 +475,47 @@ TEST_CASE("DLRM: the timeline is the schedule the step time comes from") {
         CHECK(jsonWait);
     }
 }
+
+// Mutation survivors of seed 7 (issue #32): the row-wise backward's pooled-gradient read, the
+// table-row-wise shard's, Adam's per-row table state and the transformer interaction's
+// parameters, each by hand.
+
+TEST_CASE("DLRM hand-derived: row-wise backward reads its share of the pooled gradients") {
+    const DlrmResult x = evaluate(toy({{"strategy.emb_sharding", "rw"}})).dlrmResult;
+    // Per table and GPU, half of: the fused SGD backward's 576 B per lookup (row read and
+    // written, the radix sort's share) over the group's lookups, and the pooled gradients read,
+    // 1024 samples × 64 × 4 B = 262,144 B. A: (2048·576 + 262,144)/2 = 720,896 B; B:
+    // (1024·576 + 262,144)/2 = 425,984 B; 1,146,880 B → 1.14688e-6 s at 1 TB/s.
+    CHECK(x.embBackwardS == Approx(1.14688e-6).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: a table-row-wise shard's backward is its node rank's share") {
+    // One node of two ranks: each table's rows split over both, so each rank does what the
+    // row-wise case above does, 1,146,880 B → 1.14688e-6 s.
+    const DlrmResult x = evaluate(toy({{"strategy.emb_sharding", "twrw"}})).dlrmResult;
+    CHECK(x.embBackwardS == Approx(1.14688e-6).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: Adam on the tables keeps two fp32 moments per element") {
+    // Table-wise, the critical GPU holds table A: 1000 rows × (64 × 4 B of weights + 2 × 64 ×
+    // 4 B of Adam's moments) = 768,000 B. Column-wise splits each table into two 32-wide
+    // shards, one of each on either GPU, and the moments follow the shard's width:
+    // (1000 + 100) rows × 32 × (4 + 8) B = 422,400 B.
+    const DlrmResult tw = evaluate(toy({{"workload.emb_optimizer", "adam"}})).dlrmResult;
+    CHECK(tw.tableBytesCritical == Approx(768000.0));
+    const DlrmResult cw = evaluate(toy({{"workload.emb_optimizer", "adam"},
+                                        {"strategy.emb_sharding", "cw"}})).dlrmResult;
+    CHECK(cw.tableBytesCritical == Approx(422400.0));
+}
+
+TEST_CASE("DLRM hand-derived: a transformer interaction layer's parameters") {
+    // Over d = 64 wide feature tokens: QKV 3d² + 3d, output d² + d, the 4× MLP 8d² + 5d, two
+    // norms 4d: 12d² + 13d = 49,984 per layer (DLRM-transformer, docs/developer/workloads.md).
+    auto params = [](int layers) {
+        return toy({{"model.dlrm.interaction", "transformer"},
+                    {"model.dlrm.transformer_layers", layers},
+                    {"model.dlrm.transformer_heads", 1}})
+            .model.dlrm.denseParams();
+    };
+    CHECK(params(2) - params(1) == 49984.0);
+}

@@ -151,3 +151,15 @@ TEST_CASE("Layer GEMMs' FLOPs are twice the layer's weights, norms aside, for ev
                   2.0 * m.expertParams());
     }
 }
+
+TEST_CASE("Layer GEMMs: MLA without a query latent projects queries from the hidden state") {
+    // DeepSeek-V2-Lite's form (q_lora_rank 0): W_Q (h → a·(nope + rope)) instead of W_DQ, W_UQ.
+    Model m = test::modelPreset("deepseek-v3");
+    m.mlaShape.qLoraRank = 0;
+    const AttentionGemms g = attentionGemms(m, 8);
+    REQUIRE(g.count == 3);
+    CHECK(g.projections[0].n == 16.0 * 192); // 128/8 heads of 128 + 64
+    CHECK(g.projections[0].k == 7168);
+    CHECK(g.projections[1].n == 576);
+    CHECK(g.projections[2].n == 16.0 * 256);
+}

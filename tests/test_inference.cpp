@@ -211,3 +211,16 @@ TEST_CASE("The serving operating point lies on its own latency-throughput curve"
               Approx(r.inference.outputTokensPerSPerGpu).epsilon(1e-9));
     }
 }
+
+TEST_CASE("A decode pool's model FLOPs count generated tokens only, an aggregated one prompts too") {
+    // 2 FLOPs per active parameter per token (Kaplan et al. 2020). One replica of TP2; fixed
+    // 1000-token prompts and outputs with no prefix cache: an aggregated round also computes
+    // 1000/1000 prompt tokens per generated one, a decode pool none (its prompts were prefilled
+    // elsewhere).
+    const Scenario agg = tp2();
+    const Result a = evaluate(agg);
+    const double params = agg.model.activeParams();
+    CHECK(a.modelFlopsPerStep == Approx(2.0 * params * a.inference.batch * 2.0));
+    const Result d = evaluate(tp2({"workload.phase=decode"}));
+    CHECK(d.modelFlopsPerStep == Approx(2.0 * params * d.inference.batch));
+}

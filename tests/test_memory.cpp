@@ -170,3 +170,29 @@ TEST_CASE("A model that does not fit is flagged with a negative margin") {
     CHECK_FALSE(r.memory.fits());
     CHECK(r.memory.marginBytes() < -500e9);
 }
+
+TEST_CASE("Activations of a GQA layer and of an MLA layer, by hand (Korthikanti Table 2 extended)") {
+    // s = 4096, b = 1, TP 8 without SP, flash attention, no recompute.
+    Strategy st;
+    st.tp = 8;
+    Workload w;
+    w.seqLen = 4096;
+    w.globalBatch = 1;
+    w.attention = AttentionKernel::Flash;
+    const double sb = 4096;
+    // Llama 2 70B: split by TP: Q 2sb·64·128, K and V 4sb·8·128, the output projection's input
+    // 2sb·64·128, the gated MLP 6sb·28672 = 208,896 sb; replicated 10sb·8192 = 81,920 sb.
+    // 208,896/8 + 81,920 = 108,032 sb.
+    const Model llama = test::modelPreset("llama2-70b");
+    CHECK(layerActivationBytes(llama, st, w) == Approx(108032.0 * sb).epsilon(1e-12));
+    // DeepSeek-V3's dense layers (MLA): Q 2sb·128·192, the up-projected K and V
+    // 2sb·128·(192 + 128), the output projection's input 2sb·128·128, the gated MLP 6sb·18432:
+    // 274,432 sb split; replicated 10sb·7168 plus the latents 2sb·(1536 + 512): 75,776 sb.
+    // 274,432/8 + 75,776 = 110,080 sb.
+    const Model ds = test::modelPreset("deepseek-v3");
+    CHECK(layerActivationBytes(ds, st, w, false) == Approx(110080.0 * sb).epsilon(1e-12));
+    // Selective recompute rebuilds the per-head Q, K and V from the latents: 143,360 sb split,
+    // 17,920 + 75,776 = 93,696 sb.
+    st.recompute = Recompute::Selective;
+    CHECK(layerActivationBytes(ds, st, w, false) == Approx(93696.0 * sb).epsilon(1e-12));
+}
