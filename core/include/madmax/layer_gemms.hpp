@@ -6,6 +6,7 @@
 #include "madmax/model.hpp"
 
 #include <array>
+#include <cmath>
 
 namespace madmax {
 
@@ -29,7 +30,6 @@ struct AttentionGemms {
     /// recompute runs again; zero otherwise.
     GemmShape queryUp{}, keyValueUp{};
 };
-AttentionGemms attentionGemms(const Model& m, double tp);
 
 /// An MLP of inner width `ffn` split over `split` ranks: up (gate and up together when
 /// gated) and down.
@@ -37,9 +37,42 @@ struct MlpGemms {
     GemmShape up, down;
     double flopsPerRow() const { return up.flopsPerRow() + down.flopsPerRow(); }
 };
-MlpGemms mlpGemms(const Model& m, double ffn, double split);
+
+// Inline: the engine reads these on every evaluation (serving several times per layer kind).
+
+/// The attention block's GEMMs on one of `tp` ranks.
+inline AttentionGemms attentionGemms(const Model& m, double tp) {
+    AttentionGemms g;
+    const double h = double(m.hidden);
+    const double heads = m.heads / tp;
+    g.output = {h, heads * double(m.vHeadDim())};
+    if (!m.mla) {
+        const double kvHeads = std::ceil(double(m.kvHeads) / tp);
+        g.projections[g.count++] = {double(m.heads) * m.headDim / tp + 2.0 * (kvHeads * m.headDim),
+                                    h};
+        return g;
+    }
+    const MlaShape& a = m.mlaShape;
+    const double q = a.qLoraRank > 0 ? double(a.qLoraRank) : h;
+    g.queryUp = {heads * double(a.qkNopeDim + a.qkRopeDim), q};
+    g.keyValueUp = {heads * double(a.qkNopeDim + a.vHeadDim), double(a.kvLoraRank)};
+    if (a.qLoraRank > 0) g.projections[g.count++] = {double(a.qLoraRank), h};
+    g.projections[g.count++] = g.queryUp;
+    g.projections[g.count++] = {double(a.kvLoraRank + a.qkRopeDim), h};
+    g.projections[g.count++] = g.keyValueUp;
+    return g;
+}
+
+/// The MLP's GEMMs: inner width `ffn` over `split` ranks.
+inline MlpGemms mlpGemms(const Model& m, double ffn, double split) {
+    const double h = double(m.hidden), inner = ffn / split;
+    return {{(m.gatedMlp ? 2.0 : 1.0) * inner, h}, {h, inner}};
+}
 
 /// The MoE router, h → E logits, whole on every rank; zero for a single expert (no router).
-GemmShape routerGemm(const Model& m);
+inline GemmShape routerGemm(const Model& m) {
+    if (m.moe.experts <= 1) return {};
+    return {double(m.moe.experts), double(m.hidden)};
+}
 
 } // namespace madmax

@@ -53,6 +53,9 @@ struct Serving {
     /// Prompt tokens computed per request (the prefix cache holds the rest) and the mean context
     /// they attend: the cached prefix and, causally, half the computed part.
     double computedInput, prefillContext;
+    AttentionGemms attentionShapes; ///< the layer's weight GEMMs on this GPU (layer_gemms.hpp)
+    MlpGemms mlpShapes, expertShapes, sharedShapes;
+    GemmShape routerShape;
     double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
     double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
 
@@ -84,6 +87,11 @@ struct Serving {
         computedInput = std::max(1.0, std::round((1.0 - in.prefixCacheHit) * input));
         prefillContext = (input - computedInput) + computedInput / 2;
         verifyRows = 1.0 + in.draftTokens;
+        attentionShapes = attentionGemms(m, t);
+        mlpShapes = mlpGemms(m, f, t);
+        expertShapes = mlpGemms(m, double(m.moe.expertFfn), s.strategy.etp);
+        sharedShapes = mlpGemms(m, double(m.moe.sharedExperts) * m.moe.expertFfn, t);
+        routerShape = routerGemm(m);
         tokensPerStep = in.tokensPerStep();
 
         // The fullest stage: the MoE layers (where present) are its heavier layers.
@@ -150,7 +158,7 @@ struct Serving {
         const Model& m = s.model;
         // The projections and the output projection (madmax/layer_gemms.hpp); MLA's decode
         // attention core works on the cached latents (below).
-        const AttentionGemms g = attentionGemms(m, t);
+        const AttentionGemms& g = attentionShapes;
         for (int i = 0; i < g.count; ++i) gemm(c, rows, g.projections[i], ov);
         gemm(c, rows, g.output, ov);
         // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
@@ -185,7 +193,7 @@ struct Serving {
         const double copies = rows * moe.topK * st.etp / t * load;
         const double touched = local * (1.0 - std::pow(1.0 - 1.0 / local, copies));
         if (touched > 0) {
-            const MlpGemms expert = mlpGemms(m, double(moe.expertFfn), st.etp);
+            const MlpGemms& expert = expertShapes;
             const double perExpert = copies / touched;
             Costs e;
             gemm(e, perExpert, expert.up, 0.0);
@@ -194,11 +202,10 @@ struct Serving {
             c.overhead += 2 * ov; // grouped GEMMs
         }
         if (moe.sharedExperts > 0) {
-            const MlpGemms shared = mlpGemms(m, double(moe.sharedExperts) * moe.expertFfn, t);
-            gemm(c, rows, shared.up, ov);
-            gemm(c, rows, shared.down, ov);
+            gemm(c, rows, sharedShapes.up, ov);
+            gemm(c, rows, sharedShapes.down, ov);
         }
-        if (moe.experts > 1) gemm(c, rows, routerGemm(m), ov);
+        if (moe.experts > 1) gemm(c, rows, routerShape, ov);
         // Dispatch (optionally FP8) and combine over the EP group; with two-batch overlap they
         // hide behind the other micro-batch's work, up to its length.
         MoeA2aRequest req;
@@ -226,9 +233,8 @@ struct Serving {
         if (moe) {
             c += moeBlock(rows, ov);
         } else {
-            const MlpGemms mlp = mlpGemms(s.model, f, t);
-            gemm(c, rows, mlp.up, ov);
-            gemm(c, rows, mlp.down, ov);
+            gemm(c, rows, mlpShapes.up, ov);
+            gemm(c, rows, mlpShapes.down, ov);
         }
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
         c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
