@@ -1,11 +1,14 @@
 // Scenario files: every preset loads; save → parse round-trips exactly; saving is atomic.
 #include "test_support.hpp"
 
+#include "madmax/strategy_switches.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -45,6 +48,30 @@ TEST_CASE("toJson then parse reproduces a scenario exactly") {
         const Scenario back = parseScenario(once, "roundtrip");
         CHECK(toJson(back) == once);
         CHECK(evaluate(back).stepTimeS == evaluate(s).stepTimeS);
+    }
+}
+
+TEST_CASE("Each strategy switch is declared once: its default is Strategy{}'s, and it round-trips") {
+    // The table is what the parser, the JSON writer and the explorer read (issue #32).
+    const auto switches = strategySwitches();
+    REQUIRE(switches.size() == 7);
+    const Strategy plain{};
+    std::set<std::string_view> keys;
+    for (const StrategySwitch& sw : switches) {
+        INFO(sw.key);
+        CHECK(keys.insert(sw.key).second);            // no key twice
+        CHECK(plain.*sw.member == sw.byDefault);      // a file that omits it gets Strategy{}'s
+        CHECK_FALSE(sw.label.empty());
+        CHECK_FALSE(sw.help.empty());
+        // Flip this one switch away from its default: the writer says so and the parser reads
+        // it back, and no other switch moves.
+        Scenario s = test::preset("default");
+        s.strategy.*sw.member = !sw.byDefault;
+        const auto doc = toJson(s);
+        CHECK(doc.at("strategy").at(std::string(sw.key)).get<bool>() == !sw.byDefault);
+        const Scenario back = parseScenario(doc, "switch.json");
+        for (const StrategySwitch& other : switches)
+            CHECK(back.strategy.*other.member == s.strategy.*other.member);
     }
 }
 

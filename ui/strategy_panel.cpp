@@ -107,15 +107,21 @@ void StrategyPanel::syncVisibility(bool serving, bool moe, bool dlrm) {
 void StrategyPanel::syncMoe(const Scenario& s) {
     const Strategy& st = s.strategy;
     const QSignalBlocker b1(imbalance_), b2(capacity_), b3(nodeLimit_),
-        b4(combos_["moe_dispatcher"]), b5(checks_["moe_fp8_dispatch"]),
-        b6(checks_["moe_a2a_overlap"]), b7(checks_["moe_fused_mlp"]);
+        b4(combos_["moe_dispatcher"]);
     imbalance_->setValue(s.model.moe.loadImbalance);
     capacity_->setValue(s.model.moe.capacityFactor);
     nodeLimit_->setValue(st.moeNodeLimit);
     combos_["moe_dispatcher"]->setCurrentIndex(st.dispatcher == MoeDispatcher::DeepEp ? 1 : 0);
-    checks_["moe_fp8_dispatch"]->setChecked(st.moeFp8Dispatch);
-    checks_["moe_a2a_overlap"]->setChecked(st.moeA2aOverlap);
-    checks_["moe_fused_mlp"]->setChecked(st.moeFusedMlp);
+    syncSwitches(st, StrategySwitch::Group::MixtureOfExperts);
+}
+
+void StrategyPanel::syncSwitches(const Strategy& st, StrategySwitch::Group group) {
+    for (const StrategySwitch& sw : strategySwitches()) {
+        if (sw.group != group) continue;
+        QCheckBox* c = checks_.at(QString::fromUtf8(sw.key.data(), qsizetype(sw.key.size())));
+        const QSignalBlocker b(c);
+        c->setChecked(st.*sw.member);
+    }
 }
 
 /// The fine-tuning controls: LoRA freezes the whole base, so the per-part controls are off
@@ -230,13 +236,7 @@ void StrategyPanel::syncLayerControls(const Scenario& s) {
         if (combos_["placement"]->findText(text) < 0) combos_["placement"]->addItem(text);
         combos_["placement"]->setCurrentText(text);
     }
-    for (auto [key, value] : {std::pair{"sequence_parallel", st.sequenceParallel},
-                              {"tp_comm_overlap", st.tpCommOverlap},
-                              {"dp_overlap", st.dpOverlap},
-                              {"cuda_graphs", st.cudaGraphs}}) {
-        const QSignalBlocker b(checks_[key]);
-        checks_[key]->setChecked(value);
-    }
+    syncSwitches(st, StrategySwitch::Group::Parallelism);
 }
 
 void StrategyPanel::applyValue(const QString& key, int v) {

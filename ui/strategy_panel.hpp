@@ -6,6 +6,8 @@
 #include "dlrm_panel.hpp"
 #include "document.hpp"
 
+#include "madmax/strategy_switches.hpp"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -57,6 +59,8 @@ class StrategyPanel : public QWidget {
     };
     QComboBox* addCombo(QFormLayout* into, const QString& key, const QString& label,
                         const QStringList& items, const QString& tip);
+    void addSwitches(QFormLayout* into, StrategySwitch::Group group);
+    void syncSwitches(const Strategy& st, StrategySwitch::Group group);
     QCheckBox* addCheck(QFormLayout* into, const QString& key, const QString& label,
                         const QString& tip);
     void buildDegrees(QVBoxLayout* outer);

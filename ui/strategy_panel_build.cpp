@@ -32,6 +32,20 @@ QCheckBox* StrategyPanel::addCheck(QFormLayout* into, const QString& key, const 
     return c;
 }
 
+/// One check box per switch of the group (madmax/strategy_switches.hpp: key, label, help), each
+/// toggling strategy.<key> as one undoable edit.
+void StrategyPanel::addSwitches(QFormLayout* into, StrategySwitch::Group group) {
+    for (const StrategySwitch& sw : strategySwitches()) {
+        if (sw.group != group) continue;
+        const QString k = QString::fromUtf8(sw.key.data(), qsizetype(sw.key.size()));
+        QCheckBox* c = addCheck(into, k, QString::fromUtf8(sw.label.data(), qsizetype(sw.label.size())),
+                                QString::fromUtf8(sw.help.data(), qsizetype(sw.help.size())));
+        connect(c, &QCheckBox::toggled, this, [this, k](bool on) {
+            applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
+        });
+    }
+}
+
 StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
     auto* outer = new QVBoxLayout(this);
     auto* kindRow = new QFormLayout;
@@ -141,17 +155,7 @@ void StrategyPanel::buildSwitches(QVBoxLayout* outer) {
     addCombo(
         form, "placement", "Placement (innermost first)", placements(),
         "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
-    addCheck(form, "sequence_parallel", "Sequence parallelism",
-             "Split norms and dropout along the sequence across TP ranks (Korthikanti et al. "
-             "2022): reduce-scatter + all-gather replace the all-reduce.");
-    addCheck(form, "tp_comm_overlap", "TP communication overlap",
-             "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023).");
-    addCheck(form, "dp_overlap", "Overlap gradient reduction",
-             "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP).");
-    addCheck(form, "cuda_graphs", "CUDA graphs",
-             "The step is captured in CUDA graphs: the host replays them in one launch each, "
-             "so the CPU time per kernel (GPU calibration host_op_us) never leaves the GPU "
-             "idle. Off: eager PyTorch, where small MoE layers can be host-bound.");
+    addSwitches(form, StrategySwitch::Group::Parallelism);
     outer->addWidget(switches);
     switches_ = switches;
 }
@@ -189,18 +193,7 @@ void StrategyPanel::buildMoe(QVBoxLayout* outer) {
         addCombo(mform, "moe_dispatcher", "Dispatch", {"flat all-to-all", "per-node (DeepEP)"},
                  "Flat: every token copy travels to its expert's GPU. Per-node (DeepEP): once "
                  "per destination node over the network, then NVLink.");
-    addCheck(mform, "moe_fp8_dispatch", "FP8 dispatch",
-             "Send the dispatched tokens in FP8 (+ a scale per 128 channels); the combine stays "
-             "16-bit (DeepEP).");
-    addCheck(mform, "moe_fused_mlp", "Fused grouped-MLP kernels",
-             "Transformer Engine's CuTe DSL grouped MLP (Megatron-Core cutedsl_fused_grouped_mlp): "
-             "the activation, its clamp, bias and routing weight in the GEMM epilogues, and the "
-             "token counts kept on the GPU (no host sync at the router). Off: Megatron-Core's "
-             "separate activation passes.");
-    addCheck(mform, "moe_a2a_overlap", "Overlap all-to-all with another micro-batch",
-             "DualPipe / 1F1B all-to-all overlap: dispatch and combine hide behind another "
-             "micro-batch's compute, which loses the SMs the communication kernels hold while "
-             "they run.");
+    addSwitches(mform, StrategySwitch::Group::MixtureOfExperts);
     auto* note = new QLabel("EP and ETP split the experts only; attention runs on TP × CP × DP.");
     note->setWordWrap(true);
     mform->addRow(note);
@@ -218,12 +211,6 @@ void StrategyPanel::buildMoe(QVBoxLayout* outer) {
         applyEdits({{"strategy.moe_dispatcher", i == 1 ? "deepep" : "all_to_all"}}, "dispatch",
                    combos_["moe_dispatcher"]);
     });
-    for (const char* key : {"moe_fp8_dispatch", "moe_fused_mlp", "moe_a2a_overlap"}) {
-        const QString k = key;
-        connect(checks_[k], &QCheckBox::toggled, this, [this, k](bool on) {
-            applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
-        });
-    }
 }
 
 /// What fine-tuning freezes: layers, components, LoRA.
@@ -406,12 +393,6 @@ void StrategyPanel::connectSwitches() {
             arr.push_back(d.toStdString());
         applyEdits({{"strategy.placement", arr}}, "placement", combos_["placement"]);
     });
-    for (const char* key : {"sequence_parallel", "tp_comm_overlap", "dp_overlap", "cuda_graphs"}) {
-        const QString k = key;
-        connect(checks_[k], &QCheckBox::toggled, this, [this, k](bool on) {
-            applyEdits({{"strategy." + k.toStdString(), on}}, k, checks_[k]);
-        });
-    }
 }
 
 } // namespace madmax::ui

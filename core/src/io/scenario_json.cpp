@@ -1,5 +1,6 @@
 // Scenarios and their parts written back as JSON; parseScenario(toJson(s)) reproduces s.
 #include "madmax/scenario_io.hpp"
+#include "madmax/strategy_switches.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -174,7 +175,7 @@ json toJson(const Strategy& st) {
     json placement = json::array();
     for (ParallelDim d : st.placement)
         placement.push_back(std::string(toString(d)));
-    return {{"tp", st.tp},
+    json out = {{"tp", st.tp},
             {"pp", st.pp},
             {"vp", st.vp},
             {"cp", st.cp},
@@ -182,10 +183,6 @@ json toJson(const Strategy& st) {
             {"micro_batch", st.microBatch},
             {"zero_stage", st.zeroStage},
             {"shard_group", st.shardGroup},
-            {"sequence_parallel", st.sequenceParallel},
-            {"tp_comm_overlap", st.tpCommOverlap},
-            {"dp_overlap", st.dpOverlap},
-            {"cuda_graphs", st.cudaGraphs},
             {"bucket_mb", st.bucketBytes / 1e6},
             {"recompute", std::string(toString(st.recompute))},
             {"recompute_layers", st.recomputeLayers},
@@ -194,9 +191,6 @@ json toJson(const Strategy& st) {
             {"ep", st.ep},
             {"etp", st.etp},
             {"moe_dispatcher", st.dispatcher == MoeDispatcher::DeepEp ? "deepep" : "all_to_all"},
-            {"moe_a2a_overlap", st.moeA2aOverlap},
-            {"moe_fp8_dispatch", st.moeFp8Dispatch},
-            {"moe_fused_mlp", st.moeFusedMlp},
             {"moe_node_limit", st.moeNodeLimit},
             {"redundant_experts", st.redundantExperts},
             {"moe_comm_sm_fraction", st.moeCommSmFraction},
@@ -205,6 +199,8 @@ json toJson(const Strategy& st) {
             {"first_stage_layers", st.firstStageLayers},
             {"last_stage_layers", st.lastStageLayers},
             {"placement", placement}};
+    for (const StrategySwitch& sw : strategySwitches()) out[std::string(sw.key)] = st.*sw.member;
+    return out;
 }
 
 json toJson(const Workload& w) {

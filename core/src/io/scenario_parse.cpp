@@ -3,6 +3,7 @@
 #include "madmax/json_reader.hpp"
 #include "madmax/pipeline_schedule.hpp"
 #include "madmax/scenario_io.hpp"
+#include "madmax/strategy_switches.hpp"
 
 #include "io/preset_identity.hpp"
 
@@ -241,15 +242,19 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
     inf.draftLayers = int(r.integer("draft_layers", 1, 1 << 10, 1));
 }
 
+/// The strategy's on/off switches of one group, as madmax/strategy_switches.hpp declares them.
+static void readSwitches(ObjectReader& r, Strategy& st, StrategySwitch::Group group) {
+    for (const StrategySwitch& sw : strategySwitches())
+        if (sw.group == group) st.*sw.member = r.boolean(std::string(sw.key), sw.byDefault);
+}
+
 /// The mixture-of-experts switches of a strategy: dispatcher, overlap, FP8 dispatch, fused
 /// MLP, node-limited routing, SMs for communication, redundant experts.
 static void parseMoeStrategy(ObjectReader& r, Strategy& st) {
     st.dispatcher = r.choice("moe_dispatcher", {"all_to_all", "deepep"}, "all_to_all") == "deepep"
                         ? MoeDispatcher::DeepEp
                         : MoeDispatcher::AllToAll;
-    st.moeA2aOverlap = r.boolean("moe_a2a_overlap", false);
-    st.moeFp8Dispatch = r.boolean("moe_fp8_dispatch", false);
-    st.moeFusedMlp = r.boolean("moe_fused_mlp", false);
+    readSwitches(r, st, StrategySwitch::Group::MixtureOfExperts);
     st.moeNodeLimit = int(r.integer("moe_node_limit", 0, 1 << 20, 0));
     st.moeCommSmFraction = r.number("moe_comm_sm_fraction", 0, 0.9, 0.15);
     // Serving's redundant experts (EPLB, DeepSeek-V3 report §3.4): extra copies of hot experts.
@@ -337,10 +342,7 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     st.microBatch = int(r.integer("micro_batch", 1, 1 << 20, 1));
     st.zeroStage = int(r.integer("zero_stage", 0, 3, 0));
     st.shardGroup = int(r.integer("shard_group", 0, 1 << 30, 0));
-    st.sequenceParallel = r.boolean("sequence_parallel", false);
-    st.tpCommOverlap = r.boolean("tp_comm_overlap", false);
-    st.dpOverlap = r.boolean("dp_overlap", true);
-    st.cudaGraphs = r.boolean("cuda_graphs", false);
+    readSwitches(r, st, StrategySwitch::Group::Parallelism);
     st.bucketBytes = r.number("bucket_mb", 1e-3, 1e6, 40.0) * 1e6;
     st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
     st.recomputeLayers = int(r.integer("recompute_layers", 0, 1 << 20, 0));
