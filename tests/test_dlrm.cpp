@@ -519,3 +519,70 @@ TEST_CASE("DLRM hand-derived: a transformer interaction layer's parameters") {
     };
     CHECK(params(2) - params(1) == 49984.0);
 }
+
+// Mutation survivors of seed 8 (issue #32): row-wise tables' memory with Adam, the transformer
+// interaction's attention backward and kernel count, and the dot interaction's FP8 efficiency
+// key, each by hand.
+
+TEST_CASE("DLRM hand-derived: row-wise tables split weights and Adam's moments over the group") {
+    // Row-wise over 2 GPUs, Adam on the tables: each GPU holds half of every table's rows, a row
+    // 64 × 4 B of weights and 2 × 64 × 4 B of moments. Moments: (1000 + 100) × 512 / 2 =
+    // 281,600 B; weights: the dense 1,156 parameters in bf16 (2,312 B) plus (1000 + 100) × 256
+    // / 2 = 140,800 B of table rows, 143,112 B. The dense optimizer is SGD: no state.
+    const Result r = evaluate(toy({{"strategy.emb_sharding", "rw"},
+                                   {"workload.emb_optimizer", "adam"}}));
+    CHECK(r.memory.optimizerBytes == Approx(281600.0));
+    CHECK(r.memory.weightsBytes == Approx(143112.0));
+}
+
+TEST_CASE("DLRM hand-derived: a transformer interaction's attention, forward and backward") {
+    // One layer, one head of width h = 64 over F = 3 feature tokens, 512 samples a GPU: the
+    // forward's 4·b·F²·h = 1,179,648 FLOPs and the backward's 2.5 times as many, 14·b·F²·h =
+    // 4,128,768 in all, at 100 TFLOP/s × the attention efficiency (the toy GPU has no
+    // exponential rate). Halving the efficiency from 0.5 to 0.25 adds exactly that work's time
+    // once more, 4,128,768 / 1e14 × (4 − 2) = 8.257536e-8 s; the GEMMs and the element-wise
+    // passes do not move.
+    auto interaction = [](double eff) {
+        return evaluate(toy({{"model.dlrm.interaction", "transformer"},
+                             {"model.dlrm.transformer_layers", 1},
+                             {"model.dlrm.transformer_heads", 1},
+                             {"system.gpu.calibration.attention_efficiency", eff}}))
+            .dlrmResult.interactionS;
+    };
+    CHECK(interaction(0.25) - interaction(0.5) == Approx(8.257536e-8).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: a transformer interaction layer's eager kernels") {
+    // One GPU, fused tables, 100 µs a launch (the host-bound case above, 46 kernels with the
+    // dot interaction's 5 forward and 5 backward): a transformer layer issues 12 forward
+    // kernels (QKV, attention, output, two norms, MLP up, activation, down and the adds), 24
+    // backward and, for its six trained modules (QKV, output, MLP up and down, two norms), 4
+    // optimizer kernels each: 60 in all. One layer: 46 − 10 + 60 = 96 kernels, 9.6 ms; each further layer 60 more.
+    auto step = [](int layers) {
+        return evaluate(toy({{"gpus", 1}, {"strategy.dp", 1},
+                             {"system.gpu.calibration.host_op_us", 100},
+                             {"model.dlrm.interaction", "transformer"},
+                             {"model.dlrm.transformer_layers", layers},
+                             {"model.dlrm.transformer_heads", 1}}))
+            .stepTimeS;
+    };
+    CHECK(step(1) == Approx(96 * 100e-6).epsilon(1e-9));
+    CHECK(step(2) == Approx(156 * 100e-6).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: an FP8 dot interaction keys the GEMM curve by equal ideal time") {
+    // FP8 at 200 TFLOP/s on a GPU whose 16-bit peak is 100: an FP8 GEMM reaches the efficiency
+    // of the 16-bit GEMM with half its FLOPs (docs/developer/model.md §2, "equal ideal time").
+    // The dot's batched GEMM is 2·F²·h = 1,152 FLOPs a sample, keyed at 576, where the curve
+    // gives 0.1%: 2·512·9·64 = 589,824 FLOPs / (2e14 × 0.001) = 2.94912e-6 s, above its
+    // memory time (512 × (192 + 18 + 67) B at 1 TB/s, 1.4e-7 s). The backward is twice the
+    // forward: 8.84736e-6 s. The two fp32 tables' pooled rows are cast to FP8 before it and
+    // their gradients back, 2 × 512 × 64 × (4 + 1) B = 327,680 B each way at 1 TB/s:
+    // 8.84736e-6 + 6.5536e-7 = 9.50272e-6 s.
+    const Result r = evaluate(toy({{"system.gpu.peak_tflops.fp8", 200},
+                                   {"workload.precision", "fp8"},
+                                   {"system.gpu.calibration.gemm_efficiency",
+                                    json::array({json::array({576, 0.001}),
+                                                 json::array({2304, 1.0})})}}));
+    CHECK(r.dlrmResult.interactionS == Approx(9.50272e-6).epsilon(1e-9));
+}

@@ -163,3 +163,48 @@ TEST_CASE("Layer GEMMs: MLA without a query latent projects queries from the hid
     CHECK(g.projections[1].n == 576);
     CHECK(g.projections[2].n == 16.0 * 256);
 }
+
+// Mutation survivors of seed 8 (issue #32): sliding-window attention's share of layers and
+// FLOPs, and the training step's GEMM FLOPs with nothing frozen, each by hand.
+
+TEST_CASE("Sliding-window attention: the windowed layers' share is a ceiling of layers / every") {
+    // Gemma-style interleaving: layers 0, every, 2·every, … use the window, so
+    // ceil(layers / every) of them do.
+    Model m = test::modelPreset("llama2-70b");
+    CHECK(windowedLayerFraction(m) == 0.0); // no window, no windowed layer
+    m.slidingWindow = 1024;
+    m.slidingWindowEvery = 2;
+    m.layers = 36;
+    CHECK(windowedLayerFraction(m) == Approx(18.0 / 36.0)); // 0.5
+    m.layers = 5;
+    CHECK(windowedLayerFraction(m) == Approx(3.0 / 5.0)); // layers 0, 2, 4
+    m.slidingWindowEvery = 3;
+    m.layers = 7;
+    CHECK(windowedLayerFraction(m) == Approx(3.0 / 7.0)); // layers 0, 3, 6
+    m.slidingWindowEvery = 1;
+    CHECK(windowedLayerFraction(m) == 1.0);
+}
+
+TEST_CASE("Sliding-window attention FLOPs per token: Llama 2 70B's heads with a 1,024 window") {
+    // 64 heads × 2·(128 + 128) FLOPs a score = 32,768 FLOPs per key. Every second layer of 80
+    // windowed (half): at a 4,096 context, 32,768 × (0.5 × 4,096 + 0.5 × 1,024) = 83,886,080;
+    // at 512, inside the window, every layer sees all 512 keys: 16,777,216.
+    Model m = test::modelPreset("llama2-70b");
+    CHECK(attentionFlopsPerToken(m, 4096) == Approx(32768.0 * 4096));
+    m.slidingWindow = 1024;
+    m.slidingWindowEvery = 2;
+    CHECK(attentionFlopsPerToken(m, 4096) == Approx(83886080.0));
+    CHECK(attentionFlopsPerToken(m, 512) == Approx(16777216.0));
+}
+
+TEST_CASE("Training GEMM FLOPs per step: three passes of 24h² a layer plus the LM head") {
+    // GPT-3 175B, nothing frozen, one sequence of 2,048: forward, input gradient and weight
+    // gradient each 2 FLOPs a weight a token: 3 × 2,048 × (96 × 24 × 12,288² + 2 × 12,288 ×
+    // 51,200) = 2.14518e15 (Narayanan et al. SC21, Eq. 3 without the attention term).
+    const Model gpt = test::modelPreset("gpt3-175b");
+    REQUIRE(gpt.vocab == 51200); // the preset's padded vocabulary
+    const double h = 12288;
+    const double expected = 3.0 * 2048 * (96.0 * 24.0 * h * h + 2.0 * h * 51200);
+    CHECK(trainingGemmFlopsPerStep(gpt, Frozen{}, 1, 2048) == Approx(expected).epsilon(1e-12));
+    CHECK(expected == Approx(2.14518e15).epsilon(1e-5));
+}
