@@ -609,6 +609,55 @@ TEST_CASE("MoE serving: a one-expert, top-1 MoE serves as its dense model does")
     }
 }
 
+TEST_CASE("MoE serving, two-batch overlap: each layer runs as two micro-batches") {
+    // DeepSeek's inference system and SGLang's TBO split the batch in two and run every layer
+    // once per half (LMSYS, 2025-05-05, "Two-batch Overlap"): a memory-bound decode GEMM reads
+    // its weights twice. The toy's one-expert, top-1 MoE at EP 1 (no all-to-all to hide) and
+    // batch 8: each layer's GEMM weights are QKV 1024 × 3072, output 1024 × 1024 and the
+    // expert's up and down 1024 × 512 each, 5,242,880 parameters; 4 layers in bf16 are
+    // 41,943,040 B, read once more per decode round at 1 TB/s: 4.194304e-5 s more on the weight
+    // side. The LM head is outside the layers and read once either way.
+    auto round = [](bool tbo) {
+        json doc = kToyMoe;
+        doc["model"]["moe"] = {{"experts", 1}, {"top_k", 1}, {"expert_ffn_hidden", 512}};
+        doc["workload"] = {{"kind", "inference"}, {"input_tokens", 1000}, {"output_tokens", 100},
+                           {"batch", 8}, {"precision", "bf16"}, {"phase", "decode"}};
+        doc["gpus"] = 8;
+        doc["strategy"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 1}, {"moe_a2a_overlap", tbo}};
+        return evaluate(parseScenario(doc, "toy-moe")).inference;
+    };
+    const InferenceResult one = round(false), two = round(true);
+    CHECK(two.decodeWeightSideS - one.decodeWeightSideS == Approx(4.194304e-5).epsilon(1e-9));
+    // The attention core's KV reads are the sequences', split between the halves: unchanged.
+    CHECK(two.decodeKvSideS == Approx(one.decodeKvSideS).epsilon(1e-12));
+    CHECK(two.tpotS > one.tpotS); // nothing to hide, so the split only costs
+}
+
+TEST_CASE("MoE serving, two-batch overlap: hidden all-to-alls hold SMs in prefill, not in decode") {
+    // DeepEP's normal kernels (prefill) run on SMs while they overlap the other micro-batch's
+    // compute, slowing it by the share they hold (strategy moe_comm_sm_fraction); its
+    // low-latency kernels (decode) issue RDMA and free every SM while in flight (DeepEP README;
+    // LMSYS 2025-05-05: decode communication has no resource contention with computation).
+    // Other dispatchers hold SMs in both phases.
+    auto run = [](const char* phase, const char* dispatcher, double sms) {
+        return evaluate(toyMoe({{"workload", {{"kind", "inference"}, {"input_tokens", 2048},
+                                              {"output_tokens", 100}, {"batch", 64},
+                                              {"precision", "bf16"}, {"phase", phase}}},
+                                {"strategy.moe_a2a_overlap", true},
+                                {"strategy.moe_dispatcher", dispatcher},
+                                {"strategy.moe_comm_sm_fraction", sms}}));
+    };
+    // The prefill pool's pass is bound by sending its KV caches over the toy's 10 GB/s scale-out
+    // network; a prompt's own prefill (TTFT's service part) shows the compute.
+    const Result prefill0 = run("prefill", "deepep", 0), prefill3 = run("prefill", "deepep", 0.3);
+    REQUIRE(prefill0.inference.prefillAllToAllS >= 0);
+    CHECK(prefill3.inference.prefillComputeS > prefill0.inference.prefillComputeS);
+    CHECK(run("decode", "deepep", 0.3).inference.tpotS ==
+          Approx(run("decode", "deepep", 0).inference.tpotS).epsilon(1e-12));
+    CHECK(run("decode", "all_to_all", 0.3).inference.tpotS >
+          run("decode", "all_to_all", 0).inference.tpotS);
+}
+
 TEST_CASE("Hand-derived MLA: DeepSeek-V3's attention parameters per layer, tensor by tensor") {
     // The released config's tensors (hidden 7168, 128 heads, q_lora_rank 1536, kv_lora_rank
     // 512, qk_nope 128, qk_rope 64, v_head 128): q_a_proj 7168·1536 = 11,010,048,

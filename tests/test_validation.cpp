@@ -361,24 +361,29 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(gpuFamilyOf("h100-sxm5-80gb") == "H100");
     CHECK(gpuFamilyOf("GB200-NVL72") == "GB200");
     // The built-in dataset is every file of presets/validation in name order: the held-out
-    // TF2 DCNv2 and DLRM rows, the artifact's ViT rows, the held-out Megatron-Bridge rows, the
-    // public ones, then the held-out TensorRT-LLM 0.19 B200 rows.
+    // TF2 DCNv2 and DLRM rows, the held-out large-EP serving rows (LMSYS 2025-05), the
+    // artifact's ViT rows, the held-out Megatron-Bridge rows, the public ones, then the
+    // held-out TensorRT-LLM 0.19 B200 rows.
     const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
     const json held = readJsonFile(MADMAX_MBRIDGE2511_DATASET);
     const json tf2 = readJsonFile(MADMAX_DLE_TF2_DLRM_DATASET);
     const json dcn = readJsonFile(MADMAX_DLE_TF2_DCNV2_DATASET);
+    const json ep = readJsonFile(MADMAX_LMSYS_LARGE_EP_DATASET);
     const json vitRows = readJsonFile(MADMAX_VIT_AE_DATASET);
     const json trt = readJsonFile(MADMAX_TRTLLM019_DATASET);
     const json& all = builtinValidationDataset()["cases"];
     const std::size_t nd = dcn["cases"].size(), nt = tf2["cases"].size(),
-                      nv = vitRows["cases"].size(), nh = held["cases"].size();
-    REQUIRE(all.size() == nd + nt + nv + nh + pub["cases"].size() + trt["cases"].size());
+                      nl = ep["cases"].size(), nv = vitRows["cases"].size(),
+                      nh = held["cases"].size();
+    REQUIRE(all.size() ==
+            nd + nt + nl + nv + nh + pub["cases"].size() + trt["cases"].size());
     CHECK(all[all.size() - 1] == trt["cases"].back());
     CHECK(all[0] == dcn["cases"][0]);
     CHECK(all[nd] == tf2["cases"][0]);
-    CHECK(all[nd + nt] == vitRows["cases"][0]);
-    CHECK(all[nd + nt + nv] == held["cases"][0]);
-    CHECK(all[nd + nt + nv + nh] == pub["cases"][0]);
+    CHECK(all[nd + nt] == ep["cases"][0]);
+    CHECK(all[nd + nt + nl] == vitRows["cases"][0]);
+    CHECK(all[nd + nt + nl + nv] == held["cases"][0]);
+    CHECK(all[nd + nt + nl + nv + nh] == pub["cases"][0]);
     // The default scenario (H100, dense training): the 3 Llama 3 Table 4 rows, the 4 NeMo
     // 24.07 FP8 rows and the 3 Megatron-Bridge 25.11 DGX-H100 Llama rows.
     const Scenario def = test::preset("default");
@@ -413,11 +418,12 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(dense.runs == 5);
     CHECK(dense.basis == "H100 dense serving");
     CHECK(dense.standIn.empty());
-    // MoE serving has its own rows now (the two DeepSeek-V3/R1 H800 pools): they, not the dense
-    // serving runs, set the band (the H200 DeepSeek-V3 preset: no H200 serving row, so any GPU).
+    // MoE serving has its own rows now (the two DeepSeek-V3/R1 H800 pools and the six large-EP
+    // rows of lmsys-2505-large-ep.json): they, not the dense serving runs, set the band (the
+    // H200 DeepSeek-V3 preset: no H200 serving row, so any GPU).
     const UncertaintyBand moe = uncertaintyFor(test::preset("serve-deepseek-v3-16xh200"));
     REQUIRE(moe.known);
-    CHECK(moe.runs == 2);
+    CHECK(moe.runs == 8);
     CHECK(moe.basis == "MoE serving (any GPU)");
     CHECK(moe.standIn.empty());
     // ViT training has its own published rows now, the artifact's 9 A100 runs (madmax-ae-vit.json):
@@ -885,5 +891,32 @@ TEST_CASE("Held-out TensorRT-LLM 0.19 rows: Llama 3.3 70B NVFP4 on one B200, pre
         CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
             return n.find("kv_precision not published: fp8 assumed") != std::string::npos;
         }));
+    }
+}
+
+TEST_CASE("Held-out large-EP serving rows: DeepSeek-V3 prefill and decode pools, within 25%") {
+    // presets/validation/lmsys-2505-large-ep.json (the SGLang team's LMSYS blog of 2025-05-05:
+    // DeepSeek's own prefill profile as tokens/s per node, 62,713; SGLang on H100 at EP32 with
+    // 1K/2K/4K prompts, 57,674 / 54,543 / 50,302, and 59,337 with simulated perfect EPLB; its
+    // EP72 decode pool, 22,282 output tokens/s per node). Nothing is fitted on them; issue #29's
+    // bar for MoE serving is 25%. This build: -4.7%, +23.7%, +22.8%, +18.8%, +0.7%, +17.5%.
+    // The balanced-routing rows isolate the physics (within 10%); the others' expert imbalance
+    // after EPLB is not published, taken as 1.0 and said.
+    const ValidationReport r = runValidation(readJsonFile(MADMAX_LMSYS_LARGE_EP_DATASET),
+                                             PresetLibrary::builtin(), "lmsys-2505-large-ep.json");
+    REQUIRE(r.overall.count == 6);
+    for (const auto& c : r.cases) {
+        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
+        REQUIRE(c.predicted);
+        CHECK(std::fabs(c.errorPct()) <= 25.0);
+        const bool balanced = c.id == "deepseek-v3-profile-prefill-h800-ep32" ||
+                              c.id == "sglang-deepseek-v3-h100-prefill-ep32-4k-perfect-eplb";
+        if (balanced) CHECK(std::fabs(c.errorPct()) <= 10.0);
+        const bool saysImbalance =
+            std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+                return n.find("expert load imbalance not published: 1.0 assumed") !=
+                       std::string::npos;
+            });
+        CHECK(saysImbalance == !balanced);
     }
 }

@@ -58,6 +58,7 @@ struct Serving {
     GemmShape routerShape;
     double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
     double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
+    bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
 
     explicit Serving(const Scenario& sc) : s(sc), gpu(sc.system.gpu) {
         const Model& m = s.model;
@@ -93,6 +94,7 @@ struct Serving {
         sharedShapes = mlpGemms(m, double(m.moe.sharedExperts) * m.moe.expertFfn, t);
         routerShape = routerGemm(m);
         tokensPerStep = in.tokensPerStep();
+        twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
 
         // The fullest stage: the MoE layers (where present) are its heavier layers.
         moeLayers = std::min(layers, double(m.moeLayerCount()));
@@ -183,7 +185,7 @@ struct Serving {
     /// A MoE block for `rows` tokens of this GPU's replica: its experts receive rows·k·ETP/TP
     /// copies (× the load imbalance) spread over E/EP local experts; each expert touched is read
     /// once, expected E_l(1 − (1 − 1/E_l)^copies) of them; dispatch and combine all-to-alls.
-    Costs moeBlock(double rows, double ov) const {
+    Costs moeBlock(double rows, double ov, bool decode) const {
         Costs c;
         const Model& m = s.model;
         const Strategy& st = s.strategy;
@@ -207,7 +209,11 @@ struct Serving {
         }
         if (moe.experts > 1) gemm(c, rows, routerShape, ov);
         // Dispatch (optionally FP8) and combine over the EP group; with two-batch overlap they
-        // hide behind the other micro-batch's work, up to its length.
+        // hide behind the other micro-batch's work, up to its length. While hidden they hold
+        // SMs (strategy moe_comm_sm_fraction; DeepEP's normal kernels, which prefill runs),
+        // slowing that work by the share they hold; DeepEP's low-latency kernels, which decode
+        // runs, issue RDMA and free every SM while in flight (DeepEP README; the SGLang team's
+        // decode breakdown, LMSYS 2025-05-05: 'no resource contention with computation').
         MoeA2aRequest req;
         req.tokens = rows * st.etp / t * load;
         req.topK = moe.topK;
@@ -219,19 +225,37 @@ struct Serving {
         double a2a = moeAllToAll(s.system, epGroup, req).timeS;
         req.bytesPerToken = h * aB;
         a2a += moeAllToAll(s.system, epGroup, req).timeS;
-        if (st.moeA2aOverlap) a2a = std::max(0.0, a2a - c.total());
+        if (st.moeA2aOverlap) {
+            const double hidden = std::min(a2a, c.total());
+            const bool smFree = decode && st.dispatcher == MoeDispatcher::DeepEp;
+            if (!smFree) c.compute += st.moeCommSmFraction * hidden;
+            a2a -= hidden;
+        }
         c.comm += a2a;
         c.a2a += a2a;
         return c;
     }
 
-    /// One layer for `rows` tokens, each attending `context` keys on average.
+    /// One layer for `rows` tokens, each attending `context` keys on average. With two-batch
+    /// overlap (an MoE model, strategy moe_a2a_overlap) the batch runs as two micro-batches, as
+    /// DeepSeek's inference system and SGLang's TBO split it: every kernel runs once per half,
+    /// so a memory-bound GEMM reads its weights twice (the SGLang team's TBO ablation, LMSYS
+    /// 2025-05-05: without TBO 'GEMM benefit[s] from a larger effective batch size').
     Costs layer(double rows, double context, bool decode, bool moe = false) const {
+        if (!twoBatch || rows < 2) return microBatchLayer(rows, context, decode, moe);
+        const double first = std::ceil(rows / 2);
+        Costs c = microBatchLayer(first, context, decode, moe);
+        c += microBatchLayer(rows - first, context, decode, moe);
+        return c;
+    }
+
+    /// One layer for one micro-batch of `rows` tokens.
+    Costs microBatchLayer(double rows, double context, bool decode, bool moe) const {
         const double ov =
             decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
         Costs c = attention(rows, context, decode, ov);
         if (moe) {
-            c += moeBlock(rows, ov);
+            c += moeBlock(rows, ov, decode);
         } else {
             gemm(c, rows, mlpShapes.up, ov);
             gemm(c, rows, mlpShapes.down, ov);

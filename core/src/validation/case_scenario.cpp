@@ -275,6 +275,11 @@ static bool servingDeploymentForCase(const json& c, const json& inf, json& workl
             strategy["moe_a2a_overlap"] = inf.at("two_batch_overlap");
         if (!isNull(inf, "redundant_experts"))
             strategy["redundant_experts"] = inf.at("redundant_experts");
+        const json& model = c.at("model");
+        if (!model.contains("moe") || !model.at("moe").is_object() ||
+            model.at("moe").value("routing", "") != "force_balanced")
+            note("expert load imbalance not published: 1.0 assumed (an evenly loaded EP "
+                 "group; routing not stated as force-balanced)");
     }
     for (const char* key : {"prefix_cache_hit", "prefill_chunk_tokens", "draft_tokens",
                             "acceptance_rate"})
