@@ -71,6 +71,22 @@ TEST_CASE("DLRM hand-derived: the dense part's FLOPs and parameters") {
     // Parameters: 16·64 + 64 = 1088 and 67·1 + 1 = 68: 1156; tables 1000·64 + 100·64 = 70,400.
     CHECK(d.denseParams() == 1156.0);
     CHECK(d.tableParams() == 70400.0);
+    // A mixture-of-experts top MLP (2 experts, top 2): each sample runs the top MLP in k = 2
+    // experts, 2 · 134, and the router 2 · 67 · 2 = 268: 3,200 + 268 + 268 = 3,736.
+    const DlrmShape& e = toy({{"model.dlrm.top_experts", 2}, {"model.dlrm.top_k", 2}}).model.dlrm;
+    CHECK(e.denseForwardFlopsPerSample() == 3736.0);
+}
+
+TEST_CASE("DLRM hand-derived: the dense activations follow the dense precision") {
+    // Per sample the MLPs keep each layer's output twice (pre- and post-ReLU), 2 · (64 + 1), and
+    // the dot interaction its output with the F² scores, 67 + 9 = 76: 206 elements, for 512
+    // samples a GPU. From bf16 to fp32 they grow by 512 · 206 · 2 B = 210,944 B; the tables'
+    // lookup and all-to-all buffers keep the tables' own fp32 and do not move.
+    const double bf16 = evaluate(toy()).memory.activationsBytes;
+    const double fp32 = evaluate(toy({{"workload.precision", "fp32"},
+                                      {"system.gpu.peak_tflops.fp32", 50}}))
+                            .memory.activationsBytes;
+    CHECK(fp32 - bf16 == Approx(210944.0));
 }
 
 TEST_CASE("DLRM hand-derived: table-wise lookups, backward and pooled all-to-all") {

@@ -251,6 +251,11 @@ TEST_CASE("Hand-derived: unfused attention reads and writes the score matrix") {
     withTimeline.timeline = true;
     const Result r = evaluate(toy({{"workload.attention", "unfused"}}), withTimeline);
     CHECK(opSeconds(r, "attention core") == Approx(8.589935e-5 + 9.227469e-5).epsilon(1e-6));
+    // Backward: four GEMMs of the same shape (dS·K, dSᵀ·Q, Pᵀ·dO, dO·Vᵀ), twice the forward's
+    // two, and the softmax/dropout backward reading and writing the score-shaped tensors twice
+    // (22 B per element): exactly twice the forward, 3.563448e-4 s.
+    CHECK(opSeconds(r, "attention core (bwd)") ==
+          Approx(2.0 * (8.589935e-5 + 9.227469e-5)).epsilon(1e-6));
 }
 
 namespace {
