@@ -45,29 +45,35 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
 }
 
 namespace {
+/// One configuration the search found feasible: its layout and figures, without the scenario
+/// (copying a scenario allocates; only the configurations reported are made into scenarios).
+struct ServingFound {
+    int tp = 1, pp = 1, replicas = 1, ep = 1, draft = 0;
+    Precision precision = Precision::BF16;
+    int batch = 0;
+    double outputTokensPerSPerGpu = 0, ttftS = 0, tpotS = 0, score = 0;
+};
+
 /// Best score first; ties in a fixed order of the degrees, precision and drafts.
-void rankServing(std::vector<ServingCandidate>& top) {
-    std::sort(top.begin(), top.end(), [](const ServingCandidate& a, const ServingCandidate& b) {
+void rankServing(std::vector<ServingFound>& top) {
+    std::sort(top.begin(), top.end(), [](const ServingFound& a, const ServingFound& b) {
         if (a.score != b.score) return a.score > b.score;
-        const auto& x = a.scenario.strategy;
-        const auto& y = b.scenario.strategy;
-        return std::make_tuple(x.tp, x.pp, x.ep, int(a.scenario.workload.precision),
-                               a.scenario.workload.inference.draftTokens) <
-               std::make_tuple(y.tp, y.pp, y.ep, int(b.scenario.workload.precision),
-                               b.scenario.workload.inference.draftTokens);
+        return std::make_tuple(a.tp, a.pp, a.ep, int(a.precision), a.draft) <
+               std::make_tuple(b.tp, b.pp, b.ep, int(b.precision), b.draft);
     });
 }
 
-/// The candidates no other beats on both tokens/s per GPU (higher) and TPOT (lower), by TPOT.
-std::vector<ServingCandidate> servingFront(std::vector<ServingCandidate> all) {
-    std::sort(all.begin(), all.end(), [](const ServingCandidate& a, const ServingCandidate& b) {
+/// The configurations no other beats on both tokens/s per GPU (higher) and TPOT (lower), by
+/// TPOT.
+std::vector<ServingFound> servingFront(std::vector<ServingFound> all) {
+    std::sort(all.begin(), all.end(), [](const ServingFound& a, const ServingFound& b) {
         return a.tpotS != b.tpotS ? a.tpotS < b.tpotS
                                   : a.outputTokensPerSPerGpu > b.outputTokensPerSPerGpu;
     });
-    std::vector<ServingCandidate> front;
+    std::vector<ServingFound> front;
     for (auto& c : all) // by rising TPOT: kept when faster per GPU than everything before it
         if (front.empty() || c.outputTokensPerSPerGpu > front.back().outputTokensPerSPerGpu)
-            front.push_back(std::move(c));
+            front.push_back(c);
     return front;
 }
 } // namespace
@@ -110,23 +116,42 @@ void applyServingLayout(Scenario& s, int tp, int pp, int replicas, int ep, int d
 }
 
 /// The configuration evaluated at its best batch; kept when it fits and meets the objectives.
-void offerServing(const Scenario& s, const ServingSearchOptions& o, ServingSearchResult& res) {
+void offerServing(const Scenario& s, const ServingSearchOptions& o, std::size_t& evaluated,
+                  std::size_t& feasible, std::vector<ServingFound>& found) {
     if (explainInvalid(s)) return;
-    ++res.evaluated;
+    ++evaluated;
     const Result r = evaluate(s);
     if (!r.memory.fits() || !r.inference.meetsObjectives || r.inference.maxBatchThatFits < 1)
         return;
-    ++res.feasible;
-    ServingCandidate c;
-    c.scenario = s;
-    c.scenario.workload.inference.batch = r.inference.batch;
+    ++feasible;
+    ServingFound c;
+    c.tp = s.strategy.tp;
+    c.pp = s.strategy.pp;
+    c.replicas = s.strategy.dp;
+    c.ep = s.strategy.ep;
+    c.draft = s.workload.inference.draftTokens;
+    c.precision = s.workload.precision;
     c.batch = r.inference.batch;
     c.outputTokensPerSPerGpu = r.inference.outputTokensPerSPerGpu;
     c.ttftS = r.inference.ttftS;
     c.tpotS = r.inference.tpotS;
     const double price = s.system.pricePerGpuHour > 0 ? s.system.pricePerGpuHour : 1.0;
     c.score = o.perDollar ? c.outputTokensPerSPerGpu * 3600 / price : c.outputTokensPerSPerGpu;
-    res.top.push_back(std::move(c));
+    found.push_back(c);
+}
+
+/// A found configuration as the search reports it: its scenario at its batch.
+ServingCandidate candidateOf(Scenario s, const ServingFound& f) {
+    applyServingLayout(s, f.tp, f.pp, f.replicas, f.ep, f.draft, f.precision);
+    s.workload.inference.batch = f.batch;
+    ServingCandidate c;
+    c.scenario = std::move(s);
+    c.batch = f.batch;
+    c.outputTokensPerSPerGpu = f.outputTokensPerSPerGpu;
+    c.ttftS = f.ttftS;
+    c.tpotS = f.tpotS;
+    c.score = f.score;
+    return c;
 }
 
 } // namespace
@@ -151,6 +176,7 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     inf.batch = 0;
     const std::vector<int> drafts =
         o.draftTokens.empty() ? std::vector<int>{inf.draftTokens} : o.draftTokens;
+    std::vector<ServingFound> found;
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
         if (!allowed(o.tp, tp)) continue;
@@ -163,13 +189,19 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
                     for (Precision p : precisions) {
                         if (o.cancel && o.cancel->load()) return res;
                         applyServingLayout(s, tp, pp, replicas, ep, draft, p);
-                        offerServing(s, o, res);
+                        offerServing(s, o, res.evaluated, res.feasible, found);
                     }
         }
     }
-    rankServing(res.top);
-    res.pareto = servingFront(res.top);
-    if (int(res.top.size()) > o.topN) res.top.resize(std::size_t(std::max(0, o.topN)));
+    rankServing(found);
+    const std::vector<ServingFound> front = servingFront(found);
+    if (int(found.size()) > o.topN) found.resize(std::size_t(std::max(0, o.topN)));
+    res.top.reserve(found.size());
+    for (const ServingFound& f : found)
+        res.top.push_back(candidateOf(s, f));
+    res.pareto.reserve(front.size());
+    for (const ServingFound& f : front)
+        res.pareto.push_back(candidateOf(s, f));
     return res;
 }
 
