@@ -224,3 +224,34 @@ TEST_CASE("A decode pool's model FLOPs count generated tokens only, an aggregate
     const Result d = evaluate(tp2({"workload.phase=decode"}));
     CHECK(d.modelFlopsPerStep == Approx(2.0 * params * d.inference.batch));
 }
+
+TEST_CASE("The serving search's result does not depend on its thread count") {
+    // The layouts are split into contiguous runs, one a thread, and joined in order: 1, 2 and
+    // 7 threads find the same configurations, counts, ranking and front.
+    const Scenario base = test::preset("serve-deepseek-v3-16xh200");
+    ServingSearchOptions o;
+    o.draftTokens = {0, 1};
+    o.topN = 1000;
+    auto run = [&](int threads) {
+        o.threads = threads;
+        return searchServing(base, o);
+    };
+    const ServingSearchResult one = run(1);
+    REQUIRE(one.top.size() > 10);
+    for (int threads : {2, 7}) {
+        const ServingSearchResult many = run(threads);
+        INFO(threads << " threads");
+        CHECK(many.evaluated == one.evaluated);
+        CHECK(many.feasible == one.feasible);
+        REQUIRE(many.top.size() == one.top.size());
+        REQUIRE(many.pareto.size() == one.pareto.size());
+        for (std::size_t i = 0; i < one.top.size(); ++i) {
+            CHECK(many.top[i].score == one.top[i].score);
+            CHECK(many.top[i].scenario.strategy.tp == one.top[i].scenario.strategy.tp);
+            CHECK(many.top[i].scenario.strategy.ep == one.top[i].scenario.strategy.ep);
+            CHECK(many.top[i].batch == one.top[i].batch);
+        }
+        for (std::size_t i = 0; i < one.pareto.size(); ++i)
+            CHECK(many.pareto[i].tpotS == one.pareto[i].tpotS);
+    }
+}

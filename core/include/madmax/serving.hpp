@@ -39,6 +39,7 @@ struct ServingSearchOptions {
     /// Speculative draft tokens per step to try (empty: the scenario's), at its acceptance rate.
     std::vector<int> draftTokens;
     const std::atomic<bool>* cancel = nullptr;
+    int threads = 0; ///< 0: every hardware thread (the result does not depend on it)
 };
 
 struct ServingSearchResult {

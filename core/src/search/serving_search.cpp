@@ -6,6 +6,8 @@
 #include "search/search_parts.hpp"
 
 #include <chrono>
+#include <exception>
+#include <thread>
 #include <limits>
 #include <map>
 
@@ -154,6 +156,55 @@ ServingCandidate candidateOf(Scenario s, const ServingFound& f) {
     return c;
 }
 
+/// Every layout evaluated, over `o.threads` threads (0: every hardware thread, one per 1,024
+/// layouts at most: a layout takes 2-5 µs and starting a thread about 50, so the presets' spaces
+/// of 80-160 layouts run on one). Each thread takes a contiguous run and its own copy of the
+/// scenario; the runs are joined in order, so the result is the one-thread result whatever the
+/// thread count.
+std::vector<ServingFound> evaluateLayouts(const Scenario& s, const std::vector<ServingFound>& ls,
+                                          const ServingSearchOptions& o, ServingSearchResult& res) {
+    const int n = int(ls.size());
+    // (hardware_concurrency reads a file: asked only when a space is large enough to split.)
+    int threads = o.threads > 0 ? o.threads : 1;
+    if (o.threads <= 0 && n >= 2048)
+        threads = std::min(int(std::max(1u, std::thread::hardware_concurrency())), n / 1024);
+    threads = std::max(1, std::min(threads, n));
+    struct Part {
+        std::vector<ServingFound> found;
+        std::size_t evaluated = 0, feasible = 0;
+        std::exception_ptr error;
+    };
+    std::vector<Part> parts(static_cast<std::size_t>(threads));
+    auto run = [&](int k) {
+        Part& part = parts[std::size_t(k)];
+        try {
+            Scenario mine = s;
+            for (int i = n * k / threads; i < n * (k + 1) / threads; ++i) {
+                if (o.cancel && o.cancel->load()) return;
+                const ServingFound& l = ls[std::size_t(i)];
+                applyServingLayout(mine, l.tp, l.pp, l.replicas, l.ep, l.draft, l.precision);
+                offerServing(mine, o, part.evaluated, part.feasible, part.found);
+            }
+        } catch (...) {
+            part.error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int k = 1; k < threads; ++k)
+        pool.emplace_back(run, k);
+    run(0);
+    for (auto& t : pool)
+        t.join();
+    std::vector<ServingFound> found;
+    for (Part& part : parts) {
+        if (part.error) std::rethrow_exception(part.error);
+        res.evaluated += part.evaluated;
+        res.feasible += part.feasible;
+        found.insert(found.end(), part.found.begin(), part.found.end());
+    }
+    return found;
+}
+
 } // namespace
 
 ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptions& o) {
@@ -176,7 +227,7 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     inf.batch = 0;
     const std::vector<int> drafts =
         o.draftTokens.empty() ? std::vector<int>{inf.draftTokens} : o.draftTokens;
-    std::vector<ServingFound> found;
+    std::vector<ServingFound> layouts; // every configuration to try, in a fixed order
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
         if (!allowed(o.tp, tp)) continue;
@@ -187,12 +238,15 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
             for (int ep : servingEpChoices(m, tp, replicas, o))
                 for (int draft : drafts)
                     for (Precision p : precisions) {
-                        if (o.cancel && o.cancel->load()) return res;
-                        applyServingLayout(s, tp, pp, replicas, ep, draft, p);
-                        offerServing(s, o, res.evaluated, res.feasible, found);
+                        ServingFound l;
+                        l.tp = tp, l.pp = pp, l.replicas = replicas, l.ep = ep, l.draft = draft;
+                        l.precision = p;
+                        layouts.push_back(l);
                     }
         }
     }
+    std::vector<ServingFound> found = evaluateLayouts(s, layouts, o, res);
+    if (o.cancel && o.cancel->load()) return res;
     rankServing(found);
     const std::vector<ServingFound> front = servingFront(found);
     if (int(found.size()) > o.topN) found.resize(std::size_t(std::max(0, o.topN)));
