@@ -602,3 +602,36 @@ TEST_CASE("DLRM hand-derived: an FP8 dot interaction keys the GEMM curve by equa
                                                  json::array({2304, 1.0})})}}));
     CHECK(r.dlrmResult.interactionS == Approx(9.50272e-6).epsilon(1e-9));
 }
+
+// Mutation survivors of seed 10 (issue #32): DCNv2's FLOPs and a frozen DCN's backward.
+
+TEST_CASE("DLRM hand-derived: DCNv2 cross layers' FLOPs, full and low rank") {
+    // The cross layers see the concatenation, D = 64 + 2 × 64 = 192 wide, which is also the
+    // interaction's output (top MLP 2 × 192 × 1 = 384). Bottom 2,048. Two full-rank layers:
+    // 2 × 2 · 192² = 147,456, in all 149,888. Two low-rank layers of r = 16: 2 × 4 · 192 · 16 =
+    // 24,576, in all 27,008.
+    const DlrmShape& full =
+        toy({{"model.dlrm.interaction", "dcnv2"}, {"model.dlrm.dcn_layers", 2}}).model.dlrm;
+    CHECK(full.interactionOutput() == 192.0);
+    CHECK(full.denseForwardFlopsPerSample() == 149888.0);
+    const DlrmShape& low = toy({{"model.dlrm.interaction", "dcnv2"},
+                                {"model.dlrm.dcn_layers", 2},
+                                {"model.dlrm.dcn_low_rank", 16}})
+                               .model.dlrm;
+    CHECK(low.denseForwardFlopsPerSample() == 27008.0);
+}
+
+TEST_CASE("DLRM hand-derived: a frozen DCN still passes gradients to the tables, once") {
+    // With the top MLP frozen, the cross layer's weights (frozen with it) compute no weight
+    // gradient, but the tables train, so the input gradient runs: one GEMM pass of the two
+    // backward ones. One full-rank layer on 512 samples a GPU: 2 · 512 · 192 · 192 =
+    // 37,748,736 FLOPs at 100 TFLOP/s × 0.5 = 7.5497472e-7 s (its 466,944 B move in 4.7e-7 s),
+    // the interaction's time saved by freezing.
+    auto interaction = [](bool frozenTop) {
+        return evaluate(toy({{"model.dlrm.interaction", "dcnv2"},
+                             {"model.dlrm.dcn_layers", 1},
+                             {"workload.frozen", json{{"top_mlp", frozenTop}}}}))
+            .dlrmResult.interactionS;
+    };
+    CHECK(interaction(false) - interaction(true) == Approx(7.5497472e-7).epsilon(1e-9));
+}

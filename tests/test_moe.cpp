@@ -609,6 +609,21 @@ TEST_CASE("MoE serving: a one-expert, top-1 MoE serves as its dense model does")
     }
 }
 
+TEST_CASE("MoE serving: a decode pool's activations hold the routed and shared experts' width") {
+    // The toy MoE (h = 1024, 8 heads of 128, 8 KV heads, vocab 32,768, no dense layers), 8
+    // experts top-2 of width 512 with one shared expert, TP 1, decode at batch 8: per row the
+    // hidden state twice, Q, K and V (2,048 + 1,024 + 2,048) and the MLP's two ungated
+    // matrices over (2 + 1) × 512 = 1,536, 3,072: 8,192 elements of 2 B, 131,072 B for 8 rows;
+    // and the logits, 8 × 32,768 × 4 B = 1,048,576 B. In all 1,179,648 B.
+    json doc = kToyMoe;
+    doc["model"]["moe"]["shared_experts"] = 1;
+    doc["workload"] = {{"kind", "inference"}, {"input_tokens", 1000}, {"output_tokens", 100},
+                       {"batch", 8}, {"precision", "bf16"}, {"phase", "decode"}};
+    doc["gpus"] = 8;
+    doc["strategy"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}};
+    CHECK(evaluate(parseScenario(doc, "toy-moe")).memory.activationsBytes == Approx(1179648.0));
+}
+
 TEST_CASE("MoE serving, two-batch overlap: each layer runs as two micro-batches") {
     // DeepSeek's inference system and SGLang's TBO split the batch in two and run every layer
     // once per half (LMSYS, 2025-05-05, "Two-batch Overlap"): a memory-bound decode GEMM reads
