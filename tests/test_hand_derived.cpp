@@ -411,3 +411,25 @@ TEST_CASE("Hand-derived: framework overheads per step and per micro-batch add as
                             .stepTimeS;
     CHECK(with - base == Approx(7e-3).epsilon(1e-9));
 }
+
+TEST_CASE("Hand-derived: serving's model FLOPs, a decode round and a prefill pass") {
+    // Two FLOPs per active parameter per token (no attention term, as serving reports count).
+    // Decode, TP 1 on 8 GPUs (8 replicas of batch 8), aggregated: each round keeps 8 tokens a
+    // replica and computes its share of prompts, 1,024 / 256 = 4 prompt tokens per generated one:
+    // 2 · P · 8 · 8 · 5 FLOPs a round, over TPOT × 8 GPUs, in TFLOP/s.
+    const Scenario s = toyServing(1);
+    const double P = s.model.activeParams();
+    const Result r = evaluate(s);
+    CHECK(r.modelFlopsPerStep == Approx(2.0 * P * 8 * 8 * 5));
+    CHECK(r.modelTflopsPerGpu == Approx(2.0 * P * 8 * 8 * 5 / (r.inference.tpotS * 8) / 1e12));
+    // A prefill pool's pass: the 8,192-token chunk on each of the 8 replicas.
+    const Result p = evaluate(toy({{"strategy", {{"tp", 1}, {"pp", 1}, {"dp", 8}}},
+                                   {"workload",
+                                    {{"kind", "inference"},
+                                     {"input_tokens", 1024},
+                                     {"output_tokens", 256},
+                                     {"precision", "bf16"},
+                                     {"phase", "prefill"}}}}));
+    CHECK(p.modelFlopsPerStep == Approx(2.0 * P * 8192 * 8));
+    CHECK(p.modelTflopsPerGpu == Approx(2.0 * P * 8192 * 8 / (p.stepTimeS * 8) / 1e12));
+}

@@ -609,6 +609,19 @@ TEST_CASE("MoE serving: a one-expert, top-1 MoE serves as its dense model does")
     }
 }
 
+TEST_CASE("MoE fine-tuning: freezing the embedding leaves the experts' gradients") {
+    // The toy MoE with only its token embedding frozen: the gradient buffers lose exactly the
+    // embedding's 32,768 × 1,024 parameters (the first stage holds it; no TP) and keep every
+    // expert's (8 experts of 2 × 1,024 × 512 over EP 8, 4 layers: 4,194,304 a GPU).
+    const MemoryBreakdown all = evaluate(toyMoe()).memory;
+    const MemoryBreakdown frozen =
+        evaluate(toyMoe({{"workload.frozen", json{{"embedding", true}}}})).memory;
+    // bf16 gradients, 2 B a parameter: 67,108,864 B fewer (dropping the experts' too would
+    // make it 75,497,472).
+    INFO("grads " << all.gradsBytes << " -> " << frozen.gradsBytes);
+    CHECK(all.gradsBytes - frozen.gradsBytes == Approx(2.0 * 32768 * 1024));
+}
+
 TEST_CASE("MoE serving: a decode pool's activations hold the routed and shared experts' width") {
     // The toy MoE (h = 1024, 8 heads of 128, 8 KV heads, vocab 32,768, no dense layers), 8
     // experts top-2 of width 512 with one shared expert, TP 1, decode at batch 8: per row the
