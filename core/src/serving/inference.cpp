@@ -59,6 +59,7 @@ struct Serving {
     double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
     double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
     bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
+    Costs promptStage; ///< one prompt's prefill through the fullest stage (set last)
 
     explicit Serving(const Scenario& sc) : s(sc), gpu(sc.system.gpu) {
         const Model& m = s.model;
@@ -127,6 +128,9 @@ struct Serving {
         }
         reservedContext = input + reserveOut;
         residentContext = input + residentOut;
+        // One prompt alone through the fullest stage (TTFT's service part): the same for
+        // every batch, so computed once, not on each step of a batch solve.
+        promptStage = stage(computedInput, prefillContext, false, 1);
     }
 
     /// Expert copies held per routed expert: (experts + redundant) / experts.
@@ -345,8 +349,7 @@ struct Serving {
         // Aggregated: the prompt alone through every stage, after waiting on average half a
         // round. Prefill pool: the prompt, then its KV cache leaves. Decode pool: its share, the
         // KV cache arriving and half a round before the next token.
-        const double prompt = p * stage(computedInput, prefillContext, false, 1).total() +
-                              p * p2p(computedInput);
+        const double prompt = p * promptStage.total() + p * p2p(computedInput);
         switch (s.workload.inference.phase) {
         case ServingPhase::Prefill: return prompt + kvTransferS();
         case ServingPhase::Decode: return kvTransferS() + it.roundS() / 2;
@@ -536,7 +539,7 @@ void roundBreakdown(const Serving& sv, const Serving::Iteration& it, InferenceRe
     ir.decodeKvSideS = it.decode.kvSide;
     ir.decodeAttentionSideS = it.decode.attentionSide;
     ir.prefillPerIterationS = it.prefillPerIterS;
-    const Costs prompt = sv.stage(sv.computedInput, sv.prefillContext, false, 1).scaled(sv.p);
+    const Costs prompt = sv.promptStage.scaled(sv.p);
     ir.prefillComputeS = prompt.compute + prompt.weight + prompt.kv;
     ir.prefillCommS = prompt.comm;
     ir.prefillAllToAllS = prompt.a2a;
