@@ -106,6 +106,16 @@ void inferZeroStage(const json& c, const json& par, const std::string& file, jso
     }
 }
 
+/// An MoE case whose routing is not stated as force-balanced has an expert imbalance no case
+/// publishes: the EP group is taken as evenly loaded, and said (training and serving alike).
+void noteIfImbalanceAssumed(const json& c) {
+    const json& model = c.at("model");
+    if (!model.contains("moe") || !model.at("moe").is_object() ||
+        model.at("moe").value("routing", "") != "force_balanced")
+        note("expert load imbalance not published: 1.0 assumed (an evenly loaded EP group; "
+             "routing not stated as force-balanced)");
+}
+
 /// An MoE case's expert layout as published, and the dispatcher the framework's recipe runs
 /// (presets/frameworks/moe-dispatchers.json: Megatron-Bridge's flex dispatcher, DeepEP /
 /// HybridEP, unless the model's recipe sets Megatron-Core's flat one) —
@@ -118,9 +128,7 @@ void inferMoeLayout(const json& c, const json& par, const PresetLibrary& lib, js
         note("dispatcher not published: " + d->at("dispatcher").get<std::string>() + " (" +
              d->at("note").get<std::string>() + ")");
     }
-    const json& e = c.at("model").at("moe");
-    if (e.value("routing", "") != "force_balanced")
-        note("load imbalance 1.0 assumed (routing not stated as force-balanced)");
+    noteIfImbalanceAssumed(c);
 }
 
 /// The pipeline's schedule and stage split: the one published (GPipe costed as 1F1B, said),
@@ -275,11 +283,7 @@ static bool servingDeploymentForCase(const json& c, const json& inf, json& workl
             strategy["moe_a2a_overlap"] = inf.at("two_batch_overlap");
         if (!isNull(inf, "redundant_experts"))
             strategy["redundant_experts"] = inf.at("redundant_experts");
-        const json& model = c.at("model");
-        if (!model.contains("moe") || !model.at("moe").is_object() ||
-            model.at("moe").value("routing", "") != "force_balanced")
-            note("expert load imbalance not published: 1.0 assumed (an evenly loaded EP "
-                 "group; routing not stated as force-balanced)");
+        noteIfImbalanceAssumed(c);
     }
     for (const char* key : {"prefix_cache_hit", "prefill_chunk_tokens", "draft_tokens",
                             "acceptance_rate"})
