@@ -1,6 +1,8 @@
 // Scenario files: every preset loads; save → parse round-trips exactly; saving is atomic.
 #include "test_support.hpp"
 
+#include "madmax/search.hpp"
+#include "madmax/strategy_numbers.hpp"
 #include "madmax/strategy_switches.hpp"
 
 #include <catch2/catch.hpp>
@@ -73,6 +75,53 @@ TEST_CASE("Each strategy switch is declared once: its default is Strategy{}'s, a
         for (const StrategySwitch& other : switches)
             CHECK(back.strategy.*other.member == s.strategy.*other.member);
     }
+}
+
+TEST_CASE("Each numeric strategy field is declared once: default, range, writer, parser, spec") {
+    // madmax/strategy_numbers.hpp is what the parser, the JSON writer, the --baseline and
+    // --restrict specs and the explorer's spin boxes read (issue #32, "a field declared once").
+    const auto numbers = strategyNumbers();
+    REQUIRE(numbers.size() == 19);
+    const Strategy plain{};
+    std::set<std::string_view> names;
+    for (const StrategyNumber& n : numbers) {
+        INFO(n.key);
+        CHECK(names.insert(n.key).second); // no key or alias twice
+        if (!n.alias.empty()) CHECK(names.insert(n.alias).second);
+        CHECK(n.integer() == (n.realMember == nullptr)); // exactly one member
+        if (!n.derivedDefault) CHECK(n.get(plain) == n.byDefault);
+        CHECK(n.min <= n.byDefault);
+        CHECK(n.byDefault <= n.max);
+        CHECK_FALSE(n.label.empty());
+        CHECK_FALSE(n.help.empty());
+        CHECK(findStrategyNumber(n.key) == &n);
+        // The writer writes the member in the file's unit, and the parser reads it back: a
+        // value other than the current one, inside the range; nothing else moves. (Field by
+        // field: the scenario's cross-field rules, such as TP dividing the heads, are not this
+        // table's business.)
+        Strategy st = test::preset("default").strategy;
+        const double old = n.get(st);
+        const double v = old + 1 <= n.max ? old + 1 : n.min;
+        n.set(st, v);
+        const auto doc = toJson(st);
+        CHECK(doc.at(std::string(n.key)).get<double>() == v);
+        const int gpus = int(replicaGpus(st) * st.dp);
+        const Strategy back = parseStrategy(doc, "number.json", gpus);
+        for (const StrategyNumber& other : numbers)
+            CHECK(other.get(back) == other.get(st));
+        // Out of its range, the file is refused naming the field.
+        auto bad = doc;
+        bad[std::string(n.key)] = n.max * 2 + 1;
+        CHECK_THROWS_WITH(parseStrategy(bad, "number.json", gpus),
+                          Catch::Contains("strategy." + std::string(n.key)));
+    }
+    // The spec names: bucket_mb is in MB in the file and in a spec, in bytes in the member.
+    const Scenario s = test::preset("default");
+    CHECK(parseStrategySpec("bucket_mb=25", s).bucketBytes == 25e6);
+    CHECK(parseStrategySpec("mb=2", s).microBatch == 2);
+    CHECK(parseStrategySpec("cuda_graphs=1", s).cudaGraphs);
+    CHECK_THROWS_WITH(parseStrategySpec("zero=4", s), Catch::Contains("zero_stage takes 0 to 3"));
+    CHECK_THROWS_WITH(parseStrategySpec("bogus=1", s), Catch::Contains("redundant_experts"));
 }
 
 TEST_CASE("Overrides in the file apply before --set, and a preset id can be swapped by path") {

@@ -44,7 +44,7 @@ HEADER_OWNER = {
     "error": "files", "file_io": "files", "json_reader": "files",
     "types": "model", "model": "model", "system": "model", "strategy": "model",
     "workload": "model", "curve": "model", "flops": "model", "layer_gemms": "model",
-    "strategy_switches": "model",
+    "strategy_switches": "model", "strategy_numbers": "model",
     "result": "model",
     "dlrm": "model", "scenario": "model",
     "collectives": "collectives",

@@ -84,7 +84,7 @@ void StrategyPanel::buildDegrees(QVBoxLayout* outer) {
     for (const auto& spec : kRows) {
         const QString key = spec.key;
         Row r;
-        r.label = new QLabel(spec.label);
+        r.label = new QLabel(rowLabel(spec));
         r.slider = new QSlider(Qt::Horizontal);
         r.slider->setPageStep(1);
         r.spin = new QSpinBox;
@@ -93,7 +93,7 @@ void StrategyPanel::buildDegrees(QVBoxLayout* outer) {
         r.spin->setKeyboardTracking(false);
         for (QWidget* w : {static_cast<QWidget*>(r.label), static_cast<QWidget*>(r.slider),
                            static_cast<QWidget*>(r.spin)})
-            w->setToolTip(spec.tip);
+            w->setToolTip(rowTip(spec));
         grid->addWidget(r.label, row, 0);
         grid->addWidget(r.slider, row, 1);
         grid->addWidget(r.spin, row, 2);
@@ -115,9 +115,9 @@ void StrategyPanel::buildDegrees(QVBoxLayout* outer) {
 void StrategyPanel::buildSwitches(QVBoxLayout* outer) {
     auto* switches = new QGroupBox("Sharding, memory and overlap");
     auto* form = new QFormLayout(switches);
-    addCombo(form, "zero_stage", "ZeRO stage",
+    addCombo(form, "zero_stage", numberLabel("zero_stage"),
              {"0 — replicated", "1 — optimizer sharded", "2 — + gradients", "3 — + weights (FSDP)"},
-             "Rajbhandari et al. SC20: what data-parallel ranks shard.");
+             fromView(findStrategyNumber("zero_stage")->help));
     addCombo(form, "recompute", "Recompute", {"none", "selective", "full"},
              "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
              "core, full the whole layer.");
@@ -134,24 +134,15 @@ void StrategyPanel::buildSwitches(QVBoxLayout* outer) {
                  "\nMore than one virtual stage is the interleaved schedule.");
     }
     recomputeLayers_ = new QSpinBox;
-    recomputeLayers_->setRange(0, 1 << 20);
+    declareSpin(recomputeLayers_, "recompute_layers");
     recomputeLayers_->setSpecialValueText("every layer");
     recomputeLayers_->setKeyboardTracking(false); // typing "12" does not try 1 first
-    recomputeLayers_->setToolTip(
-        "With full recompute: recompute only the first n layers of each model chunk and keep the "
-        "others' activations (Megatron-Core recompute_method \"block\", recompute_num_layers). "
-        "Fewer layers recomputed: less extra forward work, more activation memory.");
-    form->addRow("Layers recomputed per chunk", recomputeLayers_);
+    form->addRow(numberLabel("recompute_layers"), recomputeLayers_);
     offloadLayers_ = new QSpinBox;
-    offloadLayers_->setRange(0, 1 << 20);
+    declareSpin(offloadLayers_, "offload_layers");
     offloadLayers_->setSpecialValueText("none");
     offloadLayers_->setKeyboardTracking(false);
-    offloadLayers_->setToolTip(
-        "Activation offloading (Megatron-Core cpu_offloading_num_layers): the first n layers' "
-        "activations go to host memory in the forward pass and come back in the backward, over "
-        "the system's host link (host_link_gbps), overlapping the following layers. Megatron-Core "
-        "allows it with PP 1, no recompute and no CUDA graphs.");
-    form->addRow("Layers offloaded to host", offloadLayers_);
+    form->addRow(numberLabel("offload_layers"), offloadLayers_);
     addCombo(
         form, "placement", "Placement (innermost first)", placements(),
         "Rank order: the first dimension gets neighbouring ranks (NVLink), the last the farthest.");
@@ -179,16 +170,14 @@ void StrategyPanel::buildMoe(QVBoxLayout* outer) {
     capacity_->setToolTip("Capacity factor: tokens an expert accepts, × the mean; the excess is "
                           "dropped (the drop rate is reported). 0 = dropless.");
     nodeLimit_ = new QSpinBox;
-    nodeLimit_->setRange(0, 1 << 20);
+    declareSpin(nodeLimit_, "moe_node_limit");
     nodeLimit_->setSpecialValueText("off");
-    nodeLimit_->setToolTip("Node-limited routing (DeepSeek-V3: 4): each token reaches at most this "
-                           "many nodes, cutting the all-to-all's network bytes.");
     for (auto* sb : {imbalance_, capacity_})
         sb->setKeyboardTracking(false);
     nodeLimit_->setKeyboardTracking(false);
     mform->addRow("Load imbalance", imbalance_);
     mform->addRow("Capacity factor", capacity_);
-    mform->addRow("Node limit", nodeLimit_);
+    mform->addRow(numberLabel("moe_node_limit"), nodeLimit_);
     auto* dispatcher =
         addCombo(mform, "moe_dispatcher", "Dispatch", {"flat all-to-all", "per-node (DeepEP)"},
                  "Flat: every token copy travels to its expert's GPU. Per-node (DeepEP): once "

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "madmax/strategy.hpp"
+#include "madmax/strategy_numbers.hpp"
 
+#include <QSpinBox>
 #include <QString>
 #include <QStringList>
 
@@ -12,34 +14,22 @@
 
 namespace madmax::ui {
 
+/// A row of the degrees group: a strategy field declared in madmax/strategy_numbers.hpp (its
+/// label and tip come from there: label and tip null here), or a workload field.
 struct RowSpec {
     const char* key;
-    const char* label;
-    const char* tip;
+    const char* label = nullptr;
+    const char* tip = nullptr;
 };
 inline const RowSpec kRows[] = {
-    {"tp", "TP",
-     "Tensor parallel degree: splits every layer's GEMMs and heads (Shoeybi et al. 2019). Must "
-     "divide the heads, KV heads, FFN width and vocabulary."},
-    {"pp", "PP",
-     "Pipeline stages: splits the layers (Narayanan et al. SC21). Must divide the layers (or use "
-     "an uneven split in the file)."},
-    {"vp", "Virtual stages",
-     "Model chunks per GPU with the interleaved schedule: bubble ÷ v at v × the point-to-point "
-     "traffic."},
-    {"cp", "CP",
-     "Context parallel: splits the sequence; K and V blocks circulate while attention computes."},
-    {"dp", "DP", "Data-parallel replicas; changing DP changes the GPU count."},
-    {"ep", "EP",
-     "MoE expert parallel: the routed experts split over EP ranks carved out of DP × CP "
-     "(Megatron-Core parallel folding). EP divides only the experts, not attention; it must "
-     "divide the expert count, and EP × ETP must divide TP × CP × DP."},
-    {"etp", "ETP",
-     "MoE expert tensor parallel: each expert's FFN split over ETP ranks (independent of the "
-     "attention's TP); must divide the expert width."},
-    {"micro_batch", "Micro-batch",
-     "Sequences per micro-batch per GPU; gradient accumulation = global batch / (DP × "
-     "micro-batch)."},
+    {"tp"},
+    {"pp"},
+    {"vp"},
+    {"cp"},
+    {"dp"},
+    {"ep"},
+    {"etp"},
+    {"micro_batch"},
     {"global_batch", "Global batch", "Sequences per optimizer step."},
     {"gpus", "GPUs", "GPU count; DP follows as GPUs / (TP × PP × CP)."},
     {"batch", "Batch",
@@ -47,6 +37,29 @@ inline const RowSpec kRows[] = {
     {"input_tokens", "Input tokens", "Serving: mean prompt length."},
     {"output_tokens", "Output tokens", "Serving: mean generated length."},
 };
+
+inline QString fromView(std::string_view v) {
+    return QString::fromUtf8(v.data(), qsizetype(v.size()));
+}
+/// A spin box for a numeric strategy field: its declared range and help (the label is the
+/// caller's, since a form row carries it).
+inline void declareSpin(QSpinBox* box, std::string_view key) {
+    const StrategyNumber* n = findStrategyNumber(key);
+    box->setRange(int(n->min), int(n->max));
+    box->setToolTip(fromView(n->help));
+}
+inline QString numberLabel(std::string_view key) { return fromView(findStrategyNumber(key)->label); }
+
+/// The row's label: the strategy field's own, else the row's.
+inline QString rowLabel(const RowSpec& r) {
+    if (const StrategyNumber* n = findStrategyNumber(r.key); n && !r.label) return fromView(n->label);
+    return QString::fromUtf8(r.label);
+}
+/// The row's tip: the strategy field's help, else the row's.
+inline QString rowTip(const RowSpec& r) {
+    if (const StrategyNumber* n = findStrategyNumber(r.key); n && !r.tip) return fromView(n->help);
+    return QString::fromUtf8(r.tip);
+}
 inline const QStringList kTrainingOnly = {"vp", "cp", "micro_batch", "global_batch"};
 inline const QStringList kServingOnly = {"batch", "input_tokens", "output_tokens"};
 inline const QStringList kMoeOnly = {"ep", "etp"};

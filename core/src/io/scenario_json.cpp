@@ -1,5 +1,6 @@
 // Scenarios and their parts written back as JSON; parseScenario(toJson(s)) reproduces s.
 #include "madmax/scenario_io.hpp"
+#include "madmax/strategy_numbers.hpp"
 #include "madmax/strategy_switches.hpp"
 
 #include <algorithm>
@@ -175,30 +176,17 @@ json toJson(const Strategy& st) {
     json placement = json::array();
     for (ParallelDim d : st.placement)
         placement.push_back(std::string(toString(d)));
-    json out = {{"tp", st.tp},
-            {"pp", st.pp},
-            {"vp", st.vp},
-            {"cp", st.cp},
-            {"dp", st.dp},
-            {"micro_batch", st.microBatch},
-            {"zero_stage", st.zeroStage},
-            {"shard_group", st.shardGroup},
-            {"bucket_mb", st.bucketBytes / 1e6},
-            {"recompute", std::string(toString(st.recompute))},
-            {"recompute_layers", st.recomputeLayers},
-            {"offload_layers", st.offloadLayers},
+    json out = {{"recompute", std::string(toString(st.recompute))},
             {"schedule", std::string(toString(st.schedule))},
-            {"ep", st.ep},
-            {"etp", st.etp},
             {"moe_dispatcher", st.dispatcher == MoeDispatcher::DeepEp ? "deepep" : "all_to_all"},
-            {"moe_node_limit", st.moeNodeLimit},
-            {"redundant_experts", st.redundantExperts},
-            {"moe_comm_sm_fraction", st.moeCommSmFraction},
-            {"fsdp_prefetch", st.fsdpPrefetch},
             {"fsdp_unit", st.fsdpPerTensor ? "tensor" : "layer"},
-            {"first_stage_layers", st.firstStageLayers},
-            {"last_stage_layers", st.lastStageLayers},
             {"placement", placement}};
+    for (const StrategyNumber& n : strategyNumbers()) {
+        if (n.integer())
+            out[std::string(n.key)] = st.*n.intMember;
+        else
+            out[std::string(n.key)] = n.get(st);
+    }
     for (const StrategySwitch& sw : strategySwitches()) out[std::string(sw.key)] = st.*sw.member;
     return out;
 }

@@ -3,6 +3,7 @@
 #include "madmax/json_reader.hpp"
 #include "madmax/pipeline_schedule.hpp"
 #include "madmax/scenario_io.hpp"
+#include "madmax/strategy_numbers.hpp"
 #include "madmax/strategy_switches.hpp"
 
 #include "io/preset_identity.hpp"
@@ -242,6 +243,31 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
     inf.draftLayers = int(r.integer("draft_layers", 1, 1 << 10, 1));
 }
 
+/// The strategy's numeric fields of one group, as madmax/strategy_numbers.hpp declares them;
+/// a derived default (dp) is GPUs ÷ (TP·PP·CP), refused when that does not divide.
+static void readNumbers(ObjectReader& r, Strategy& st, StrategyNumber::Group group, int gpus) {
+    for (const StrategyNumber& n : strategyNumbers()) {
+        if (n.group != group) continue;
+        const std::string key(n.key);
+        double fallback = n.byDefault;
+        if (n.derivedDefault) {
+            fallback = dataParallelDegree(gpus, st);
+            if (!r.has(key) && fallback == 0)
+                r.fail(key, "cannot derive dp: gpus (" + std::to_string(gpus) +
+                                ") is not divisible by tp × pp × cp = " +
+                                std::to_string(replicaGpus(st)) +
+                                "; set strategy.dp, or choose degrees whose product divides the "
+                                "GPUs");
+        }
+        if (n.integer())
+            n.set(st, double(r.integer(key, (long long)n.min, (long long)n.max,
+                                       (long long)fallback)));
+        else
+            n.set(st, r.number(key, n.min, n.max, fallback));
+        if (!n.allowed.empty()) r.record(key, std::string(n.allowed));
+    }
+}
+
 /// The strategy's on/off switches of one group, as madmax/strategy_switches.hpp declares them.
 static void readSwitches(ObjectReader& r, Strategy& st, StrategySwitch::Group group) {
     for (const StrategySwitch& sw : strategySwitches())
@@ -251,14 +277,11 @@ static void readSwitches(ObjectReader& r, Strategy& st, StrategySwitch::Group gr
 /// The mixture-of-experts switches of a strategy: dispatcher, overlap, FP8 dispatch, fused
 /// MLP, node-limited routing, SMs for communication, redundant experts.
 static void parseMoeStrategy(ObjectReader& r, Strategy& st) {
+    readNumbers(r, st, StrategyNumber::Group::MixtureOfExperts, 0);
     st.dispatcher = r.choice("moe_dispatcher", {"all_to_all", "deepep"}, "all_to_all") == "deepep"
                         ? MoeDispatcher::DeepEp
                         : MoeDispatcher::AllToAll;
     readSwitches(r, st, StrategySwitch::Group::MixtureOfExperts);
-    st.moeNodeLimit = int(r.integer("moe_node_limit", 0, 1 << 20, 0));
-    st.moeCommSmFraction = r.number("moe_comm_sm_fraction", 0, 0.9, 0.15);
-    // Serving's redundant experts (EPLB, DeepSeek-V3 report §3.4): extra copies of hot experts.
-    st.redundantExperts = int(r.integer("redundant_experts", 0, 1 << 16, 0));
 }
 
 /// DLRM: the embedding plan (explainInvalid refuses it for other models): sharding per table
@@ -328,37 +351,17 @@ static void parsePlacement(ObjectReader& r, const std::string& file, Strategy& s
 Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     ObjectReader r(j, file, "strategy");
     Strategy st;
-    st.tp = int(r.integer("tp", 1, 1 << 20, 1));
-    st.pp = int(r.integer("pp", 1, 1 << 20, 1));
-    st.vp = int(r.integer("vp", 1, 1 << 20, 1));
-    st.cp = int(r.integer("cp", 1, 1 << 20, 1));
-    const int derivedDp = dataParallelDegree(gpus, st);
-    if (!r.has("dp") && derivedDp == 0)
-        r.fail("dp", "cannot derive dp: gpus (" + std::to_string(gpus) +
-                         ") is not divisible by tp × pp × cp = " +
-                         std::to_string(replicaGpus(st)) +
-                         "; set strategy.dp, or choose degrees whose product divides the GPUs");
-    st.dp = int(r.integer("dp", 1, 1 << 30, derivedDp));
-    st.microBatch = int(r.integer("micro_batch", 1, 1 << 20, 1));
-    st.zeroStage = int(r.integer("zero_stage", 0, 3, 0));
-    st.shardGroup = int(r.integer("shard_group", 0, 1 << 30, 0));
+    readNumbers(r, st, StrategyNumber::Group::Degrees, gpus);
+    readNumbers(r, st, StrategyNumber::Group::Memory, gpus);
     readSwitches(r, st, StrategySwitch::Group::Parallelism);
-    st.bucketBytes = r.number("bucket_mb", 1e-3, 1e6, 40.0) * 1e6;
     st.recompute = *parseRecompute(r.choice("recompute", {"none", "selective", "full"}, "none"));
-    st.recomputeLayers = int(r.integer("recompute_layers", 0, 1 << 20, 0));
-    st.offloadLayers = int(r.integer("offload_layers", 0, 1 << 20, 0));
     st.schedule = *parsePipelineSchedule(
         r.choice("schedule", scheduleNames(), std::string(toString(scheduleForChunks(st.vp)))));
-    st.ep = int(r.integer("ep", 1, 1 << 20, 1));
-    st.etp = int(r.integer("etp", 1, 1 << 20, 1));
+    readNumbers(r, st, StrategyNumber::Group::Pipeline, gpus);
     parseMoeStrategy(r, st);
     parseEmbPlan(r, file, st);
-    st.fsdpPrefetch = int(r.integer("fsdp_prefetch", 0, 1, 1));
-    r.record("fsdp_prefetch", "ZeRO-3: 1 = gather the next layer during this one, 0 = just before it");
     st.fsdpPerTensor = r.choice("fsdp_unit", {"layer", "tensor"}, "layer") == "tensor";
     r.record("fsdp_unit", "ZeRO-3 collectives: one per layer (layer) or per weight tensor (tensor)");
-    st.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000, 0));
-    st.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000, 0));
     parsePlacement(r, file, st);
     r.finish();
     return st;

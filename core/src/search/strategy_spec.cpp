@@ -5,7 +5,9 @@
 #include "madmax/dlrm_search.hpp"
 #include "madmax/error.hpp"
 #include "madmax/serving.hpp"
+#include "madmax/strategy_numbers.hpp"
 #include "madmax/strategy_space.hpp"
+#include "madmax/strategy_switches.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -44,6 +46,44 @@ std::vector<std::pair<std::string, std::string>> splitPairs(const std::string& s
     }
     return out;
 }
+/// A numeric strategy field's value in a spec, in the range madmax/strategy_numbers.hpp gives.
+double specNumber(const StrategyNumber& n, const std::string& v, const std::string& key,
+                  const std::string& where) {
+    double x = 0;
+    if (n.integer()) {
+        x = toInt(v, key, where);
+    } else {
+        try {
+            std::size_t used = 0;
+            x = std::stod(v, &used);
+            if (used != v.size()) throw std::invalid_argument(v);
+        } catch (const std::exception&) {
+            throw InputError(where, key, "\"" + v + "\" is not a number");
+        }
+    }
+    if (!(x >= n.min && x <= n.max)) {
+        std::ostringstream range;
+        range << n.min << " to " << n.max;
+        throw InputError(where, key,
+                         "\"" + v + "\" is out of range: " + std::string(n.key) + " takes " +
+                             range.str());
+    }
+    return x;
+}
+
+const StrategySwitch* findSwitch(const std::string& key) {
+    for (const StrategySwitch& sw : strategySwitches())
+        if (sw.key == key) return &sw;
+    return nullptr;
+}
+
+/// The numeric fields a spec may set, by their shortest names.
+std::string specFieldNames() {
+    std::string out;
+    for (const StrategyNumber& n : strategyNumbers())
+        out += (out.empty() ? "" : ", ") + std::string(n.alias.empty() ? n.key : n.alias);
+    return out;
+}
 } // namespace
 
 Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
@@ -51,51 +91,25 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
     const std::string where = "--baseline";
     std::optional<std::string> named; // strategy.schedule, when the spec names one
     for (const auto& [k, v] : splitPairs(spec, where)) {
-        if (k == "tp")
-            st.tp = toInt(v, k, where);
-        else if (k == "pp")
-            st.pp = toInt(v, k, where);
-        else if (k == "vp")
-            st.vp = toInt(v, k, where);
-        else if (k == "cp")
-            st.cp = toInt(v, k, where);
-        else if (k == "dp")
-            st.dp = toInt(v, k, where);
-        else if (k == "mb" || k == "micro_batch")
-            st.microBatch = toInt(v, k, where);
-        else if (k == "zero" || k == "zero_stage")
-            st.zeroStage = toInt(v, k, where);
-        else if (k == "sp")
+        if (const StrategyNumber* n = findStrategyNumber(k)) {
+            n->set(st, specNumber(*n, v, k, where));
+        } else if (k == "sp") {
             st.sequenceParallel = toInt(v, k, where) != 0;
-        else if (k == "overlap" || k == "tp_comm_overlap")
+        } else if (k == "overlap") {
             st.tpCommOverlap = toInt(v, k, where) != 0;
-        else if (k == "ep")
-            st.ep = toInt(v, k, where);
-        else if (k == "etp")
-            st.etp = toInt(v, k, where);
-        else if (k == "first")
-            st.firstStageLayers = toInt(v, k, where);
-        else if (k == "last")
-            st.lastStageLayers = toInt(v, k, where);
-        else if (k == "recompute") {
+        } else if (const StrategySwitch* sw = findSwitch(k)) {
+            st.*sw->member = toInt(v, k, where) != 0;
+        } else if (k == "recompute") {
             auto r = parseRecompute(v);
             if (!r) throw InputError(where, k, "\"" + v + "\" is not none, selective or full");
             st.recompute = *r;
-        } else if (k == "offload_layers") {
-            st.offloadLayers = toInt(v, k, where);
-            if (st.offloadLayers < 0)
-                throw InputError(where, k, "must be 0 (off) or a layer count");
-        } else if (k == "recompute_layers" || k == "rl") {
-            st.recomputeLayers = toInt(v, k, where);
-            if (st.recomputeLayers < 0)
-                throw InputError(where, k, "must be 0 (every layer) or a layer count");
         } else if (k == "schedule") {
             named = v; // applied below, after vp
         } else {
-            throw InputError(
-                where, k,
-                "unknown field; use tp, pp, vp, cp, dp, ep, etp, mb, zero, "
-                "recompute, recompute_layers, offload_layers, sp, overlap, first, last, schedule");
+            throw InputError(where, k,
+                             "unknown field; use " + specFieldNames() +
+                                 ", recompute, schedule, or an on/off switch (sp, overlap, dp_overlap, "
+                                   "cuda_graphs, ... = 0 or 1)");
         }
     }
     // The schedule named, else the one the chunks per GPU imply.
@@ -122,6 +136,25 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
     return st;
 }
 
+/// The search space's list for a strategy field the search enumerates; nullptr for the others.
+static std::vector<int>* searchedDimension(SearchSpace& space, std::string_view key) {
+    const std::pair<std::string_view, std::vector<int> SearchSpace::*> dims[] = {
+        {"tp", &SearchSpace::tp},
+        {"pp", &SearchSpace::pp},
+        {"vp", &SearchSpace::vp},
+        {"cp", &SearchSpace::cp},
+        {"ep", &SearchSpace::ep},
+        {"etp", &SearchSpace::etp},
+        {"micro_batch", &SearchSpace::microBatch},
+        {"zero_stage", &SearchSpace::zeroStage},
+        {"recompute_layers", &SearchSpace::recomputeLayers},
+        {"offload_layers", &SearchSpace::offloadLayers},
+    };
+    for (const auto& [name, member] : dims)
+        if (name == key) return &(space.*member);
+    return nullptr;
+}
+
 void parseRestriction(const std::string& spec, SearchSpace& space) {
     const std::string where = "--restrict";
     for (const auto& pair : splitPairs(spec, where)) {
@@ -144,33 +177,16 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 into.push_back(x);
             }
         };
-        constexpr int kDegreeMax = 1 << 20;
-        if (k == "tp")
-            ints(space.tp, 1, kDegreeMax);
-        else if (k == "pp")
-            ints(space.pp, 1, kDegreeMax);
-        else if (k == "vp")
-            ints(space.vp, 1, kDegreeMax);
-        else if (k == "cp")
-            ints(space.cp, 1, kDegreeMax);
-        else if (k == "ep")
-            ints(space.ep, 1, kDegreeMax);
-        else if (k == "etp")
-            ints(space.etp, 1, kDegreeMax);
-        else if (k == "mb" || k == "micro_batch")
-            ints(space.microBatch, 1, kDegreeMax);
-        else if (k == "zero" || k == "zero_stage")
-            ints(space.zeroStage, 0, 3);
+        // A strategy field the search enumerates, in the range its declaration gives.
+        const StrategyNumber* n = findStrategyNumber(k);
+        if (std::vector<int>* dim = n ? searchedDimension(space, n->key) : nullptr)
+            ints(*dim, int(n->min), int(n->max));
         else if (k == "sp")
             ints(space.sequenceParallel, 0, 1);
         else if (k == "overlap")
             ints(space.tpCommOverlap, 0, 1);
         else if (k == "gpus")
             ints(space.gpus, 1, 1 << 30);
-        else if (k == "recompute_layers" || k == "rl")
-            ints(space.recomputeLayers, 0, kDegreeMax);
-        else if (k == "offload_layers")
-            ints(space.offloadLayers, 0, kDegreeMax);
         else if (k == "recompute") {
             for (const auto& i : items) {
                 auto r = parseRecompute(i);
