@@ -635,3 +635,21 @@ TEST_CASE("DLRM hand-derived: a frozen DCN still passes gradients to the tables,
     };
     CHECK(interaction(false) - interaction(true) == Approx(7.5497472e-7).epsilon(1e-9));
 }
+
+TEST_CASE("DLRM hand-derived: the dense optimizer's update pass, SGD and Adam") {
+    // One memory pass over the 1,156 dense parameters (docs/developer/workloads.md "DLRM"):
+    // Adam in mixed precision reads and writes its two fp32 moments and the fp32 master copy
+    // (24 B), reads the gradient as reduced and writes the bf16 weight: 24 + 2 + 2 = 28 B a
+    // parameter, 32,368 B / 1 TB/s = 3.2368e-8 s. With fp32 gradients, 24 + 4 + 2 = 30 B:
+    // 3.468e-8 s. SGD in fp32 reads and writes the weight and reads the gradient: 8 + 4 = 12 B,
+    // 1.3872e-8 s.
+    CHECK(evaluate(toy({{"workload.optimizer", "adam"}})).compute.optimizerS ==
+          Approx(3.2368e-8).epsilon(1e-9));
+    CHECK(evaluate(toy({{"workload.optimizer", "adam"},
+                        {"workload.grad_reduce_precision", "fp32"}}))
+              .compute.optimizerS == Approx(3.468e-8).epsilon(1e-9));
+    CHECK(evaluate(toy({{"system.gpu.peak_tflops.fp32", 100},
+                        {"workload.precision", "fp32"},
+                        {"workload.grad_reduce_precision", "fp32"}}))
+              .compute.optimizerS == Approx(1.3872e-8).epsilon(1e-9));
+}

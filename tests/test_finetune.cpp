@@ -516,3 +516,27 @@ TEST_CASE("Interleaved stages count the MoE layers of their own chunks, frozen l
     CHECK(st.stage[0].frozenMoeLayers == 0);
     CHECK(st.stage[1].frozenLayers == 0);
 }
+
+TEST_CASE("Interleaved with an uneven split: the middle stage with fewest frozen layers stands "
+          "for the middle ones") {
+    // 12 layers, pp 4 × vp 2 with 2 layers on each end stage: the middle stages hold layers
+    // 2–5 and 6–9, four each (the uneven split's rest, (12 − 2 − 2) / 2). The first 4 layers
+    // are frozen: stage 1 holds two of them (2 and 3), stage 2 none, so stage 2 does the most
+    // work and is the middle stage distinctStages reports (first, last, then the middle one).
+    const Scenario s = test::toy({{"model.layers", 12},
+                                  {"strategy.pp", 4},
+                                  {"strategy.dp", 2},
+                                  {"strategy.vp", 2},
+                                  {"strategy.schedule", "interleaved"},
+                                  {"strategy.first_stage_layers", 2},
+                                  {"strategy.last_stage_layers", 2},
+                                  {"workload.frozen", json{{"layers", 4}}}});
+    const PipelineStages st = distinctStages(s);
+    REQUIRE(st.count == 3);
+    CHECK(st.stage[0].layers == 2);
+    CHECK(st.stage[0].frozenLayers == 2);
+    CHECK(st.stage[1].layers == 2);
+    CHECK(st.stage[1].frozenLayers == 0);
+    CHECK(st.stage[2].layers == 4);
+    CHECK(st.stage[2].frozenLayers == 0);
+}

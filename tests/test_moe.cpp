@@ -705,3 +705,18 @@ TEST_CASE("Hand-derived MLA: DeepSeek-V3's attention parameters per layer, tenso
     const Scenario s = test::preset("deepseek-v3-256-gb200");
     CHECK(s.model.attentionParamsPerLayer() == 187114496.0);
 }
+
+TEST_CASE("MoE serving: a speculative decode round holds every verified row's activations") {
+    // The decode pool above with 3 draft tokens (MTP): each sequence verifies 1 + 3 = 4 rows a
+    // round (Leviathan et al. 2023), so 32 rows of 8,192 elements of 2 B, 524,288 B, and fp32
+    // logits at every verified row, 32 × 32,768 × 4 B = 4,194,304 B, against which each draft
+    // position is accepted or rejected. In all 4,718,592 B (4 × the 1,179,648 B without).
+    json doc = kToyMoe;
+    doc["model"]["moe"]["shared_experts"] = 1;
+    doc["workload"] = {{"kind", "inference"}, {"input_tokens", 1000}, {"output_tokens", 100},
+                       {"batch", 8}, {"precision", "bf16"}, {"phase", "decode"},
+                       {"draft_tokens", 3}};
+    doc["gpus"] = 8;
+    doc["strategy"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}};
+    CHECK(evaluate(parseScenario(doc, "toy-moe")).memory.activationsBytes == Approx(4718592.0));
+}

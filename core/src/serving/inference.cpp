@@ -370,7 +370,11 @@ struct Serving {
         const double experts =
             m.isMoe() ? double(m.moe.expertFfn) * (m.moe.topK + m.moe.sharedExperts) / t : 0.0;
         const double mlp = gates * std::max(dense, experts);
-        return chunk * (2 * h + qDim + 2 * kvDim + mlp) * aB + batch * V / t * 4.0;
+        // fp32 logits: a prefill pass's at each prompt's last token, a decode round's at every
+        // row it verifies (speculation samples each draft position against them).
+        const double logitRows =
+            s.workload.inference.phase == ServingPhase::Prefill ? batch : batch * verifyRows;
+        return chunk * (2 * h + qDim + 2 * kvDim + mlp) * aB + logitRows * V / t * 4.0;
     }
 };
 
