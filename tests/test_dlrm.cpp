@@ -653,3 +653,37 @@ TEST_CASE("DLRM hand-derived: the dense optimizer's update pass, SGD and Adam") 
                         {"workload.grad_reduce_precision", "fp32"}}))
               .compute.optimizerS == Approx(1.3872e-8).epsilon(1e-9));
 }
+
+TEST_CASE("DLRM hand-derived: a transformer interaction layer's forward FLOPs per sample") {
+    // Over F = 3 feature tokens (2 tables + the bottom MLP's output) of d = 64: the layer's
+    // GEMMs, 2 · F · 12d² = 294,912 (QKV, output and the 4× MLP), and attention's scores and
+    // weighted sum, 2 · 2 · F² · d = 2,304: 297,216 FLOPs a sample per layer
+    // (docs/developer/workloads.md "DLRM", DLRM-transformer).
+    auto flops = [](int layers) {
+        return toy({{"model.dlrm.interaction", "transformer"},
+                    {"model.dlrm.transformer_layers", layers},
+                    {"model.dlrm.transformer_heads", 1}})
+            .model.dlrm.denseForwardFlopsPerSample();
+    };
+    CHECK(flops(2) - flops(1) == 297216.0);
+}
+
+TEST_CASE("DLRM hand-derived: a transformer interaction layer's GEMMs run over b·F token rows") {
+    // 512 samples a GPU of F = 3 feature tokens: 1,536 rows of d = 64. Each GEMM on the toy GPU
+    // is max(2MNK / 5e13, (KN + MK + MN) · 2 B / 1e12), memory-bound at this width:
+    //   QKV 1,536 × 192 × 64: 811,008 B → 8.11008e-7 s;  output 1,536 × 64 × 64: 401,408 B →
+    //   4.01408e-7 s;  MLP up 1,536 × 256 × 64 and down 1,536 × 64 × 256: 1,015,808 B each →
+    //   1.015808e-6 s;  g = 3.244032e-6 s a pass.
+    // A layer runs them forward and twice backward (input and weight gradients: the layer
+    // trains and the tables below it do), g·3 = 9.732096e-6 s; its attention 4·b·F²·h FLOPs
+    // forward and 2.5× that backward at 5e13, 2.359296e-8 + 5.89824e-8 s; and its element-wise
+    // passes, 12 · 1,536 · 64 · 2 B = 2,359,296 B once forward and twice backward,
+    // 7.077888e-6 s. A layer more: 1.6892559e-5 s (docs/developer/workloads.md "DLRM").
+    auto interaction = [](int layers) {
+        return evaluate(toy({{"model.dlrm.interaction", "transformer"},
+                             {"model.dlrm.transformer_layers", layers},
+                             {"model.dlrm.transformer_heads", 1}}))
+            .dlrmResult.interactionS;
+    };
+    CHECK(interaction(2) - interaction(1) == Approx(1.689255936e-5).epsilon(1e-9));
+}

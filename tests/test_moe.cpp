@@ -720,3 +720,14 @@ TEST_CASE("MoE serving: a speculative decode round holds every verified row's ac
     doc["strategy"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}};
     CHECK(evaluate(parseScenario(doc, "toy-moe")).memory.activationsBytes == Approx(4718592.0));
 }
+
+TEST_CASE("MoE hand-derived: the router's GEMM and its softmax / top-k pass") {
+    // 1,024 tokens a micro-batch on a GPU (TP 1), h = 1,024, 8 experts: the router GEMM
+    // 1,024 × 8 × 1,024 is memory-bound on the toy GPU, its input, weights and logits
+    // (1,048,576 + 8,192 + 8,192) · 2 B = 2,129,920 B → 2.12992e-6 s (its FLOPs need only
+    // 3.36e-7 s); the softmax and top-k read the fp32 logits and write the fp32 probabilities,
+    // 1,024 · 8 · (4 + 4) B = 65,536 B → 6.5536e-8 s. In all 2.195456e-6 s.
+    EvaluateOptions o;
+    o.timeline = true;
+    CHECK(test::opSeconds(evaluate(toyMoe(), o), "router") == Approx(2.195456e-6).epsilon(1e-9));
+}
