@@ -448,3 +448,22 @@ TEST_CASE("Hand-derived: a memory-bound grouped GEMM reads every expert's weight
     // 8,192 rows make it compute-bound: 2·8,192·4,096·1,024 / 5e13 = 1.37438953472e-3 s.
     CHECK(oc.groupedGemm(8192, 4096, 1024, 8) == Approx(1.37438953472e-3).epsilon(1e-9));
 }
+
+TEST_CASE("Hand-derived: a ViT's patch embedding, its GEMM and the position-embedding add") {
+    // The toy's layers as a ViT on 64 × 64 images of 16 × 16 patches: 16 patches and a class
+    // token, 17 tokens a micro-batch (Dosovitskiy et al. 2021). The patch projection is a GEMM
+    // of the 16 patches' 3 · 16 · 16 = 768 pixels to h = 1,024, memory-bound on the toy GPU:
+    // (768 · 1,024 + 16 · 768 + 16 · 1,024) · 2 B = 1,630,208 B → 1.630208e-6 s (its FLOPs need
+    // 5.03e-7 s). The position embeddings are added to every token's row, the class token's
+    // too: read both, write one, 3 · 17 · 1,024 · 2 B = 104,448 B → 1.04448e-7 s. In all
+    // 1.734656e-6 s.
+    nlohmann::json doc = test::toyScenario();
+    doc["model"].erase("vocab");
+    doc["model"]["vit"] = {{"image_size", 64}, {"patch_size", 16}, {"channels", 3},
+                           {"classes", 1000}};
+    doc["workload"].erase("seq_len");
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(parseScenario(doc, "toy-vit"), o);
+    CHECK(test::opSeconds(r, "embedding") == Approx(1.734656e-6).epsilon(1e-9));
+}
