@@ -699,3 +699,36 @@ TEST_CASE("DLRM hand-derived: eager per-table modules copy their row-wise share"
             .dlrmResult;
     CHECK(x.eagerCopiesS == Approx(2.29376e-6).epsilon(1e-9));
 }
+
+TEST_CASE("DLRM hand-derived: the fullest GPU's tables, row-wise and table-row-wise") {
+    // SGD keeps no state: a GPU holds only its rows. Row-wise over the 2 GPUs, and table-row-
+    // wise (each table to a node, rows split over the node's GPUs: one node here), each GPU
+    // holds half of both tables' rows: (1000 + 100) · 64 · 4 B / 2 = 140,800 B.
+    for (const char* plan : {"rw", "twrw"}) {
+        INFO(plan);
+        CHECK(evaluate(toy({{"strategy.emb_sharding", plan}})).dlrmResult.tableBytesCritical ==
+              Approx(140800.0));
+    }
+}
+
+TEST_CASE("DLRM hand-derived: each DCNv2 cross layer keeps its input and product") {
+    // A cross layer keeps x_l and the product x0 ⊙ (W x_l + b) for its backward, two rows of
+    // D = 192 a sample: a second layer adds 512 samples × 2 × 192 × 2 B = 393,216 B.
+    auto activations = [](int layers) {
+        return evaluate(toy({{"model.dlrm.interaction", "dcnv2"},
+                             {"model.dlrm.dcn_layers", layers}}))
+            .memory.activationsBytes;
+    };
+    CHECK(activations(2) - activations(1) == Approx(393216.0));
+}
+
+TEST_CASE("DLRM hand-derived: a deeper bottom MLP issues each layer's kernels") {
+    // The host-bound toy above (46 kernels, 100 µs each) with a bottom MLP of two layers
+    // (16 → 32 → 64): 3 more forward kernels, 6 more backward and 4 more for the update:
+    // 59 kernels, 5.9 ms.
+    CHECK(evaluate(toy({{"gpus", 1},
+                        {"strategy.dp", 1},
+                        {"system.gpu.calibration.host_op_us", 100},
+                        {"model.dlrm.bottom_mlp", json::array({32, 64})}}))
+              .stepTimeS == Approx(59 * 100e-6).epsilon(1e-9));
+}
