@@ -375,9 +375,8 @@ void addSearchCommand(CLI::App& app) {
         ->check(CLI::Range(0, 1 << 30));
     search->add_option(
         "--baseline", o->baseline,
-        "What you run today, e.g. \"tp=8,pp=16,vp=2,mb=1\" (any numeric strategy field by its "
-        "scenario key or short name, the on/off switches as 0 or 1, recompute, schedule); the "
-        "best is compared with it");
+        "What you run today, e.g. \"tp=8,pp=16,vp=2,mb=1,cuda_graphs=1\" (any strategy field "
+        "by key or short name; switches 0/1); the best is compared with it");
     search->add_flag("--scatter", o->scatter,
                      "With --json: include the scatter sample (up to 20,000 configurations)");
     search->callback([o, search] {

@@ -467,3 +467,19 @@ TEST_CASE("Hand-derived: a ViT's patch embedding, its GEMM and the position-embe
     const Result r = evaluate(parseScenario(doc, "toy-vit"), o);
     CHECK(test::opSeconds(r, "embedding") == Approx(1.734656e-6).epsilon(1e-9));
 }
+
+TEST_CASE("Hand-derived: speculation finishes requests sooner, so each round admits more prompts") {
+    // Continuous batching in steady state admits as many prompts a round as finish: batch ·
+    // τ / output, where τ is the tokens a sequence gains per round. With 3 drafts accepted with
+    // probability 0.5 each, τ = (1 − 0.5⁴) / (1 − 0.5) = 1.875 (Leviathan et al. 2023, eq. 1):
+    // each round's prefill work is 1.875 × that of plain decoding at the same batch.
+    auto prefillPerRound = [](int drafts) {
+        Scenario s = toyServing(1);
+        s.workload.inference.draftTokens = drafts;
+        s.workload.inference.acceptanceRate = 0.5;
+        return evaluate(s).inference;
+    };
+    const InferenceResult plain = prefillPerRound(0), spec = prefillPerRound(3);
+    CHECK(spec.tokensPerStep == Approx(1.875));
+    CHECK(spec.prefillPerIterationS / plain.prefillPerIterationS == Approx(1.875).epsilon(1e-9));
+}

@@ -363,7 +363,7 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     // The built-in dataset is every file of presets/validation in name order: the held-out
     // TF2 DCNv2 and DLRM rows, the held-out large-EP serving rows (LMSYS 2025-05), the
     // artifact's ViT rows, the held-out Megatron-Bridge rows, the public ones, then the
-    // held-out TensorRT-LLM 0.19 B200 rows.
+    // held-out TensorRT-LLM 0.19 B200 rows and the held-out TensorRT-LLM 1.0 rows.
     const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
     const json held = readJsonFile(MADMAX_MBRIDGE2511_DATASET);
     const json tf2 = readJsonFile(MADMAX_DLE_TF2_DLRM_DATASET);
@@ -371,13 +371,15 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     const json ep = readJsonFile(MADMAX_LMSYS_LARGE_EP_DATASET);
     const json vitRows = readJsonFile(MADMAX_VIT_AE_DATASET);
     const json trt = readJsonFile(MADMAX_TRTLLM019_DATASET);
+    const json trt10 = readJsonFile(MADMAX_TRTLLM10_DATASET);
     const json& all = builtinValidationDataset()["cases"];
     const std::size_t nd = dcn["cases"].size(), nt = tf2["cases"].size(),
                       nl = ep["cases"].size(), nv = vitRows["cases"].size(),
                       nh = held["cases"].size();
-    REQUIRE(all.size() ==
-            nd + nt + nl + nv + nh + pub["cases"].size() + trt["cases"].size());
-    CHECK(all[all.size() - 1] == trt["cases"].back());
+    REQUIRE(all.size() == nd + nt + nl + nv + nh + pub["cases"].size() + trt["cases"].size() +
+                              trt10["cases"].size());
+    CHECK(all[all.size() - 1] == trt10["cases"].back());
+    CHECK(all[all.size() - 1 - trt10["cases"].size()] == trt["cases"].back());
     CHECK(all[0] == dcn["cases"][0]);
     CHECK(all[nd] == tf2["cases"][0]);
     CHECK(all[nd + nt] == ep["cases"][0]);
@@ -413,18 +415,20 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     REQUIRE(any.known);
     CHECK(any.runs == 36);
     CHECK(any.basis == "dense training (any GPU)");
-    // Serving has its own rows (5 H100 serving runs), all of dense models.
+    // Serving has its own rows (5 public H100 serving runs and 4 held-out TensorRT-LLM 1.0 ones,
+    // Llama 3.1 405B and 8B), all of dense models.
     const UncertaintyBand dense = uncertaintyFor(test::preset("serve-llama2-70b-8xh100-offline"));
-    CHECK(dense.runs == 5);
+    CHECK(dense.runs == 9);
     CHECK(dense.basis == "H100 dense serving");
     CHECK(dense.standIn.empty());
-    // MoE serving has its own rows now (the two DeepSeek-V3/R1 H800 pools and the six large-EP
-    // rows of lmsys-2505-large-ep.json): they, not the dense serving runs, set the band (the
-    // H200 DeepSeek-V3 preset: no H200 serving row, so any GPU).
+    // MoE serving has its own rows now (the two DeepSeek-V3/R1 H800 pools, the six large-EP
+    // rows of lmsys-2505-large-ep.json and the eleven Qwen3 rows of trtllm-10-overview.json):
+    // they, not the dense serving runs, set the band. The H200 DeepSeek-V3 preset has the four
+    // H200 Qwen3-235B rows of its own GPU (+34.5% to +80%: the band says so).
     const UncertaintyBand moe = uncertaintyFor(test::preset("serve-deepseek-v3-16xh200"));
     REQUIRE(moe.known);
-    CHECK(moe.runs == 8);
-    CHECK(moe.basis == "MoE serving (any GPU)");
+    CHECK(moe.runs == 4);
+    CHECK(moe.basis == "H200 MoE serving");
     CHECK(moe.standIn.empty());
     // ViT training has its own published rows now, the artifact's 9 A100 runs (madmax-ae-vit.json):
     // no H100 one, so ViT training on any GPU, and no stand-in. They say, honestly, that the
@@ -918,5 +922,30 @@ TEST_CASE("Held-out large-EP serving rows: DeepSeek-V3 prefill and decode pools,
                        std::string::npos;
             });
         CHECK(saysImbalance == !balanced);
+    }
+}
+
+TEST_CASE("Held-out TensorRT-LLM 1.0 rows: dense within 15%, MoE serving predicted and optimistic") {
+    // presets/validation/trtllm-10-overview.json (TensorRT-LLM's v1.0-era perf overview, the
+    // page and commit of public.json's Llama 3.3 70B rows). Nothing is fitted on them. Dense
+    // Llama 3.1 405B (TP8) and 8B (TP1) on H100 and H200: this build -13.8% to +12.8%. MoE,
+    // Qwen3-235B-A22B FP8 on 8 H100 / 8 H200 (attention DP, EP8) and Qwen3-30B-A3B FP4 on a
+    // B200: +34.5% to +81.6%, every one optimistic — a mechanism of MoE serving in this
+    // framework that the model does not have yet (issue #29 names it; the dense rows of the
+    // same page are within 14%, so it is not the GPU's calibration). The test holds the
+    // direction, so a change that fixes it shows here, and the bound, so one that worsens it
+    // fails.
+    const ValidationReport r = runValidation(readJsonFile(MADMAX_TRTLLM10_DATASET),
+                                             PresetLibrary::builtin(), "trtllm-10-overview.json");
+    REQUIRE(r.overall.count == 17);
+    for (const auto& c : r.cases) {
+        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
+        REQUIRE(c.predicted);
+        if (c.id.find("qwen3") != std::string::npos) {
+            CHECK(c.errorPct() > 0.0);
+            CHECK(c.errorPct() <= 85.0);
+        } else {
+            CHECK(std::fabs(c.errorPct()) <= 15.0);
+        }
     }
 }
