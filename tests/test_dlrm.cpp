@@ -722,7 +722,7 @@ TEST_CASE("DLRM hand-derived: each DCNv2 cross layer keeps its input and product
     CHECK(activations(2) - activations(1) == Approx(393216.0));
 }
 
-TEST_CASE("DLRM hand-derived: a deeper bottom MLP issues each layer's kernels") {
+TEST_CASE("DLRM hand-derived: a deeper bottom or top MLP issues each layer's kernels") {
     // The host-bound toy above (46 kernels, 100 µs each) with a bottom MLP of two layers
     // (16 → 32 → 64): 3 more forward kernels, 6 more backward and 4 more for the update:
     // 59 kernels, 5.9 ms.
@@ -730,6 +730,12 @@ TEST_CASE("DLRM hand-derived: a deeper bottom MLP issues each layer's kernels") 
                         {"strategy.dp", 1},
                         {"system.gpu.calibration.host_op_us", 100},
                         {"model.dlrm.bottom_mlp", json::array({32, 64})}}))
+              .stepTimeS == Approx(59 * 100e-6).epsilon(1e-9));
+    // Likewise a top MLP of two layers (67 → 32 → 1): 46 + 3 + 6 + 4 = 59.
+    CHECK(evaluate(toy({{"gpus", 1},
+                        {"strategy.dp", 1},
+                        {"system.gpu.calibration.host_op_us", 100},
+                        {"model.dlrm.top_mlp", json::array({32, 1})}}))
               .stepTimeS == Approx(59 * 100e-6).epsilon(1e-9));
 }
 

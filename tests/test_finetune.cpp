@@ -540,3 +540,21 @@ TEST_CASE("Interleaved with an uneven split: the middle stage with fewest frozen
     CHECK(st.stage[2].layers == 4);
     CHECK(st.stage[2].frozenLayers == 0);
 }
+
+TEST_CASE("Interleaved stages count the frozen MoE layers of their own chunks") {
+    // The 8-layer model above (layers 0–3 dense, 4–7 MoE; pp 2 × vp 2, chunks of 2) with its
+    // first 6 layers frozen: stage 0 holds layers 0–1 and 4–5, all frozen, two of them MoE;
+    // stage 1 holds 2–3 (frozen, dense) and 6–7 (trained).
+    const Scenario s = test::preset(
+        "qwen3-30b-a3b-8-b200-eager",
+        {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
+         "strategy.pp=2", "strategy.vp=2",
+         R"(strategy.schedule="interleaved")", "strategy.ep=4",
+         R"(workload.frozen={"layers":6})"});
+    const PipelineStages st = distinctStages(s);
+    REQUIRE(st.count == 2);
+    CHECK(st.stage[0].frozenLayers == 4);
+    CHECK(st.stage[0].frozenMoeLayers == 2);
+    CHECK(st.stage[1].frozenLayers == 2);
+    CHECK(st.stage[1].frozenMoeLayers == 0);
+}

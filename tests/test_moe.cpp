@@ -228,6 +228,21 @@ TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is 
         CHECK(evaluate(one).stepTimeS ==
               Approx(evaluate(d).stepTimeS).epsilon(gpus == 8 ? 1e-12 : 1e-2));
     }
+    // Under ZeRO-3 as well: the one-expert MoE layer gathers its dense part and its expert
+    // (bf16, 2 B a parameter) and reduce-scatters their gradients, as the dense layer does its
+    // whole (inside one node, where the two collectives add to the one).
+    {
+        auto [oneZ, dZ] = pair(8);
+        oneZ.strategy.zeroStage = 3;
+        dZ.strategy.zeroStage = 3;
+        const Result a = evaluate(oneZ), b = evaluate(dZ);
+        for (Collective c : {Collective::AllGather, Collective::ReduceScatter}) {
+            CHECK(a.commTime(ParallelDim::DP, c).serializedS > 0);
+            CHECK(a.commTime(ParallelDim::DP, c).serializedS ==
+                  Approx(b.commTime(ParallelDim::DP, c).serializedS).epsilon(1e-12));
+        }
+        CHECK(a.stepTimeS == Approx(b.stepTimeS).epsilon(1e-12));
+    }
     const auto [one, d] = pair(16);
     CHECK(one.model.totalParams() == d.model.totalParams());
     CHECK(evaluate(one).modelFlopsPerStep == Approx(evaluate(d).modelFlopsPerStep));
