@@ -706,12 +706,13 @@ TEST_CASE("DLRM hand-derived: the fullest GPU's tables, row-wise and table-row-w
     // holds half of both tables' rows: (1000 + 100) · 64 · 4 B / 2 = 140,800 B.
     for (const char* plan : {"rw", "twrw"}) {
         INFO(plan);
-        CHECK(evaluate(toy({{"strategy.emb_sharding", plan}})).dlrmResult.tableBytesCritical ==
-              Approx(140800.0));
+        const DlrmResult x = evaluate(toy({{"strategy.emb_sharding", plan}})).dlrmResult;
+        CHECK(x.tableBytesCritical == Approx(140800.0));
+        CHECK(x.tableBytesMean == Approx(140800.0)); // every GPU alike
     }
 }
 
-TEST_CASE("DLRM hand-derived: each DCNv2 cross layer keeps its input and product") {
+TEST_CASE("DLRM hand-derived: each DCNv2 cross layer or transformer layer keeps its activations") {
     // A cross layer keeps x_l and the product x0 ⊙ (W x_l + b) for its backward, two rows of
     // D = 192 a sample: a second layer adds 512 samples × 2 × 192 × 2 B = 393,216 B.
     auto activations = [](int layers) {
@@ -720,6 +721,17 @@ TEST_CASE("DLRM hand-derived: each DCNv2 cross layer keeps its input and product
             .memory.activationsBytes;
     };
     CHECK(activations(2) - activations(1) == Approx(393216.0));
+    // A transformer interaction layer keeps 16 rows of its F · d = 192 outputs' width a sample
+    // (its input, Q, K, V, attention output, two norm inputs, the 4×-wide MLP's input and
+    // output, and the residuals: the memory model's count for this layer, dlrm_placement.cpp):
+    // a second layer adds 512 × 16 × 192 × 2 B = 3,145,728 B.
+    auto transformer = [](int layers) {
+        return evaluate(toy({{"model.dlrm.interaction", "transformer"},
+                             {"model.dlrm.transformer_layers", layers},
+                             {"model.dlrm.transformer_heads", 1}}))
+            .memory.activationsBytes;
+    };
+    CHECK(transformer(2) - transformer(1) == Approx(3145728.0));
 }
 
 TEST_CASE("DLRM hand-derived: a deeper bottom or top MLP issues each layer's kernels") {
