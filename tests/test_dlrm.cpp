@@ -722,9 +722,8 @@ TEST_CASE("DLRM hand-derived: each DCNv2 cross layer or transformer layer keeps 
     };
     CHECK(activations(2) - activations(1) == Approx(393216.0));
     // A transformer interaction layer keeps 16 rows of its F · d = 192 outputs' width a sample
-    // (its input, Q, K, V, attention output, two norm inputs, the 4×-wide MLP's input and
-    // output, and the residuals: the memory model's count for this layer, dlrm_placement.cpp):
-    // a second layer adds 512 × 16 × 192 × 2 B = 3,145,728 B.
+    // (the memory model's count for this layer, dlrm_placement.cpp: with the 4×-wide MLP's
+    // input and output among them): a second layer adds 512 × 16 × 192 × 2 B = 3,145,728 B.
     auto transformer = [](int layers) {
         return evaluate(toy({{"model.dlrm.interaction", "transformer"},
                              {"model.dlrm.transformer_layers", layers},
