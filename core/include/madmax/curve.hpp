@@ -16,15 +16,16 @@ class LogCurve {
     static LogCurve constant(double y) { return LogCurve({{1.0, y}}); }
 
     double operator()(double x) const {
-        const int n = static_cast<int>(logX_.size());
+        const int n = static_cast<int>(x_.size());
         if (n == 0) return 1.0;
-        const double lx = std::log10(x > 0 ? x : 1e-300);
-        if (lx <= logX_[0]) return y_[0];
-        if (lx >= logX_[n - 1]) return y_[n - 1];
+        // The segment is found on x itself (log10 is monotonic), so a lookup held flat past
+        // either end takes no logarithm; a NaN falls through to the interpolation and stays NaN.
+        if (x <= x_[0]) return y_[0];
+        if (x >= x_[n - 1]) return y_[n - 1];
         int i = 1;
-        while (lx > logX_[i])
+        while (x > x_[i])
             ++i;
-        const double f = (lx - logX_[i - 1]) / (logX_[i] - logX_[i - 1]);
+        const double f = (std::log10(x) - logX_[i - 1]) / (logX_[i] - logX_[i - 1]);
         return y_[i - 1] + f * (y_[i] - y_[i - 1]);
     }
 
@@ -36,7 +37,7 @@ class LogCurve {
 
   private:
     std::vector<std::pair<double, double>> points_;
-    std::vector<double> logX_, y_;
+    std::vector<double> x_, logX_, y_;
 };
 
 } // namespace madmax
