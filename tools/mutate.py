@@ -110,7 +110,10 @@ def copy_tree(tree):
         if os.path.exists(dst) and open(src, "rb").read() == open(dst, "rb").read():
             continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy2(src, dst)
+        # A fresh mtime, not the checkout's: the copy's objects may be newer than the edit
+        # (a mutant rebuilt them since), and ninja would keep the stale ones.
+        shutil.copyfile(src, dst)
+        shutil.copymode(src, dst)
 
 
 def run(cmd, timeout):
