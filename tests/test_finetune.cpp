@@ -500,21 +500,31 @@ TEST_CASE("QLoRA hand-derived: an NF4 base holds its layers at 4.127 bits and de
 TEST_CASE("Interleaved stages count the MoE layers of their own chunks, frozen layers or not") {
     // 8 layers, the first 4 dense (moe.dense_layers), pp 2 × vp 2: chunks of 8 / 4 = 2 layers.
     // Stage 0 holds chunks 0 and 2 (layers 0–1, 4–5): 2 MoE layers; stage 1 holds chunks 1 and
-    // 3 (layers 2–3, 6–7): 2 MoE layers. Split contiguously it would be 0 and 4. The first 2
-    // layers are frozen (dense, on stage 0), so the chunk walk of pipeline.cpp is the one taken.
-    const Scenario s = test::preset(
-        "qwen3-30b-a3b-8-b200-eager",
-        {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
-         "strategy.pp=2", "strategy.vp=2",
-         R"(strategy.schedule="interleaved")", "strategy.ep=4",
-         R"(workload.frozen={"layers":2})"});
-    const PipelineStages st = distinctStages(s);
+    // 3 (layers 2–3, 6–7): 2 MoE layers. Split contiguously it would be 0 and 4. With the first
+    // `frozen` layers frozen, the chunk walk of pipeline.cpp is the one taken.
+    auto stages = [](int frozen) {
+        return distinctStages(test::preset(
+            "qwen3-30b-a3b-8-b200-eager",
+            {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
+             "strategy.pp=2", "strategy.vp=2", R"(strategy.schedule="interleaved")",
+             "strategy.ep=4", "workload.frozen={\"layers\":" + std::to_string(frozen) + "}"}));
+    };
+    // The first 2 frozen: dense, on stage 0.
+    const PipelineStages st = stages(2);
     REQUIRE(st.count == 2);
     CHECK(st.stage[0].moeLayers == 2);
     CHECK(st.stage[1].moeLayers == 2);
     CHECK(st.stage[0].frozenLayers == 2);
     CHECK(st.stage[0].frozenMoeLayers == 0);
     CHECK(st.stage[1].frozenLayers == 0);
+    // The first 6 frozen: stage 0's layers 0–1 and 4–5, two of them MoE; stage 1's 2–3 (dense);
+    // 6–7 train.
+    const PipelineStages six = stages(6);
+    REQUIRE(six.count == 2);
+    CHECK(six.stage[0].frozenLayers == 4);
+    CHECK(six.stage[0].frozenMoeLayers == 2);
+    CHECK(six.stage[1].frozenLayers == 2);
+    CHECK(six.stage[1].frozenMoeLayers == 0);
 }
 
 TEST_CASE("Interleaved with an uneven split: the middle stage with fewest frozen layers stands "
@@ -541,20 +551,3 @@ TEST_CASE("Interleaved with an uneven split: the middle stage with fewest frozen
     CHECK(st.stage[2].frozenLayers == 0);
 }
 
-TEST_CASE("Interleaved stages count the frozen MoE layers of their own chunks") {
-    // The 8-layer model above (layers 0–3 dense, 4–7 MoE; pp 2 × vp 2, chunks of 2) with its
-    // first 6 layers frozen: stage 0 holds layers 0–1 and 4–5, all frozen, two of them MoE;
-    // stage 1 holds 2–3 (frozen, dense) and 6–7 (trained).
-    const Scenario s = test::preset(
-        "qwen3-30b-a3b-8-b200-eager",
-        {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
-         "strategy.pp=2", "strategy.vp=2",
-         R"(strategy.schedule="interleaved")", "strategy.ep=4",
-         R"(workload.frozen={"layers":6})"});
-    const PipelineStages st = distinctStages(s);
-    REQUIRE(st.count == 2);
-    CHECK(st.stage[0].frozenLayers == 4);
-    CHECK(st.stage[0].frozenMoeLayers == 2);
-    CHECK(st.stage[1].frozenLayers == 2);
-    CHECK(st.stage[1].frozenMoeLayers == 0);
-}
