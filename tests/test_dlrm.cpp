@@ -759,3 +759,44 @@ TEST_CASE("DLRM hand-derived: the dense forward is the bottom and top MLPs'") {
     // In all 2.9095e-7 s (the interaction is reported apart).
     CHECK(evaluate(toy()).dlrmResult.denseForwardS == Approx(2.9095e-7).epsilon(1e-9));
 }
+
+TEST_CASE("DLRM hand-derived: the dot interaction's pass, forward and backward") {
+    // 512 samples of F = 3 features of h = 64 (bf16): the batched (F×h)·(h×F) is 2·512·9·64 =
+    // 589,824 FLOPs (1.18e-8 s), while it reads the features, writes the F² scores, gathers
+    // them and writes the 67-wide output, 512 · (192 + 2·9 + 67) · 2 B = 283,648 B → 2.83648e-7 s,
+    // the larger. Its backward, input gradients only, costs twice that: 8.50944e-7 s. The fp32
+    // pooled embeddings are cast to bf16 before it and their gradients back after (2 tables ·
+    // 512 · 64 · (4 + 2) B = 393,216 B each way, 7.86432e-7 s): 1.637376e-6 s in all.
+    CHECK(evaluate(toy()).dlrmResult.interactionS == Approx(1.637376e-6).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: a DCNv2 cross layer's parameters, full and low rank") {
+    // Over D = 192: W (D²) and b (D), 37,056 a layer; low rank r = 16, U and V (2·D·r) and b,
+    // 6,336 (Wang et al. 2021, DCN-V2 eq. 1 and its low-rank form).
+    auto params = [](int layers, int rank) {
+        return toy({{"model.dlrm.interaction", "dcnv2"},
+                    {"model.dlrm.dcn_layers", layers},
+                    {"model.dlrm.dcn_low_rank", rank}})
+            .model.dlrm.denseParams();
+    };
+    CHECK(params(2, 0) - params(1, 0) == 37056.0);
+    CHECK(params(2, 16) - params(1, 16) == 6336.0);
+}
+
+TEST_CASE("DLRM hand-derived: a DCNv2 cross layer's eager kernels") {
+    // The host-bound toy (46 kernels, 100 µs each, the dot interaction 5 forward and 5
+    // backward) with one full-rank cross layer instead: GEMM, x0 ⊙ ·, + bias, + x_l forward
+    // (4), twice that backward (8) and the layer's 4 update kernels: 46 − 10 + 16 = 52. Low
+    // rank adds a GEMM (5 forward, 10 backward) and a second weight (8 update kernels): 59.
+    auto step = [](int rank) {
+        return evaluate(toy({{"gpus", 1},
+                             {"strategy.dp", 1},
+                             {"system.gpu.calibration.host_op_us", 100},
+                             {"model.dlrm.interaction", "dcnv2"},
+                             {"model.dlrm.dcn_layers", 1},
+                             {"model.dlrm.dcn_low_rank", rank}}))
+            .stepTimeS;
+    };
+    CHECK(step(0) == Approx(52 * 100e-6).epsilon(1e-9));
+    CHECK(step(16) == Approx(59 * 100e-6).epsilon(1e-9));
+}

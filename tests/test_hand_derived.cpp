@@ -483,3 +483,20 @@ TEST_CASE("Hand-derived: speculation finishes requests sooner, so each round adm
     CHECK(spec.tokensPerStep == Approx(1.875));
     CHECK(spec.prefillPerIterationS / plain.prefillPerIterationS == Approx(1.875).epsilon(1e-9));
 }
+
+TEST_CASE("Hand-derived: a ViT's classifier head, forward") {
+    // The toy ViT above, one image a micro-batch: the final norm on the class token reads and
+    // writes h = 1,024 values (4,096 B); the classifier GEMM 1 × 1,000 × 1,024 reads its
+    // weights, (1,024 · 1,000 + 1,024 + 1,000) · 2 B = 2,052,048 B; softmax and cross-entropy
+    // read the 1,000 logits (2 B) and write fp32 probabilities (4 B), 6,000 B. At 1 TB/s:
+    // 2.062144e-6 s.
+    nlohmann::json doc = test::toyScenario();
+    doc["model"].erase("vocab");
+    doc["model"]["vit"] = {{"image_size", 64}, {"patch_size", 16}, {"channels", 3},
+                           {"classes", 1000}};
+    doc["workload"].erase("seq_len");
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(parseScenario(doc, "toy-vit"), o);
+    CHECK(test::opSeconds(r, "LM head + loss") == Approx(2.062144e-6).epsilon(1e-9));
+}
