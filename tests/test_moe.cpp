@@ -369,10 +369,11 @@ TEST_CASE("Host launches: a GEMM below 16 bits quantises its input, three kernel
     // 10 ms. Its GEMMs: QKV, the output projection and 4 + 4 expert GEMMs, 10 in all, so each
     // launch of q adds 10 backward launches: block scaling +100 ms over bf16, current +300 ms.
     // (Counting each backward GEMM's quantisation twice, as before, gave +160 and +320 ms.)
-    auto backwardLayer = [](const char* precision, const char* scaling) {
+    auto backwardLayer = [](const char* precision, const char* scaling, int shared = 0) {
         EvaluateOptions o;
         o.timeline = true;
         const Result r = evaluate(toyMoe({{"model.moe.experts", 32},
+                                          {"model.moe.shared_experts", shared},
                                           {"system.gpu.peak_tflops.fp8", 200},
                                           {"workload.precision", precision},
                                           {"workload.fp8_scaling", scaling},
@@ -397,6 +398,9 @@ TEST_CASE("Host launches: a GEMM below 16 bits quantises its input, three kernel
     // permute, router (25); residual + norm, 2 output-projection gradients, attention, 2 QKV
     // gradients, norm (32): 32 launches, 320 ms.
     CHECK(bf16 == Approx(0.320).epsilon(1e-6));
+    // A shared expert adds its up and down GEMMs' data and weight gradients and its
+    // activation's backward beside the dispatch: 4 + 1 = 5 launches, 370 ms.
+    CHECK(backwardLayer("bf16", "delayed", 1) == Approx(0.370).epsilon(1e-6));
 }
 
 TEST_CASE("MoE presets: parameter counts as published") {
