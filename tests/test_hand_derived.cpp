@@ -239,6 +239,10 @@ TEST_CASE("Hand-derived: ring attention merges its per-step partial results") {
     const Result r = evaluate(toy({{"strategy.cp", 2}, {"strategy.dp", 4}}), tl);
     CHECK(opSeconds(r, "CP partial-output merge") == Approx(9.175040e-6).epsilon(1e-6));
     CHECK(opSeconds(r, "CP gradient accumulation") == Approx(2.752512e-5).epsilon(1e-6));
+    // CP 4: T = 256 local tokens, the diagonal step and three others at three quarters each:
+    // 256 · (1 + 3 · 0.75) = 832 rows, 832 · 1024 · 10 = 8,519,680 B → 8.51968e-6 s.
+    const Result four = evaluate(toy({{"strategy.cp", 4}, {"strategy.dp", 2}}), tl);
+    CHECK(opSeconds(four, "CP partial-output merge") == Approx(8.51968e-6).epsilon(1e-9));
     for (const auto& e : evaluate(toy(), tl).timeline)
         CHECK(e.label.find("CP ") == std::string::npos);
 }
