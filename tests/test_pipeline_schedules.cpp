@@ -49,7 +49,7 @@ TEST_CASE("Each schedule's activations and parameter copies (DeepSeek-V3 report 
 }
 
 TEST_CASE("The engine costs each schedule's bubble and memory from its model") {
-    // Llama 3 70B on 256 H100 with pp = 4, one chunk, 16 micro-batches per replica.
+    // Llama 3 70B on 256 H100 with pp = 4, one chunk, 64 micro-batches per replica.
     auto with = [](const std::string& schedule) {
         return test::preset("default", {"strategy.vp=1", "strategy.schedule=" + schedule});
     };
@@ -72,6 +72,15 @@ TEST_CASE("The engine costs each schedule's bubble and memory from its model") {
     CHECK(rd.memory.weightsBytes == Approx(2 * r1.memory.weightsBytes));
     CHECK(rd.memory.optimizerBytes == Approx(2 * r1.memory.optimizerBytes));
     CHECK(rz.stepTimeS < r1.stepTimeS);
+    // DualPipe overlaps forward and backward chunks of two micro-batches in its steady state:
+    // of m = 512 / (8 · 1) = 64 micro-batches the fill and drain's p = 4 run unpaired, the
+    // other 60 hide their point-to-point behind the paired chunk's compute (far more than
+    // enough compute here): 60/64 of the exposed point-to-point is hidden, 4/64 stays.
+    const CommTime p2p1 = r1.commTime(ParallelDim::PP, Collective::P2P);
+    const CommTime p2pd = rd.commTime(ParallelDim::PP, Collective::P2P);
+    REQUIRE(p2p1.exposedS > 0);
+    CHECK(p2pd.serializedS == Approx(p2p1.serializedS));
+    CHECK(p2pd.exposedS == Approx(4.0 / 64.0 * p2p1.exposedS).epsilon(1e-9));
 }
 
 TEST_CASE("A schedule's rules are said, naming the field") {
