@@ -456,12 +456,13 @@ TEST_CASE("Hand-derived: a memory-bound grouped GEMM reads every expert's weight
 namespace {
 /// The toy's layers as a ViT on 64 × 64 images of 16 × 16 patches (16 patches and a class
 /// token, 17 tokens a micro-batch; 1,000 classes), evaluated with its timeline.
-Result toyVitTimeline() {
+Result toyVitTimeline(int classes = 1000, int microBatch = 1) {
     nlohmann::json doc = test::toyScenario();
     doc["model"].erase("vocab");
     doc["model"]["vit"] = {{"image_size", 64}, {"patch_size", 16}, {"channels", 3},
-                           {"classes", 1000}};
+                           {"classes", classes}};
     doc["workload"].erase("seq_len");
+    doc["strategy"]["micro_batch"] = microBatch;
     EvaluateOptions o;
     o.timeline = true;
     return evaluate(parseScenario(doc, "toy-vit"), o);
@@ -514,4 +515,13 @@ TEST_CASE("Hand-derived: a ViT's patch embedding backward, its weight gradient a
     // 6.9632e-8 s. In all 1.69984e-6 s (the pixels take no gradient).
     const Result r = toyVitTimeline();
     CHECK(test::opSeconds(r, "embedding (bwd)") == Approx(1.69984e-6).epsilon(1e-9));
+}
+
+TEST_CASE("Hand-derived: a ViT keeps fp32 logits for one per image, not per token") {
+    // The last stage keeps the micro-batch's fp32 logits for the loss: a classifier's are one
+    // row per image. Two images a micro-batch, 1,000 more classes: 4 B · 2 · 1,000 = 8,000 B
+    // more activations (a language model's would be per token).
+    CHECK(toyVitTimeline(2000, 2).memory.activationsBytes -
+              toyVitTimeline(1000, 2).memory.activationsBytes ==
+          Approx(8000.0));
 }
