@@ -456,8 +456,9 @@ TEST_CASE("Hand-derived: a memory-bound grouped GEMM reads every expert's weight
 namespace {
 /// The toy's layers as a ViT on 64 × 64 images of 16 × 16 patches (16 patches and a class
 /// token, 17 tokens a micro-batch; 1,000 classes), evaluated with its timeline.
-Result toyVitTimeline(int classes = 1000, int microBatch = 1) {
+Result toyVitTimeline(int classes = 1000, int microBatch = 1, bool linearProbe = false) {
     nlohmann::json doc = test::toyScenario();
+    if (linearProbe) doc["workload"]["frozen"] = {{"embedding", true}, {"layers", 4}};
     doc["model"].erase("vocab");
     doc["model"]["vit"] = {{"image_size", 64}, {"patch_size", 16}, {"channels", 3},
                            {"classes", classes}};
@@ -536,4 +537,8 @@ TEST_CASE("Hand-derived: a ViT's classifier head over two images, forward and ba
     const Result r = toyVitTimeline(1000, 2);
     CHECK(test::opSeconds(r, "LM head + loss") == Approx(2.076288e-6).epsilon(1e-9));
     CHECK(test::opSeconds(r, "LM head + loss (bwd)") == Approx(4.140576e-6).epsilon(1e-9));
+    // A linear probe (patch embedding and every layer frozen): nothing below the head takes a
+    // gradient, so only its weight gradient and the loss's, 2.056096e-6 + 1.2e-8 s.
+    CHECK(test::opSeconds(toyVitTimeline(1000, 2, true), "LM head + loss (bwd)") ==
+          Approx(2.068096e-6).epsilon(1e-9));
 }
