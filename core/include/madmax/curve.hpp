@@ -18,15 +18,16 @@ class LogCurve {
     double operator()(double x) const {
         const int n = static_cast<int>(x_.size());
         if (n == 0) return 1.0;
-        // The segment is found on x itself (log10 is monotonic), so a lookup held flat past
-        // either end takes no logarithm; a NaN falls through to the interpolation and stays NaN.
+        // The segment is found on x itself (the logarithm is monotonic), so a lookup held flat
+        // past either end takes no logarithm; a NaN falls through to the interpolation and
+        // stays NaN. Linear in log10(x) is linear in log2(x), the faster of the two in libm
+        // (a fifth of the serving search's time went to log10).
         if (x <= x_[0]) return y_[0];
         if (x >= x_[n - 1]) return y_[n - 1];
         int i = 1;
         while (x > x_[i])
             ++i;
-        const double f = (std::log10(x) - logX_[i - 1]) / (logX_[i] - logX_[i - 1]);
-        return y_[i - 1] + f * (y_[i] - y_[i - 1]);
+        return y_[i - 1] + (std::log2(x) - log2X_[i - 1]) * slope_[i];
     }
 
     const std::vector<std::pair<double, double>>& points() const { return points_; }
@@ -37,7 +38,8 @@ class LogCurve {
 
   private:
     std::vector<std::pair<double, double>> points_;
-    std::vector<double> x_, logX_, y_;
+    std::vector<double> x_, log2X_, y_;
+    std::vector<double> slope_; ///< [i]: dy per unit log2(x) on the segment ending at point i
 };
 
 } // namespace madmax

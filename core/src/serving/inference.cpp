@@ -59,6 +59,8 @@ struct Serving {
     double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
     double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
     bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
+    double localExperts = 1; ///< expert slots per EP rank: (experts + redundant) / EP
+    double logUntouched = 0; ///< ln(1 − 1/localExperts) (−∞ for one: every copy touches it)
     Costs promptStage; ///< one prompt's prefill through the fullest stage (set last)
 
     explicit Serving(const Scenario& sc) : s(sc), gpu(sc.system.gpu) {
@@ -96,6 +98,8 @@ struct Serving {
         routerShape = routerGemm(m);
         tokensPerStep = in.tokensPerStep();
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
+        localExperts = double(m.moe.experts + s.strategy.redundantExperts) / s.strategy.ep;
+        logUntouched = localExperts >= 1 ? std::log1p(-1.0 / localExperts) : 0.0;
 
         // The fullest stage: the MoE layers (where present) are its heavier layers.
         moeLayers = std::min(layers, double(m.moeLayerCount()));
@@ -194,10 +198,11 @@ struct Serving {
         const Model& m = s.model;
         const Strategy& st = s.strategy;
         const MoeShape& moe = m.moe;
-        const double local = double(moe.experts + st.redundantExperts) / st.ep;
+        const double local = localExperts;
         const double load = moe.criticalLoad();
         const double copies = rows * moe.topK * st.etp / t * load;
-        const double touched = local * (1.0 - std::pow(1.0 - 1.0 / local, copies));
+        // E_l(1 − (1 − 1/E_l)^copies) = −E_l·expm1(copies·ln(1 − 1/E_l)), ln once per replica.
+        const double touched = copies > 0 ? -local * std::expm1(copies * logUntouched) : 0.0;
         if (touched > 0) {
             const MlpGemms& expert = expertShapes;
             const double perExpert = copies / touched;
@@ -226,9 +231,11 @@ struct Serving {
         req.nodeLimit = st.moeNodeLimit;
         req.overheadS = gpu.calibration.allToAllOverheadS;
         req.bytesPerToken = st.moeFp8Dispatch ? h * (1.0 + 4.0 / 128.0) : h * aB;
-        double a2a = moeAllToAll(s.system, epGroup, req).timeS;
+        const double dispatch = moeAllToAll(s.system, epGroup, req).timeS;
+        // The combine carries 16-bit tokens: the dispatch's time again unless that was FP8.
         req.bytesPerToken = h * aB;
-        a2a += moeAllToAll(s.system, epGroup, req).timeS;
+        double a2a = dispatch + (st.moeFp8Dispatch ? moeAllToAll(s.system, epGroup, req).timeS
+                                                   : dispatch);
         if (st.moeA2aOverlap) {
             const double hidden = std::min(a2a, c.total());
             const bool smFree = decode && st.dispatcher == MoeDispatcher::DeepEp;
@@ -249,6 +256,8 @@ struct Serving {
         if (!twoBatch || rows < 2) return microBatchLayer(rows, context, decode, moe);
         const double first = std::ceil(rows / 2);
         Costs c = microBatchLayer(first, context, decode, moe);
+        // Equal halves cost the same: the first's costs twice (exactly the sum of the two).
+        if (first == rows - first) return c.scaled(2.0);
         c += microBatchLayer(rows - first, context, decode, moe);
         return c;
     }
