@@ -4,6 +4,7 @@
 #include "export.hpp"
 #include "madmax/codesign.hpp"
 #include "madmax/engine.hpp"
+#include "madmax/seed_cloud_table.hpp"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -82,6 +83,7 @@ struct FigureStudies {
     std::vector<Sensitivity> sens;
     std::vector<SweepResult> sweeps;
     ResourcePareto pareto;
+    std::vector<seed::CloudTableRow> cloud;
 };
 
 void runFigureStudies(const FigureRequest& r, const Scenario& s, FigureStudies& st,
@@ -111,6 +113,9 @@ void runFigureStudies(const FigureRequest& r, const Scenario& s, FigureStudies& 
             systems.push_back(loadResourceSystem(id)); // throws InputError, named
         st.pareto = resourcePareto(s, systems, r.gpus, {}, SearchOptions{});
         in.pareto = &st.pareto;
+    } else if (r.chart == "cloud") {
+        st.cloud = seed::reproduceCloudTable(); // the artifact's table: no scenario needed
+        in.cloud = &st.cloud;
     }
 }
 

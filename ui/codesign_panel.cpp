@@ -90,25 +90,31 @@ QLayout* CoDesignPanel::paretoControls() {
     paretoRun_ = new QPushButton("Resource vs performance");
     paretoRun_->setToolTip("MAD-Max Figure 1: throughput against GPUs and against dollars per "
                            "hour, with the Pareto fronts.");
+    cloudRun_ = new QPushButton("Cloud table");
+    cloudRun_->setToolTip("The MAD-Max artifact's DLRM-A training table: each cloud's GPUs, "
+                          "re-run with the reference engine, as cost against energy.");
     pcontrols->addWidget(new QLabel("Systems"));
     pcontrols->addWidget(systems_, 1);
     pcontrols->addWidget(gpus_, 1);
     pcontrols->addWidget(paretoRun_);
+    pcontrols->addWidget(cloudRun_);
     return pcontrols;
 }
 
-/// The tornado, the sweep lines and the two Pareto charts, two by two.
+/// The tornado, the sweep lines and the two Pareto charts, two by two, with the cloud table's
+/// chart in a third column beside the Pareto charts.
 QLayout* CoDesignPanel::chartGrid() {
     auto* charts = new QGridLayout;
     tornado_ = createChart("tornado").release();
     sweepChart_ = createChart("sweep").release();
     paretoChart_ = createChart("pareto").release();
     paretoCostChart_ = createChart("pareto_cost").release();
+    cloudChart_ = createChart("cloud").release();
     int at = 0;
-    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_}) {
+    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_, cloudChart_}) {
         c->setParent(this);
         c->setMinimumSize(320, 220);
-        charts->addWidget(c, at / 2, at % 2);
+        charts->addWidget(c, at % 2, at / 2);
         ++at;
     }
     return charts;
@@ -122,6 +128,7 @@ void CoDesignPanel::connectActions() {
         runPareto(checked, gpus_->text());
     });
 
+    connect(cloudRun_, &QPushButton::clicked, this, &CoDesignPanel::runCloudTable);
     connect(sens_, &QPushButton::clicked, this, &CoDesignPanel::runSensitivity);
     connect(sweep_, &QPushButton::clicked, this, [this] {
         QStringList checked;
@@ -133,11 +140,12 @@ void CoDesignPanel::connectActions() {
     connect(&job_, &JobTracker::progress, this,
             [this](double f) { bar_->setValue(int(f * 1000)); });
     connect(&job_, &JobTracker::finished, this, [this](bool cancelled) {
-        for (QPushButton* b : {sens_, sweep_, paretoRun_})
+        for (QPushButton* b : {sens_, sweep_, paretoRun_, cloudRun_})
             b->setEnabled(true);
         stop_->setEnabled(false);
         if (cancelled) status_->setText("Cancelled.");
-        else if (!status_->text().startsWith("Resource"))
+        else if (!status_->text().startsWith("Resource") &&
+                 !status_->text().startsWith("Cloud table"))
             status_->setText("Done.");
         emit runFinished(cancelled);
     });
@@ -148,11 +156,12 @@ ExplorerChart* CoDesignPanel::chart(const QString& id) const {
            : id == "sweep"       ? sweepChart_
            : id == "pareto"      ? paretoChart_
            : id == "pareto_cost" ? paretoCostChart_
+           : id == "cloud"       ? cloudChart_
                                  : nullptr;
 }
 
 void CoDesignPanel::setChartStyle(const ChartStyle& s) {
-    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_})
+    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_, cloudChart_})
         c->setChartStyle(s);
 }
 
@@ -161,12 +170,13 @@ void CoDesignPanel::refreshCharts() {
     in.sensitivity = &sensitivity_;
     in.sweeps = &sweeps_;
     in.pareto = &pareto_;
-    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_})
+    in.cloud = &cloud_;
+    for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_, cloudChart_})
         c->setInput(in);
 }
 
 void CoDesignPanel::setBusy(const QString& status) {
-    for (QPushButton* b : {sens_, sweep_, paretoRun_}) // one run at a time
+    for (QPushButton* b : {sens_, sweep_, paretoRun_, cloudRun_}) // one run at a time
         b->setEnabled(false);
     stop_->setEnabled(true);
     bar_->setValue(0);
@@ -290,6 +300,30 @@ void CoDesignPanel::runPareto(const QStringList& systems, const QString& gpus) {
                           .arg(pareto_.priced ? "" : "; a system states no price, so no "
                                                      "dollar axis")
                     : err);
+        });
+    });
+}
+
+void CoDesignPanel::runCloudTable() {
+    if (job_.running()) return;
+    setBusy("Re-running the artifact's DLRM-A cloud table with the reference engine…");
+    job_.start([this](const JobContext& job) {
+        std::vector<seed::CloudTableRow> rows;
+        QString err;
+        try {
+            rows = seed::reproduceCloudTable();
+        } catch (const InputError& e) {
+            err = QString::fromStdString(e.what());
+        }
+        if (job.cancelFlag()->load()) return;
+        job.post([this, rows = std::move(rows), err] {
+            cloud_ = rows;
+            refreshCharts();
+            status_->setText(err.isEmpty()
+                                 ? QString("Cloud table: %1 rows of the artifact's sheet, re-run "
+                                           "with the reference engine.")
+                                       .arg(cloud_.size())
+                                 : err);
         });
     });
 }

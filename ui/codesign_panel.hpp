@@ -26,6 +26,11 @@ class CoDesignPanel : public QWidget {
     }
     const std::vector<SweepResult>* sweeps() const { return sweeps_.empty() ? nullptr : &sweeps_; }
     const ResourcePareto* pareto() const { return pareto_.points.empty() ? nullptr : &pareto_; }
+    const std::vector<seed::CloudTableRow>* cloud() const {
+        return cloud_.empty() ? nullptr : &cloud_;
+    }
+    /// The MAD-Max artifact's DLRM-A cloud table, re-run with the reference engine.
+    void runCloudTable();
     /// Resource vs performance: `systems` are preset ids ("scenario": the scenario's own),
     /// `gpus` a comma list (empty: the scenario's count × 1/8 … ×4).
     void runPareto(const QStringList& systems, const QString& gpus);
@@ -60,6 +65,8 @@ class CoDesignPanel : public QWidget {
     ExplorerChart* sweepChart_;
     ExplorerChart* paretoChart_;
     ExplorerChart* paretoCostChart_;
+    ExplorerChart* cloudChart_;
+    QPushButton* cloudRun_;
     QListWidget* systems_;
     QLineEdit* gpus_;
     QPushButton* paretoRun_;
@@ -67,6 +74,7 @@ class CoDesignPanel : public QWidget {
     JobTracker job_;
     std::vector<Sensitivity> sensitivity_;
     std::vector<SweepResult> sweeps_;
+    std::vector<seed::CloudTableRow> cloud_;
 };
 
 } // namespace madmax::ui

@@ -218,6 +218,7 @@ QString exportAll(const ChartInput& input, const QString& folder, const ExportOp
         if ((id == "heatmap" || id == "scatter") && !input.search) continue;
         if (id == "tornado" && !input.sensitivity) continue;
         if (id == "sweep" && !input.sweeps) continue;
+        if (id == "cloud" && !input.cloud) continue;
         // Only the charts of the scenario's kind of workload.
         const bool serving = input.current && input.current->result.isInference;
         if (serving && trainingChartIds().contains(id) && !servingChartIds().contains(id)) continue;

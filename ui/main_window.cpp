@@ -269,6 +269,7 @@ ChartInput MainWindow::chartInput() const {
     in.sensitivity = coDesign_->sensitivity();
     in.sweeps = coDesign_->sweeps();
     in.pareto = coDesign_->pareto();
+    in.cloud = coDesign_->cloud();
     return in;
 }
 

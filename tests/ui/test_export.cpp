@@ -57,7 +57,7 @@ TEST_CASE("SVG export parses as XML and keeps the chart's text as text") {
         ui::ExportOptions o;
         o.format = ui::ExportFormat::Svg;
         if (id == "heatmap" || id == "scatter" || id == "tornado" || id == "sweep" ||
-            id == "pareto" || id == "pareto_cost") {
+            id == "pareto" || id == "pareto_cost" || id == "cloud") {
             // No search or sweep has run: an error saying so, not an empty frame.
             CHECK(ui::exportChart(id, in, path, o).contains("nothing to show"));
             continue;
@@ -381,6 +381,7 @@ struct AllChartInputs {
                         loadResourceSystem("dgx-b200-superpod"),
                         loadResourceSystem("dgx-a100-80gb-superpod")},
                        {64, 128, 256, 512}, {}, SearchOptions{});
+    std::vector<seed::CloudTableRow> cloud = seed::reproduceCloudTable();
     ui::ChartInput inputFor(const QString& id) const {
         ui::ChartInput in;
         const bool serve = id == "serving" || id == "curve";
@@ -390,6 +391,7 @@ struct AllChartInputs {
         in.sensitivity = &sens;
         in.sweeps = &sweeps;
         in.pareto = &pareto;
+        in.cloud = &cloud;
         return in;
     }
 };

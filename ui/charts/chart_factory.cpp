@@ -1,6 +1,7 @@
 #include "chart_factory.hpp"
 
 #include "breakdown_chart.hpp"
+#include "cloud_chart.hpp"
 #include "comm_chart.hpp"
 #include "comparison_chart.hpp"
 #include "curve_chart.hpp"
@@ -28,7 +29,7 @@ QStringList servingChartIds() {
     return {"serving", "memory", "curve", "comparison"};
 }
 QStringList designChartIds() {
-    return {"heatmap", "scatter", "tornado", "sweep", "pareto", "pareto_cost"};
+    return {"heatmap", "scatter", "tornado", "sweep", "pareto", "pareto_cost", "cloud"};
 }
 
 std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
@@ -45,6 +46,7 @@ std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
     if (id == "sweep") return std::make_unique<SweepChart>(parent);
     if (id == "pareto") return std::make_unique<ParetoChart>(false, parent);
     if (id == "pareto_cost") return std::make_unique<ParetoChart>(true, parent);
+    if (id == "cloud") return std::make_unique<CloudChart>(parent);
     return nullptr;
 }
 

@@ -4,6 +4,7 @@
 
 #include "madmax/codesign.hpp"
 #include "madmax/search.hpp"
+#include "madmax/seed_cloud_table.hpp"
 #include "style.hpp"
 #include "worker.hpp"
 
@@ -32,6 +33,7 @@ struct ChartInput {
     const std::vector<Sensitivity>* sensitivity = nullptr; ///< tornado chart
     const std::vector<SweepResult>* sweeps = nullptr;      ///< speedup-vs-factor lines
     const ResourcePareto* pareto = nullptr; ///< resource vs performance (Figure 1)
+    const std::vector<seed::CloudTableRow>* cloud = nullptr; ///< the artifact's cloud table
 };
 
 struct ChartTable {
