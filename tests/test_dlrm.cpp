@@ -800,3 +800,42 @@ TEST_CASE("DLRM hand-derived: a DCNv2 cross layer's eager kernels") {
     CHECK(step(0) == Approx(52 * 100e-6).epsilon(1e-9));
     CHECK(step(16) == Approx(59 * 100e-6).epsilon(1e-9));
 }
+
+TEST_CASE("DLRM hand-derived: model FLOPs count each dense part's backward passes") {
+    // Forward per sample (above): bottom 2,048, dot interaction 1,152, top 134. Backward
+    // (model-FLOP convention): a trained MLP counts its weight and input gradients (2 passes),
+    // the dot interaction, which has no weights, its input gradient (1) while anything below
+    // it trains. All training: 2,048·3 + 1,152·2 + 134·3 = 8,850 a sample, × 1,024 samples =
+    // 9,062,400 per step. Top MLP frozen: its input gradient only, 134·2: 8,716 → 8,925,184.
+    // Tables and bottom MLP frozen: nothing below the interaction trains, so the bottom and
+    // the interaction run no backward and the top only its weight gradient: 2,048 + 1,152 +
+    // 268 = 3,468 → 3,551,232.
+    CHECK(evaluate(toy()).modelFlopsPerStep == Approx(9062400.0).epsilon(1e-12));
+    CHECK(evaluate(toy({{"workload.frozen", json{{"top_mlp", true}}}})).modelFlopsPerStep ==
+          Approx(8925184.0).epsilon(1e-12));
+    CHECK(evaluate(toy({{"workload.frozen", json{{"embedding", true}, {"bottom_mlp", true}}}}))
+              .modelFlopsPerStep == Approx(3551232.0).epsilon(1e-12));
+}
+
+TEST_CASE("DLRM hand-derived: the mean lookup bytes add every sharding's share") {
+    // Table A table-wise on one of the 2 GPUs (all 1,024 samples × 2 lookups × 256 B =
+    // 524,288 B there, 262,144 B a GPU on average) and table B either data-parallel (each GPU
+    // looks up its own 512 samples: 131,072 B) or table-row-wise over the node's 2 GPUs (half
+    // of its rows for all 1,024 samples: 131,072 B): 393,216 B a GPU on average either way.
+    for (const char* b : {"dp", "twrw"}) {
+        INFO(b);
+        const DlrmResult x = evaluate(toy({{"strategy.emb_sharding", json{"tw", b}}})).dlrmResult;
+        CHECK(x.lookupBytesMean == Approx(393216.0));
+    }
+}
+
+TEST_CASE("DLRM hand-derived: eager per-table modules copy a data-parallel table's local lookups") {
+    // Data-parallel tables with one nn.Embedding each: a GPU looks up its own 512 samples in
+    // both tables, 512·2 + 512·1 = 1,536 lookups, and copies each one's gradient twice (1,024 B a
+    // lookup, as above): 1,572,864 B → 1.572864e-6 s; with the torch.cat of the interaction's
+    // input (7.20896e-7 s), 2.29376e-6 s of copies.
+    const DlrmResult x =
+        evaluate(toy({{"strategy.emb_sharding", "dp"}, {"strategy.emb_kernels", "per_table"}}))
+            .dlrmResult;
+    CHECK(x.eagerCopiesS == Approx(2.29376e-6).epsilon(1e-9));
+}

@@ -137,6 +137,19 @@ TEST_CASE("Fine-tuning hand-derived: model FLOPs count the gradients that are co
     CHECK(evaluate(toy(json())).modelFlopsPerStep == Approx(9070970929152.0).epsilon(1e-12));
 }
 
+TEST_CASE("Fine-tuning hand-derived: hardware FLOPs add the recompute of the layers that run a "
+          "backward") {
+    // Layers 0-1 frozen, the embedding trained: every layer runs a backward (input gradients
+    // at least), so all 4 recompute. Full recompute repeats each layer's forward GEMMs,
+    // 4G = 100,663,296, and its attention, 4A = 16,777,216: 117,440,512 a token over the model
+    // FLOPs' 503,316,480 (above), 620,756,992 × 16,384 tokens = 10,170,482,556,928. Selective
+    // recompute repeats the attention only: 520,093,696 × 16,384 = 8,521,215,115,264.
+    CHECK(evaluate(toy({{"layers", 2}}, {{"strategy.recompute", "full"}})).hardwareFlopsPerStep ==
+          Approx(10170482556928.0).epsilon(1e-12));
+    CHECK(evaluate(toy({{"layers", 2}}, {{"strategy.recompute", "selective"}}))
+              .hardwareFlopsPerStep == Approx(8521215115264.0).epsilon(1e-12));
+}
+
 TEST_CASE("Fine-tuning: freezing nothing is pre-training, freezing more is never slower or larger") {
     struct Case {
         const char* preset;

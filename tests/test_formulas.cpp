@@ -162,6 +162,10 @@ TEST_CASE("Layer GEMMs: MLA without a query latent projects queries from the hid
     CHECK(g.projections[0].k == 7168);
     CHECK(g.projections[1].n == 576);
     CHECK(g.projections[2].n == 16.0 * 256);
+    // Its attention parameters: W_Q 7168·128·192 = 176,160,768 in place of the query latent's
+    // 48,760,320 (DeepSeek-V3's, tested in test_moe.cpp); the KV side 7168·576 + 512 +
+    // 512·128·256 = 20,906,496, W_O 117,440,512 and the norm's 7,168: 314,514,944.
+    CHECK(m.attentionParamsPerLayer() == 314514944.0);
 }
 
 // Mutation survivors of seed 8 (issue #32): sliding-window attention's share of layers and
@@ -207,4 +211,13 @@ TEST_CASE("Training GEMM FLOPs per step: three passes of 24h² a layer plus the 
     const double expected = 3.0 * 2048 * (96.0 * 24.0 * h * h + 2.0 * h * 51200);
     CHECK(trainingGemmFlopsPerStep(gpt, Frozen{}, 1, 2048) == Approx(expected).epsilon(1e-12));
     CHECK(expected == Approx(2.14518e15).epsilon(1e-5));
+}
+
+TEST_CASE("MoE layer GEMM FLOPs: attention, the k routed and the shared experts, the router") {
+    // DeepSeek-V3 per token: MLA's projections 2·(11,010,048 + 37,748,736 + 4,128,768 +
+    // 16,777,216 + 117,440,512) = 374,210,560 (the weights of test_moe.cpp's count without
+    // the norms); 8 routed + 1 shared SwiGLU experts of 2,048, each 2·3·7168·2048 =
+    // 88,080,384: 792,723,456; the router 2·7168·256 = 3,670,016. In all 1,170,604,032.
+    const Model m = test::modelPreset("deepseek-v3");
+    CHECK(moeLayerGemmFlopsPerToken(m) == 1170604032.0);
 }

@@ -403,6 +403,31 @@ TEST_CASE("Host launches: a GEMM below 16 bits quantises its input, three kernel
     CHECK(backwardLayer("bf16", "delayed", 1) == Approx(0.370).epsilon(1e-6));
 }
 
+TEST_CASE("Host launches: an overlapped MoE layer's shared expert launches its GEMMs and "
+          "activation") {
+    // With the all-to-alls overlapped (strategy moe_a2a_overlap), the shared expert runs in
+    // line after the dispatch: its up and down GEMMs and its activation, 2 + 1 = 3 launches.
+    // At 10 ms a launch the layer's forward is host-bound after the router's sync, so the
+    // shared expert adds 3 × 10 ms = 30 ms to it (its GPU time is microseconds).
+    auto forwardLayer = [](int shared) {
+        EvaluateOptions o;
+        o.timeline = true;
+        const Result r = evaluate(toyMoe({{"model.moe.shared_experts", shared},
+                                          {"strategy.moe_a2a_overlap", true},
+                                          {"system.gpu.calibration.host_op_us", 10000.0}}),
+                                  o);
+        double begin = -1;
+        for (const auto& e : r.timeline) {
+            if (begin < 0 && e.label == "residual + norm (MoE)") begin = e.startS;
+            if (begin >= 0 && e.label == "host launch stalls") return e.endS - begin;
+        }
+        return -1.0;
+    };
+    const double without = forwardLayer(0);
+    REQUIRE(without > 0);
+    CHECK(forwardLayer(1) - without == Approx(0.030).epsilon(1e-6));
+}
+
 TEST_CASE("MoE presets: parameter counts as published") {
     // DeepSeek-V3 report: 671B total, 37B activated; Qwen3 report Table 1: 30.5B / 3.3B and
     // 235B / 22B; GPT-OSS model card: 116.8B / 5.1B (5.13B incl. embedding); Mixtral paper:

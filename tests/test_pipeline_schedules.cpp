@@ -112,3 +112,20 @@ TEST_CASE("The search tries the one-chunk schedules asked for") {
     CHECK(seen[int(PipelineSchedule::DualPipe)]);
     CHECK_FALSE(seen[int(PipelineSchedule::Interleaved)]);
 }
+
+TEST_CASE("DualPipe hides no more than the paired chunks' compute") {
+    // The hiding budget is (m − p)/m of the stage's forward and backward compute (DeepSeek-V3
+    // report §3.2.1: a chunk pair overlaps one chunk's communication with the other's
+    // computation). With a 0.1 GB/s network the point-to-point far exceeds the compute, so the
+    // budget binds: exactly 60/64 × (forward + backward) of it is hidden.
+    auto with = [](const std::string& schedule) {
+        return test::preset("default", {"strategy.vp=1", "strategy.schedule=" + schedule,
+                                        "system.tiers.1.gbps=0.1"});
+    };
+    const Result r1 = evaluate(with("1f1b")), rd = evaluate(with("dualpipe"));
+    const CommTime p2p1 = r1.commTime(ParallelDim::PP, Collective::P2P);
+    const CommTime p2pd = rd.commTime(ParallelDim::PP, Collective::P2P);
+    const double compute = rd.compute.forwardS + rd.compute.backwardS;
+    REQUIRE(60.0 / 64.0 * p2p1.exposedS > 60.0 / 64.0 * compute); // the budget binds
+    CHECK(p2pd.exposedS == Approx(p2p1.exposedS - 60.0 / 64.0 * compute).epsilon(1e-9));
+}
