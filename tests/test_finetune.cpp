@@ -564,3 +564,15 @@ TEST_CASE("Interleaved with an uneven split: the middle stage with fewest frozen
     CHECK(st.stage[2].frozenLayers == 0);
 }
 
+
+TEST_CASE("Tied embeddings on one stage: the embedding is the LM head, held once") {
+    // The toy with tied embeddings at pp = 1: 4 layers of 12,584,960, the embedding 33,554,432
+    // (which is also the head) and the final norm 1,024: 83,895,296 parameters on the stage,
+    // the untied count less the head (117,449,728 − 33,554,432).
+    const Scenario s = test::toy({{"model.tied_embeddings", true}});
+    const PipelineStages stages = distinctStages(s);
+    REQUIRE(stages.count == 1);
+    const StageParams p = stageParamSplit(s.model, s.strategy, stages.stage[0]);
+    CHECK(p.dense == 83895296.0);
+    CHECK(p.expert == 0.0);
+}
