@@ -179,6 +179,10 @@ def main():
                 verdict = "invalid"; invalid += 1
             else:
                 code = run(tests, hang_after)
+                if code == -1:
+                    # Past ten times the unmutated run: a loop, or a machine busy with other
+                    # builds. Once more with three times the time, so load alone kills nothing.
+                    code = run(tests, 3 * hang_after)
                 if code == 0:
                     verdict = "SURVIVED"; survived += 1
                     survivors.append(f"{rel}:{n}: {old} -> {new}   | {line.strip()}")
