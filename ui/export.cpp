@@ -222,7 +222,7 @@ QString exportAll(const ChartInput& input, const QString& folder, const ExportOp
         // Only the charts of the scenario's kind of workload.
         const bool serving = input.current && input.current->result.isInference;
         if (serving && trainingChartIds().contains(id) && !servingChartIds().contains(id)) continue;
-        if (!serving && (id == "serving" || id == "curve")) continue;
+        if (!serving && (id == "serving" || id == "curve" || id == "request")) continue;
         {
             // Charts with nothing to show (the comparison with nothing pinned) are left out.
             auto probe = createChart(id);

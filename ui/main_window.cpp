@@ -50,8 +50,9 @@ QWidget* MainWindow::explorerView() {
         attachExportMenu(c);
         charts_[ids[i]] = c;
     }
-    // Training: the timeline is wide and gets a row of its own. Serving: its breakdown and the
-    // latency-throughput curve take the places of the training-only charts.
+    // Training: the timeline is wide and gets a row of its own. Serving: its breakdown, the
+    // latency-throughput curve and one request's path take the places of the training-only
+    // charts.
     grid->addWidget(charts_["breakdown"], 0, 0);
     grid->addWidget(charts_["serving"], 0, 0);
     grid->addWidget(charts_["comm"], 0, 1);
@@ -59,6 +60,7 @@ QWidget* MainWindow::explorerView() {
     grid->addWidget(charts_["memory"], 1, 0);
     grid->addWidget(charts_["comparison"], 1, 1);
     grid->addWidget(charts_["timeline"], 2, 0, 1, 2);
+    grid->addWidget(charts_["request"], 2, 0, 1, 2);
     chartsArea->setWidget(chartsHolder);
     rv->addWidget(chartsArea, 1);
 

@@ -917,3 +917,58 @@ TEST_CASE("The serving chart follows a request across disaggregated pools") {
         CHECK((std::string(phase) == "decode" ? compute == 0 : compute > 0));
     }
 }
+
+TEST_CASE("The request chart draws one request's path: one pool, or prefill pool, transfer and "
+          "decode pool with the other pool pinned") {
+    // One pool (the preset): a wait of half a round, the prompt (the first token), the next
+    // token one TPOT later, then the remaining tokens (listed, not drawn), which end at the
+    // end-to-end latency.
+    test::Explorer e("serve-deepseek-v3-16xh200");
+    auto& w = *e.window;
+    REQUIRE(e.settle());
+    const ui::ExplorerChart* c = w.chart("request");
+    REQUIRE(c != nullptr);
+    CHECK(c->isVisible());
+    const Result one = evaluate(w.document()->scenario());
+    auto ends = [](const ui::ChartTable& t, const QString& lane) {
+        double end = 0;
+        for (const auto& row : t.rows)
+            if (row[0] == lane) end = std::max(end, row[2].toDouble() + row[3].toDouble());
+        return end;
+    };
+    ui::ChartTable t = c->table();
+    REQUIRE(t.rows.size() == 4);
+    CHECK(t.rows[0][1] == "Waiting");
+    CHECK(t.rows[0][3].toDouble() ==
+          Approx(one.inference.tpotS * one.inference.tokensPerStep / 2).epsilon(1e-5));
+    CHECK(t.rows[1][1] == "Prefill");
+    CHECK(t.rows[2][1] == "Next token");
+    CHECK(t.rows[2][2].toDouble() == Approx(one.inference.ttftS).epsilon(1e-5));
+    CHECK(t.rows[2][3].toDouble() == Approx(one.inference.tpotS).epsilon(1e-5));
+    CHECK(t.rows[3][1] == "Remaining tokens");
+    CHECK(ends(t, "one pool") == Approx(one.inference.e2eLatencyS).epsilon(1e-5));
+
+    // Disaggregated: the decode pool alone starts with the KV cache's arrival; pinned with its
+    // prefill pool, the prompt runs first on the prefill pool, the transfer follows, then the
+    // decode pool's wait and tokens: the path ends at the prefill pool's prompt + transfer +
+    // the decode pool's own end-to-end latency (which counts the transfer it waits for once).
+    REQUIRE(w.document()->setField("workload.phase", "prefill").isEmpty());
+    REQUIRE(e.settle());
+    const Result prefill = evaluate(w.document()->scenario());
+    w.pinBaseline("prefill pool");
+    REQUIRE(w.document()->setField("workload.phase", "decode").isEmpty());
+    REQUIRE(e.settle());
+    const Result decode = evaluate(w.document()->scenario());
+    t = w.chart("request")->table();
+    QStringList lanes;
+    for (const auto& row : t.rows) lanes << row[0];
+    CHECK(lanes == QStringList{"prefill", "network", "decode", "decode", "decode"});
+    const double prompt = prefill.inference.ttftS - prefill.inference.kvTransferS;
+    CHECK(t.rows[0][3].toDouble() == Approx(prompt).epsilon(1e-5));
+    CHECK(t.rows[1][2].toDouble() == Approx(prompt).epsilon(1e-5));
+    CHECK(t.rows[1][3].toDouble() == Approx(prefill.inference.kvTransferS).epsilon(1e-5));
+    CHECK(ends(t, "decode") ==
+          Approx(prompt + prefill.inference.kvTransferS + decode.inference.e2eLatencyS -
+                 decode.inference.kvTransferS)
+              .epsilon(1e-5));
+}

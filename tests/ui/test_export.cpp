@@ -57,8 +57,9 @@ TEST_CASE("SVG export parses as XML and keeps the chart's text as text") {
         ui::ExportOptions o;
         o.format = ui::ExportFormat::Svg;
         if (id == "heatmap" || id == "scatter" || id == "tornado" || id == "sweep" ||
-            id == "pareto" || id == "pareto_cost" || id == "cloud") {
-            // No search or sweep has run: an error saying so, not an empty frame.
+            id == "pareto" || id == "pareto_cost" || id == "cloud" || id == "request") {
+            // No search or sweep has run (the request chart: no serving scenario): an error
+            // saying so, not an empty frame.
             CHECK(ui::exportChart(id, in, path, o).contains("nothing to show"));
             continue;
         }
@@ -384,7 +385,7 @@ struct AllChartInputs {
     std::vector<seed::CloudTableRow> cloud = seed::reproduceCloudTable();
     ui::ChartInput inputFor(const QString& id) const {
         ui::ChartInput in;
-        const bool serve = id == "serving" || id == "curve";
+        const bool serve = id == "serving" || id == "curve" || id == "request";
         in.current = serve ? &serving : &training;
         in.pinned.append({"Baseline", serve ? serving : training});
         in.search = &found;

@@ -8,6 +8,7 @@
 #include "heatmap_chart.hpp"
 #include "memory_chart.hpp"
 #include "pareto_chart.hpp"
+#include "request_chart.hpp"
 #include "scatter_chart.hpp"
 #include "serving_chart.hpp"
 #include "sweep_chart.hpp"
@@ -20,13 +21,13 @@ QStringList chartIds() {
     return explorerChartIds() + designChartIds();
 }
 QStringList explorerChartIds() {
-    return trainingChartIds() + QStringList{"serving", "curve"};
+    return trainingChartIds() + QStringList{"serving", "curve", "request"};
 }
 QStringList trainingChartIds() {
     return {"breakdown", "comm", "memory", "timeline", "comparison"};
 }
 QStringList servingChartIds() {
-    return {"serving", "memory", "curve", "comparison"};
+    return {"serving", "memory", "curve", "comparison", "request"};
 }
 QStringList designChartIds() {
     return {"heatmap", "scatter", "tornado", "sweep", "pareto", "pareto_cost", "cloud"};
@@ -40,6 +41,7 @@ std::unique_ptr<ExplorerChart> createChart(const QString& id, QWidget* parent) {
     if (id == "comparison") return std::make_unique<ComparisonChart>(parent);
     if (id == "serving") return std::make_unique<ServingChart>(parent);
     if (id == "curve") return std::make_unique<CurveChart>(parent);
+    if (id == "request") return std::make_unique<RequestChart>(parent);
     if (id == "heatmap") return std::make_unique<HeatmapChart>(parent);
     if (id == "scatter") return std::make_unique<ScatterChart>(parent);
     if (id == "tornado") return std::make_unique<TornadoChart>(parent);
