@@ -428,6 +428,18 @@ TEST_CASE("Host launches: an overlapped MoE layer's shared expert launches its G
     CHECK(forwardLayer(1) - without == Approx(0.030).epsilon(1e-6));
 }
 
+TEST_CASE("Hand-derived MoE: DeepSeek-V3's total parameters, tensor by tensor") {
+    // 61 layers of MLA attention, 187,114,496 each (above): 11,413,984,256. The first 3 layers'
+    // dense SwiGLU MLPs of 18,432 with their norm, 3 · (3 · 7168 · 18432 + 7168) =
+    // 1,189,106,688. The other 58 MoE layers: 256 routed + 1 shared experts of 2,048,
+    // 257 · 3 · 7168 · 2048 = 11,318,329,344, the router 7168 · 256 = 1,835,008 and the norm
+    // 7,168: 58 · 11,320,171,520 = 656,569,948,160. Embedding and LM head 129,280 · 7,168 =
+    // 926,679,040 each, the final norm 7,168. In all 671,026,404,352 (the report's 671B, its
+    // MTP module apart).
+    const Model m = test::modelPreset("deepseek-v3");
+    CHECK(m.totalParams() == 671026404352.0);
+}
+
 TEST_CASE("MoE presets: parameter counts as published") {
     // DeepSeek-V3 report: 671B total, 37B activated; Qwen3 report Table 1: 30.5B / 3.3B and
     // 235B / 22B; GPT-OSS model card: 116.8B / 5.1B (5.13B incl. embedding); Mixtral paper:

@@ -64,6 +64,10 @@ TEST_CASE("Offloading: a copy longer than its window of layers is waited for") {
                          4;
     CHECK(slow.compute.offloadWaitForwardS / 2 ==
           Approx(2 * 0.035651584 - 3 * layer).epsilon(1e-9));
+    // n = 3 of 4: 4 mod 3 = 1 spreads one layer over the first window, which closes at layer
+    // (4/3)(0 + 1) − 1 + 1 = 1; the others at 2 and 3. Each copy overlaps one layer: 3c − 3t.
+    CHECK(evaluate(offloaded(3, 1)).compute.offloadWaitForwardS / 2 ==
+          Approx(3 * 0.035651584 - 3 * layer).epsilon(1e-9));
     // The waits are forward and backward time: the step is the no-offload step plus them.
     const Result none = evaluate(test::toy());
     CHECK(slow.compute.forwardS - none.compute.forwardS ==

@@ -252,3 +252,47 @@ TEST_CASE("The serving search sets aggregated against disaggregated on the same 
     REQUIRE(test::runCli("search serve-deepseek-v3-16xh200", &text) == 0);
     CHECK_THAT(text, Contains("Disaggregated on the same GPUs"));
 }
+
+TEST_CASE("A prefill pool whose KV cache leaves slower than it computes waits for the network") {
+    // Each chunk's prompts send their KV cache while the next chunk computes: a pass lasts the
+    // longer of the two. A pass is the default 8,192-token chunk, 8.192 prompts of 1,000; at
+    // 0.01 GB/s the 16.384 MB each sends (above) takes 1.6384 s, 13.4217728 s a pass, far
+    // longer than its prefill, so the pass is the sending; what it adds over the compute is
+    // exposed communication (TP 1: the pass has no other), and the compute is the pass with a
+    // free network.
+    const Result fast = evaluate(toyServing({{"workload.phase", "prefill"},
+                                             {"system.tiers.1.gbps", 1e6}}));
+    const Result slow = evaluate(toyServing({{"workload.phase", "prefill"},
+                                             {"system.tiers.1.gbps", 0.01}}));
+    CHECK(slow.stepTimeS == Approx(8.192 * 1.6384).epsilon(1e-9));
+    CHECK(slow.exposedCommS == Approx(slow.stepTimeS - fast.stepTimeS).epsilon(1e-6));
+    CHECK(slow.compute.forwardS == Approx(fast.stepTimeS).epsilon(1e-6));
+}
+
+TEST_CASE("A request's end-to-end latency is TTFT and a TPOT per further token") {
+    // (output − 1) tokens after the first, each one TPOT (continuous batching's steady state).
+    for (const char* phase : {"aggregated", "decode"}) {
+        INFO(phase);
+        const Result r = evaluate(toyServing({{"workload.phase", phase}}));
+        CHECK(r.inference.e2eLatencyS ==
+              Approx(r.inference.ttftS + 99 * r.inference.tpotS).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("The largest batch that fits fits, one more does not, even for tiny requests") {
+    // Two-token prompts and outputs: a sequence's KV cache (4 tokens) weighs less than its
+    // activations and fp32 logits (32,768 × 4 B), the case where iterating b ← ⌊free(b)/KV⌋
+    // oscillates. The solve bisects: at its batch the deployment fits, one more does not.
+    for (int tokens : {2, 16, 1000}) {
+        INFO(tokens);
+        const test::Edits e = {{"workload.input_tokens", tokens}, {"workload.output_tokens", tokens},
+                               {"workload.batch", 0}};
+        const int fit = evaluate(toyServing(e)).inference.maxBatchThatFits;
+        REQUIRE(fit >= 1);
+        test::Edits at = e, over = e;
+        at.back() = {"workload.batch", fit};
+        over.back() = {"workload.batch", fit + 1};
+        CHECK(evaluate(toyServing(at)).memory.fits());
+        CHECK_FALSE(evaluate(toyServing(over)).memory.fits());
+    }
+}

@@ -36,6 +36,7 @@ PHYSICS = [
     "core/src/engine/layer_builder.hpp",
     "core/src/transformer/*.cpp", "core/src/moe/*.cpp", "core/src/vit/*.cpp",
     "core/src/training/*.cpp", "core/src/dlrm/*.cpp", "core/src/serving/*.cpp",
+    "core/src/serving/replica.hpp",
     "core/src/model/flops.cpp", "core/src/model/model.cpp",
 ]
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d*|\d*\.\d+|\d+)(e[+-]?\d+)?(?![\w.])")

@@ -14,6 +14,7 @@
 #include <QHeaderView>
 #include <QLocale>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -101,8 +102,8 @@ QLayout* CoDesignPanel::paretoControls() {
     return pcontrols;
 }
 
-/// The tornado, the sweep lines and the two Pareto charts, two by two, with the cloud table's
-/// chart in a third column beside the Pareto charts.
+/// The tornado, the sweep lines and the two Pareto charts, two by two; the dollar chart shares
+/// its place with the artifact's cloud table (a tab each), so the window stays 1280 wide.
 QLayout* CoDesignPanel::chartGrid() {
     auto* charts = new QGridLayout;
     tornado_ = createChart("tornado").release();
@@ -110,13 +111,18 @@ QLayout* CoDesignPanel::chartGrid() {
     paretoChart_ = createChart("pareto").release();
     paretoCostChart_ = createChart("pareto_cost").release();
     cloudChart_ = createChart("cloud").release();
+    costTabs_ = new QTabWidget(this);
+    costTabs_->setDocumentMode(true);
     int at = 0;
     for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_, cloudChart_}) {
         c->setParent(this);
-        c->setMinimumSize(320, 220);
-        charts->addWidget(c, at % 2, at / 2);
+        c->setMinimumSize(320, 200); // (the tab bar's height taken from the charts' minimum)
+        if (at < 3) charts->addWidget(c, at / 2, at % 2);
         ++at;
     }
+    costTabs_->addTab(paretoCostChart_, "Throughput vs $/hour");
+    costTabs_->addTab(cloudChart_, "Cloud table");
+    charts->addWidget(costTabs_, 1, 1);
     return charts;
 }
 
@@ -289,6 +295,7 @@ void CoDesignPanel::runPareto(const QStringList& systems, const QString& gpus) {
         job.post([this, r = std::move(r), err] {
             pareto_ = r;
             refreshCharts();
+            costTabs_->setCurrentWidget(paretoCostChart_);
             int front = 0;
             for (const auto& p : pareto_.points)
                 front += p.frontGpus;
@@ -319,6 +326,7 @@ void CoDesignPanel::runCloudTable() {
         job.post([this, rows = std::move(rows), err] {
             cloud_ = rows;
             refreshCharts();
+            if (!cloud_.empty()) costTabs_->setCurrentWidget(cloudChart_);
             status_->setText(err.isEmpty()
                                  ? QString("Cloud table: %1 rows of the artifact's sheet, re-run "
                                            "with the reference engine.")

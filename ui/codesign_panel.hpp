@@ -12,6 +12,7 @@
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QWidget>
 
 namespace madmax::ui {
@@ -66,6 +67,7 @@ class CoDesignPanel : public QWidget {
     ExplorerChart* paretoChart_;
     ExplorerChart* paretoCostChart_;
     ExplorerChart* cloudChart_;
+    QTabWidget* costTabs_; ///< the dollar Pareto chart and the cloud table's
     QPushButton* cloudRun_;
     QListWidget* systems_;
     QLineEdit* gpus_;

@@ -1,13 +1,11 @@
 // Inference serving (docs/developer/model.md §6; Pope et al. 2022): prefill is compute-bound; a decode step
 // reads every weight once and the KV cache of every sequence, plus two latency-bound TP
 // all-reduces per layer and per-kernel overheads. Continuous batching interleaves the prefills
-// of new requests into the decode iterations; the batch is capped by KV-cache memory.
+// of new requests into the decode iterations; the batch is capped by KV-cache memory. The
+// replica's costs are serving/replica.hpp's; here the batch is solved and the result assembled.
 #include "serving/inference.hpp"
 
-#include "engine/op_cost.hpp"
-#include "madmax/collectives.hpp"
-#include "madmax/flops.hpp"
-#include "madmax/layer_gemms.hpp"
+#include "serving/replica.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,376 +14,8 @@ namespace madmax::detail {
 
 namespace {
 
-struct Costs {
-    double weight = 0, kv = 0, compute = 0, comm = 0, overhead = 0;
-    double a2a = 0; ///< of comm: MoE dispatch and combine
-    /// Both sides of each roofline, whichever bound it (not in total()): GEMMs' weight reads and
-    /// their math; the attention core's KV-cache reads and its math.
-    double weightSide = 0, gemmSide = 0, kvSide = 0, attentionSide = 0;
-    double total() const { return weight + kv + compute + comm + overhead; }
-    Costs& operator+=(const Costs& o) {
-        weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm,
-            overhead += o.overhead, a2a += o.a2a;
-        weightSide += o.weightSide, gemmSide += o.gemmSide, kvSide += o.kvSide,
-            attentionSide += o.attentionSide;
-        return *this;
-    }
-    Costs scaled(double f) const {
-        Costs c = *this;
-        for (double* v : {&c.weight, &c.kv, &c.compute, &c.comm, &c.overhead, &c.a2a,
-                          &c.weightSide, &c.gemmSide, &c.kvSide, &c.attentionSide})
-            *v *= f;
-        return c;
-    }
-};
-
-/// Everything about one replica that does not depend on the batch.
-struct Serving {
-    const Scenario& s;
-    const Gpu& gpu;
-    double t, p, h, f, V, qDim, kvDim, layers; ///< per GPU (÷TP) and per stage (÷PP)
-    double moeLayers = 0, denseLayers = 0;     ///< of the fullest stage's layers
-    GroupLayout epGroup;
-    double wB, aB, kvB, peak, peak16, gemmScale, bw, etaMem;
-    GroupLayout tpGroup;
-    double weightsBytes, kvPerToken, reservedContext, residentContext;
-    double input, output;
-    /// Prompt tokens computed per request (the prefix cache holds the rest) and the mean context
-    /// they attend: the cached prefix and, causally, half the computed part.
-    double computedInput, prefillContext;
-    AttentionGemms attentionShapes; ///< the layer's weight GEMMs on this GPU (layer_gemms.hpp)
-    MlpGemms mlpShapes, expertShapes, sharedShapes;
-    GemmShape routerShape;
-    double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
-    double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
-    bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
-    double localExperts = 1; ///< expert slots per EP rank: (experts + redundant) / EP
-    double logUntouched = 0; ///< ln(1 − 1/localExperts) (−∞ for one: every copy touches it)
-    Costs promptStage; ///< one prompt's prefill through the fullest stage (set last)
-
-    explicit Serving(const Scenario& sc) : s(sc), gpu(sc.system.gpu) {
-        const Model& m = s.model;
-        const auto& in = s.workload.inference;
-        t = s.strategy.tp;
-        p = s.strategy.pp;
-        h = double(m.hidden);
-        f = double(m.ffnHidden);
-        V = double(m.vocab);
-        qDim = double(m.heads) * m.headDim / t;
-        kvDim = std::ceil(double(m.kvHeads) / t) *
-                m.headDim; // KV heads are replicated when TP exceeds them
-        if (m.mla) kvDim = double(m.kvCacheElementsPerTokenPerLayer()) / 2.0;
-        layers = std::ceil(double(m.layers) / p);
-        wB = bytesPerElement(in.weightPrecision);
-        aB = 2.0;
-        kvB = bytesPerElement(in.kvPrecision);
-        peak = gpu.peak(s.workload.precision);
-        peak16 = gpu.peak16();
-        gemmScale =
-            bytesPerElement(s.workload.precision) < 2 ? gpu.calibration.lowPrecisionGemmScale : 1.0;
-        bw = gpu.hbmBytesPerS;
-        etaMem = gpu.calibration.decodeMemoryEfficiency;
-        tpGroup = layoutGroup(s.system, s.strategy.tp, 1);
-        input = in.inputTokens;
-        output = in.outputTokens;
-        computedInput = std::max(1.0, std::round((1.0 - in.prefixCacheHit) * input));
-        prefillContext = (input - computedInput) + computedInput / 2;
-        verifyRows = 1.0 + in.draftTokens;
-        attentionShapes = attentionGemms(m, t);
-        mlpShapes = mlpGemms(m, f, t);
-        expertShapes = mlpGemms(m, double(m.moe.expertFfn), s.strategy.etp);
-        sharedShapes = mlpGemms(m, double(m.moe.sharedExperts) * m.moe.expertFfn, t);
-        routerShape = routerGemm(m);
-        tokensPerStep = in.tokensPerStep();
-        twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
-        localExperts = double(m.moe.experts + s.strategy.redundantExperts) / s.strategy.ep;
-        logUntouched = localExperts >= 1 ? std::log1p(-1.0 / localExperts) : 0.0;
-
-        // The fullest stage: the MoE layers (where present) are its heavier layers.
-        moeLayers = std::min(layers, double(m.moeLayerCount()));
-        denseLayers = layers - moeLayers;
-        epGroup = layoutGroup(s.system, s.strategy.ep, s.strategy.etp);
-        const double attnW = (m.attentionParamsPerLayer() - h) / t * wB;
-        const double denseW = attnW + (m.gatedMlp ? 3.0 : 2.0) * h * f / t * wB;
-        const double moeW = m.isMoe() ? attnW + (m.moeSharedParamsPerLayer() - h) / t * wB +
-                                            m.moeRoutedParamsPerLayer() * expertSlots() /
-                                                (double(s.strategy.ep) * s.strategy.etp) * wB
-                                      : 0.0;
-        weightsBytes = denseLayers * denseW + moeLayers * moeW +
-                       V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
-        // MLA caches the KV latent and the shared rope key, whole on every TP rank.
-        kvPerToken = layers * (m.mla ? m.kvCacheElementsPerTokenPerLayer() : 2.0 * kvDim) * kvB;
-        // Admission reserves the prompt and the mean output (paged KV blocks absorb the spread,
-        // inside the kv_cache_fraction headroom); the cache holds on average the prompt and
-        // E[o²]/(2E[o]) generated tokens per sequence.
-        const double reserveOut = output;
-        double residentOut = (output + 1) / 2;
-        switch (in.outputDistribution) {
-        case LengthDistribution::Fixed:
-            break;
-        case LengthDistribution::Uniform:
-            residentOut = 2.0 / 3.0 * output;
-            break; // o ~ U[0, 2·mean]
-        case LengthDistribution::Exponential:
-            residentOut = output;
-            break;
-        }
-        reservedContext = input + reserveOut;
-        residentContext = input + residentOut;
-        // One prompt alone through the fullest stage (TTFT's service part): the same for
-        // every batch, so computed once, not on each step of a batch solve.
-        promptStage = stage(computedInput, prefillContext, false, 1);
-    }
-
-    /// Expert copies held per routed expert: (experts + redundant) / experts.
-    double expertSlots() const {
-        const MoeShape& moe = s.model.moe;
-        return moe.experts > 0 ? double(moe.experts + s.strategy.redundantExperts) / moe.experts
-                               : 1.0;
-    }
-
-    /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
-    void gemm(Costs& c, double M, double N, double K, double overheadS) const {
-        // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
-        // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
-        const GemmBounds g =
-            gemmBounds(gpu, {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak}, M, N, K);
-        if (g.memoryS >= g.computeS)
-            c.weight += g.memoryS;
-        else
-            c.compute += g.computeS;
-        c.weightSide += g.memoryS;
-        c.gemmSide += g.computeS;
-        c.overhead += overheadS;
-    }
-    void gemm(Costs& c, double M, const GemmShape& g, double overheadS) const {
-        gemm(c, M, g.n, g.k, overheadS);
-    }
-
-    /// The attention half of a layer for `rows` tokens, each attending `context` keys.
-    Costs attention(double rows, double context, bool decode, double ov) const {
-        Costs c;
-        const Model& m = s.model;
-        // The projections and the output projection (madmax/layer_gemms.hpp); MLA's decode
-        // attention core works on the cached latents (below).
-        const AttentionGemms& g = attentionShapes;
-        for (int i = 0; i < g.count; ++i) gemm(c, rows, g.projections[i], ov);
-        gemm(c, rows, g.output, ov);
-        // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
-        // a causal flash-attention pass.
-        const double heads = m.heads / t;
-        const double scores = rows * context * heads; // one softmax exponential each
-        const double attnFlops =
-            decode && m.mla
-                ? 2 * scores * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim)
-                : scores * attentionFlopsPerScore(m);
-        const double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores);
-        const double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
-        if (tm >= tc)
-            c.kv += tm;
-        else
-            c.compute += tc;
-        c.kvSide += tm;
-        c.attentionSide += tc;
-        return c;
-    }
-
-    /// A MoE block for `rows` tokens of this GPU's replica: its experts receive rows·k·ETP/TP
-    /// copies (× the load imbalance) spread over E/EP local experts; each expert touched is read
-    /// once, expected E_l(1 − (1 − 1/E_l)^copies) of them; dispatch and combine all-to-alls.
-    Costs moeBlock(double rows, double ov, bool decode) const {
-        Costs c;
-        const Model& m = s.model;
-        const Strategy& st = s.strategy;
-        const MoeShape& moe = m.moe;
-        const double local = localExperts;
-        const double load = moe.criticalLoad();
-        const double copies = rows * moe.topK * st.etp / t * load;
-        // E_l(1 − (1 − 1/E_l)^copies) = −E_l·expm1(copies·ln(1 − 1/E_l)), ln once per replica.
-        const double touched = copies > 0 ? -local * std::expm1(copies * logUntouched) : 0.0;
-        if (touched > 0) {
-            const MlpGemms& expert = expertShapes;
-            const double perExpert = copies / touched;
-            Costs e;
-            gemm(e, perExpert, expert.up, 0.0);
-            gemm(e, perExpert, expert.down, 0.0);
-            c += e.scaled(touched);
-            c.overhead += 2 * ov; // grouped GEMMs
-        }
-        if (moe.sharedExperts > 0) {
-            gemm(c, rows, sharedShapes.up, ov);
-            gemm(c, rows, sharedShapes.down, ov);
-        }
-        if (moe.experts > 1) gemm(c, rows, routerShape, ov);
-        // Dispatch (optionally FP8) and combine over the EP group; with two-batch overlap they
-        // hide behind the other micro-batch's work, up to its length. While hidden they hold
-        // SMs (strategy moe_comm_sm_fraction; DeepEP's normal kernels, which prefill runs),
-        // slowing that work by the share they hold; DeepEP's low-latency kernels, which decode
-        // runs, issue RDMA and free every SM while in flight (DeepEP README; the SGLang team's
-        // decode breakdown, LMSYS 2025-05-05: 'no resource contention with computation').
-        MoeA2aRequest req;
-        req.tokens = rows * st.etp / t * load;
-        req.topK = moe.topK;
-        req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
-        req.experts = moe.experts;
-        req.nodeLimit = st.moeNodeLimit;
-        req.overheadS = gpu.calibration.allToAllOverheadS;
-        req.bytesPerToken = st.moeFp8Dispatch ? h * (1.0 + 4.0 / 128.0) : h * aB;
-        const double dispatch = moeAllToAll(s.system, epGroup, req).timeS;
-        // The combine carries 16-bit tokens: the dispatch's time again unless that was FP8.
-        req.bytesPerToken = h * aB;
-        double a2a = dispatch + (st.moeFp8Dispatch ? moeAllToAll(s.system, epGroup, req).timeS
-                                                   : dispatch);
-        if (st.moeA2aOverlap) {
-            const double hidden = std::min(a2a, c.total());
-            const bool smFree = decode && st.dispatcher == MoeDispatcher::DeepEp;
-            if (!smFree) c.compute += st.moeCommSmFraction * hidden;
-            a2a -= hidden;
-        }
-        c.comm += a2a;
-        c.a2a += a2a;
-        return c;
-    }
-
-    /// One layer for `rows` tokens, each attending `context` keys on average. With two-batch
-    /// overlap (an MoE model, strategy moe_a2a_overlap) the batch runs as two micro-batches, as
-    /// DeepSeek's inference system and SGLang's TBO split it: every kernel runs once per half,
-    /// so a memory-bound GEMM reads its weights twice (the SGLang team's TBO ablation, LMSYS
-    /// 2025-05-05: without TBO 'GEMM benefit[s] from a larger effective batch size').
-    Costs layer(double rows, double context, bool decode, bool moe = false) const {
-        if (!twoBatch || rows < 2) return microBatchLayer(rows, context, decode, moe);
-        const double first = std::ceil(rows / 2);
-        Costs c = microBatchLayer(first, context, decode, moe);
-        // Equal halves cost the same: the first's costs twice (exactly the sum of the two).
-        if (first == rows - first) return c.scaled(2.0);
-        c += microBatchLayer(rows - first, context, decode, moe);
-        return c;
-    }
-
-    /// One layer for one micro-batch of `rows` tokens.
-    Costs microBatchLayer(double rows, double context, bool decode, bool moe) const {
-        const double ov =
-            decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
-        Costs c = attention(rows, context, decode, ov);
-        if (moe) {
-            c += moeBlock(rows, ov, decode);
-        } else {
-            gemm(c, rows, mlpShapes.up, ov);
-            gemm(c, rows, mlpShapes.down, ov);
-        }
-        // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
-        c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
-        c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
-        return c;
-    }
-
-    /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
-    Costs stage(double rows, double context, bool decode, double headRows) const {
-        Costs c = layer(rows, context, decode).scaled(denseLayers);
-        if (moeLayers > 0) c += layer(rows, context, decode, true).scaled(moeLayers);
-        gemm(c, headRows, V / t, h,
-             decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS);
-        return c;
-    }
-
-    double p2p(double rows) const {
-        if (p <= 1) return 0;
-        const long long stride = s.strategy.tp;
-        return p2pTime(s.system, stride, rows * h * aB);
-    }
-
-    struct Iteration {
-        Costs decode;           ///< one decode round for the batch (with the drafts)
-        double draftS = 0;      ///< of decode: the draft passes (speculative decoding)
-        double prefillPerIterS; ///< prefills of the requests admitted per round
-        double p2pS;
-        double roundS() const { return decode.total() + prefillPerIterS + p2pS; }
-    };
-
-    /// The draft passes of a round: each of the k draft tokens runs the draft's layers (of the
-    /// model's heavier kind: DeepSeek-V3's MTP module is one MoE block) and the head, one row per
-    /// sequence, one after another.
-    Costs drafts(double rows) const {
-        const int k = s.workload.inference.draftTokens;
-        if (k <= 0) return {};
-        const double ov = gpu.calibration.decodeKernelOverheadS;
-        Costs one = layer(rows, residentContext, true, moeLayers > 0)
-                        .scaled(s.workload.inference.draftLayers);
-        gemm(one, rows, V / t, h, ov);
-        return one.scaled(k);
-    }
-
-    Iteration iteration(double batch) const {
-        Iteration it;
-        // With PP the batch is split into p micro-batches that circulate; a round visits every
-        // stage once per micro-batch. With speculation each sequence verifies its drafts and
-        // the next token in one pass: 1 + k rows.
-        const double seqs = std::ceil(batch / p), rows = seqs * verifyRows;
-        it.decode = stage(rows, residentContext, true, rows).scaled(p);
-        const Costs d = drafts(seqs).scaled(p);
-        it.draftS = d.total();
-        it.decode += d;
-        it.p2pS = p * p2p(rows);
-        it.prefillPerIterS = 0;
-        if (s.workload.inference.phase == ServingPhase::Aggregated) {
-            // Chunked prefill: prompts are batched up to the chunk budget; each round admits
-            // batch · tokens per step / output new requests (continuous batching, steady state).
-            const double chunk = prefillChunk(batch);
-            const double perRequest = stage(chunk, prefillContext, false, chunk / computedInput)
-                                          .total() * (computedInput / chunk);
-            it.prefillPerIterS = batch * tokensPerStep / output * perRequest;
-        }
-        return it;
-    }
-
-    /// Computed prompt tokens in one prefill pass: the chunk budget, at least one prompt.
-    double prefillChunk(double batch) const {
-        return std::max(computedInput, std::min(double(s.workload.inference.prefillChunkTokens),
-                                                batch * computedInput));
-    }
-
-    /// The KV cache of one prompt sent from a prefill GPU to a decode GPU over the scale-out
-    /// network (disaggregation): its tokens times this GPU's bytes per token.
-    double kvTransferBytes() const { return input * kvPerToken; }
-    double kvTransferS() const {
-        if (s.workload.inference.phase == ServingPhase::Aggregated) return 0;
-        const long long offNode = s.system.tiers.empty() ? s.system.gpusPerNode
-                                                         : s.system.tiers.front().gpus;
-        return p2pTime(s.system, offNode, kvTransferBytes());
-    }
-
-    double ttft(const Iteration& it) const {
-        // Aggregated: the prompt alone through every stage, after waiting on average half a
-        // round. Prefill pool: the prompt, then its KV cache leaves. Decode pool: its share, the
-        // KV cache arriving and half a round before the next token.
-        const double prompt = p * promptStage.total() + p * p2p(computedInput);
-        switch (s.workload.inference.phase) {
-        case ServingPhase::Prefill: return prompt + kvTransferS();
-        case ServingPhase::Decode: return kvTransferS() + it.roundS() / 2;
-        case ServingPhase::Aggregated: break;
-        }
-        return prompt + it.roundS() / 2;
-    }
-
-    double activationBytes(double batch) const {
-        const double chunk =
-            s.workload.inference.phase == ServingPhase::Decode ? batch * verifyRows : prefillChunk(batch);
-        const Model& m = s.model;
-        // The widest MLP a layer holds per GPU: a dense layer's f / TP, or an MoE layer's k
-        // routed plus shared experts of f_e (the TP group's tokens split t/ETP ways among its
-        // expert-DP ranks, each expert's width ETP ways: f_e / t per token either way).
-        const double gates = m.gatedMlp ? 3.0 : 2.0;
-        const double dense = !m.isMoe() || m.denseLayerCount() > 0 ? f / t : 0.0;
-        const double experts =
-            m.isMoe() ? double(m.moe.expertFfn) * (m.moe.topK + m.moe.sharedExperts) / t : 0.0;
-        const double mlp = gates * std::max(dense, experts);
-        // fp32 logits: a prefill pass's at each prompt's last token, a decode round's at every
-        // row it verifies (speculation samples each draft position against them).
-        const double logitRows =
-            s.workload.inference.phase == ServingPhase::Prefill ? batch : batch * verifyRows;
-        return chunk * (2 * h + qDim + 2 * kvDim + mlp) * aB + logitRows * V / t * 4.0;
-    }
-};
+using serving::Costs;
+using serving::Serving;
 
 /// The generic view of a decode round: one round as the "step".
 void roundView(const Scenario& sc, const Serving& sv, const Serving::Iteration& it, int batch,
@@ -488,8 +118,12 @@ void servingCost(const Scenario& sc, Result& r) {
     ir.joulesPerToken = sc.gpus * sc.system.gpu.powerW / r.tokensPerS;
 }
 
-/// The largest batch whose KV cache fits in the engine's share of the free memory (the
-/// logits grow with the batch, so a few fixed-point steps).
+/// The largest batch b whose KV cache fits in the engine's share of the memory left, b·s ≤
+/// F(b): the activations grow with the batch, so F falls as b rises. b0 = ⌊F(1)/s⌋ bounds it
+/// above; if b0 does not fit, ⌊F(b0)/s⌋ does (F(b0) ≤ F of anything smaller), and the answer
+/// is bisected between. (Iterating b ← ⌊F(b)/s⌋ instead oscillates when a sequence's
+/// activations outweigh its KV cache — short requests, a large vocabulary — and can stop on a
+/// batch that does not fit.)
 int maxBatchThatFits(const Scenario& sc, const Serving& sv) {
     const double capacity = sc.system.gpu.hbmBytes;
     const double reserve = sc.system.reserveBytes;
@@ -498,10 +132,16 @@ int maxBatchThatFits(const Scenario& sc, const Serving& sv) {
                sc.system.gpu.calibration.kvCacheFraction;
     };
     const double perSequence = sv.kvPerToken * sv.reservedContext;
-    double b = std::max(0.0, std::floor(freeForKv(1) / perSequence));
-    for (int i = 0; i < 4 && b > 0; ++i)
-        b = std::max(0.0, std::floor(freeForKv(b) / perSequence));
-    return int(std::min(b, 1e7));
+    auto fits = [&](double b) { return b * perSequence <= freeForKv(b); };
+    double hi = std::min(std::floor(freeForKv(1) / perSequence), 1e7);
+    if (!(hi >= 1) || !fits(1)) return 0;
+    if (fits(hi)) return int(hi);
+    double lo = std::max(1.0, std::floor(freeForKv(hi) / perSequence)); // fits; hi does not
+    while (hi - lo > 1) {
+        const double mid = std::floor((lo + hi) / 2);
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return int(lo);
 }
 
 /// The batch served. Server mode: requests arrive as a Poisson process, so the number in
