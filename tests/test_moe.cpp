@@ -409,11 +409,12 @@ TEST_CASE("Host launches: an overlapped MoE layer's shared expert launches its G
     // line after the dispatch: its up and down GEMMs and its activation, 2 + 1 = 3 launches.
     // At 10 ms a launch the layer's forward is host-bound after the router's sync, so the
     // shared expert adds 3 × 10 ms = 30 ms to it (its GPU time is microseconds).
-    auto forwardLayer = [](int shared) {
+    // Without the overlap the shared expert runs beside the dispatch: the same launches.
+    auto forwardLayer = [](int shared, bool overlap = true) {
         EvaluateOptions o;
         o.timeline = true;
         const Result r = evaluate(toyMoe({{"model.moe.shared_experts", shared},
-                                          {"strategy.moe_a2a_overlap", true},
+                                          {"strategy.moe_a2a_overlap", overlap},
                                           {"system.gpu.calibration.host_op_us", 10000.0}}),
                                   o);
         double begin = -1;
@@ -426,6 +427,7 @@ TEST_CASE("Host launches: an overlapped MoE layer's shared expert launches its G
     const double without = forwardLayer(0);
     REQUIRE(without > 0);
     CHECK(forwardLayer(1) - without == Approx(0.030).epsilon(1e-6));
+    CHECK(forwardLayer(1, false) - forwardLayer(0, false) == Approx(0.030).epsilon(1e-6));
 }
 
 TEST_CASE("Hand-derived MoE: DeepSeek-V3's total parameters, tensor by tensor") {
