@@ -57,11 +57,13 @@ TEST_CASE("Each strategy switch is declared once: its default is Strategy{}'s, a
     // The table is what the parser, the JSON writer and the explorer read (issue #32).
     const auto switches = strategySwitches();
     REQUIRE(switches.size() == 7);
+    CHECK(findStrategySwitch("no_such_switch") == nullptr);
     const Strategy plain{};
     std::set<std::string_view> keys;
     for (const StrategySwitch& sw : switches) {
         INFO(sw.key);
         CHECK(keys.insert(sw.key).second);            // no key twice
+        CHECK(findStrategySwitch(sw.key) == &sw);     // found by its key, as specs look it up
         CHECK(plain.*sw.member == sw.byDefault);      // a file that omits it gets Strategy{}'s
         CHECK_FALSE(sw.label.empty());
         CHECK_FALSE(sw.help.empty());

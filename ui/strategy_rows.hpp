@@ -10,6 +10,9 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace madmax::ui {
@@ -43,12 +46,19 @@ inline QString fromView(std::string_view v) {
 }
 /// A spin box for a numeric strategy field: its declared range and help (the label is the
 /// caller's, since a form row carries it).
-inline void declareSpin(QSpinBox* box, std::string_view key) {
+/// The strategy field of that key; a key the table does not declare is a programming error,
+/// said with its name rather than dereferenced.
+inline const StrategyNumber& declaredNumber(std::string_view key) {
     const StrategyNumber* n = findStrategyNumber(key);
-    box->setRange(int(n->min), int(n->max));
-    box->setToolTip(fromView(n->help));
+    if (!n) throw std::logic_error("no strategy field \"" + std::string(key) + "\" is declared");
+    return *n;
 }
-inline QString numberLabel(std::string_view key) { return fromView(findStrategyNumber(key)->label); }
+inline void declareSpin(QSpinBox* box, std::string_view key) {
+    const StrategyNumber& n = declaredNumber(key);
+    box->setRange(int(n.min), int(n.max));
+    box->setToolTip(fromView(n.help));
+}
+inline QString numberLabel(std::string_view key) { return fromView(declaredNumber(key).label); }
 
 /// The row's label: the strategy field's own, else the row's.
 inline QString rowLabel(const RowSpec& r) {

@@ -23,5 +23,7 @@ struct StrategySwitch {
 
 /// Every switch, in the order the parser reads them (within each group).
 std::span<const StrategySwitch> strategySwitches();
+/// The switch of that key (nullptr when there is none): findStrategyNumber's twin.
+const StrategySwitch* findStrategySwitch(std::string_view key);
 
 } // namespace madmax

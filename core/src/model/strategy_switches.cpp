@@ -41,4 +41,10 @@ constexpr std::array kSwitches{
 
 std::span<const StrategySwitch> strategySwitches() { return kSwitches; }
 
+const StrategySwitch* findStrategySwitch(std::string_view key) {
+    for (const StrategySwitch& sw : kSwitches)
+        if (sw.key == key) return &sw;
+    return nullptr;
+}
+
 } // namespace madmax

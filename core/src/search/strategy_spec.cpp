@@ -71,12 +71,6 @@ double specNumber(const StrategyNumber& n, const std::string& v, const std::stri
     return x;
 }
 
-const StrategySwitch* findSwitch(const std::string& key) {
-    for (const StrategySwitch& sw : strategySwitches())
-        if (sw.key == key) return &sw;
-    return nullptr;
-}
-
 /// The numeric fields a spec may set, by their shortest names.
 std::string specFieldNames() {
     std::string out;
@@ -97,7 +91,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
             st.sequenceParallel = toInt(v, k, where) != 0;
         } else if (k == "overlap") {
             st.tpCommOverlap = toInt(v, k, where) != 0;
-        } else if (const StrategySwitch* sw = findSwitch(k)) {
+        } else if (const StrategySwitch* sw = findStrategySwitch(k)) {
             st.*sw->member = toInt(v, k, where) != 0;
         } else if (k == "recompute") {
             auto r = parseRecompute(v);
