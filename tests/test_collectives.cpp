@@ -126,6 +126,7 @@ TEST_CASE("Point-to-point uses the innermost tier holding both neighbours") {
     const System s = twoTier(100, 1, 10, 10);
     CHECK(p2pTime(s, 1, 1e8) == Approx(1e-6 + 1e8 / 100e9).epsilon(1e-12));
     CHECK(p2pTime(s, 8, 1e8) == Approx(10e-6 + 1e8 / 10e9).epsilon(1e-12));
+    CHECK(p2pTime(s, 8, 0.0) == 0.0); // nothing to send: no latency either
 }
 
 TEST_CASE("All-to-all sends (n-1)/n of the buffer through the slowest tier it crosses") {

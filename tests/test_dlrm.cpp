@@ -322,6 +322,12 @@ TEST_CASE("DLRM hand-derived: eager launches bound the step by the host's kernel
           Approx(44 * 100e-6).epsilon(1e-9));
     // CUDA graphs replay the step: no host bound; the GPU's own schedule is back.
     const Result graphs = with({{"strategy.cuda_graphs", true}});
+    // A host far faster than the GPU (1 ns a launch against kernels of about a µs): the GPU
+    // runs segment after segment, each as soon as the one before has run, waiting on the host
+    // only for a few launches: the graph-replayed step, never less, to within 0.1%.
+    const Result fastHost = with({{"system.gpu.calibration.host_op_us", 0.001}});
+    CHECK(fastHost.stepTimeS >= graphs.stepTimeS);
+    CHECK(fastHost.stepTimeS == Approx(graphs.stepTimeS).epsilon(1e-3));
     CHECK(graphs.compute.hostStallS == 0.0);
     CHECK(graphs.stepTimeS < 1e-4);
     CHECK(evaluate(toy({{"gpus", 1}, {"strategy.dp", 1}})).stepTimeS == graphs.stepTimeS);
@@ -566,6 +572,17 @@ TEST_CASE("DLRM hand-derived: a transformer interaction's attention, forward and
             .dlrmResult.interactionS;
     };
     CHECK(interaction(0.25) - interaction(0.5) == Approx(8.257536e-8).epsilon(1e-9));
+    // With an exponential unit of 1e12 a second, each pass also pays its b·F² = 4,608 softmax
+    // exponentials: 2 × (4,128,768 / 1e14 + 2 · 4,608 / 1e12) = 1.0100736e-7 s.
+    auto withExp = [](double eff) {
+        return evaluate(toy({{"model.dlrm.interaction", "transformer"},
+                             {"model.dlrm.transformer_layers", 1},
+                             {"model.dlrm.transformer_heads", 1},
+                             {"system.gpu.peak_exp_tera_per_s", 1},
+                             {"system.gpu.calibration.attention_efficiency", eff}}))
+            .dlrmResult.interactionS;
+    };
+    CHECK(withExp(0.25) - withExp(0.5) == Approx(1.0100736e-7).epsilon(1e-9));
 }
 
 TEST_CASE("DLRM hand-derived: a transformer interaction layer's eager kernels") {
@@ -694,10 +711,14 @@ TEST_CASE("DLRM hand-derived: eager per-table modules copy their row-wise share"
     // contiguous slice and SGD's scaled values, a read and a write of 64 × 4 B each, 1,024 B a
     // lookup): 1,536 · 1,024 = 1,572,864 B → 1.572864e-6 s; with the torch.cat of the
     // interaction's input (7.20896e-7 s, as table-wise), 2.29376e-6 s of copies.
-    const DlrmResult x =
-        evaluate(toy({{"strategy.emb_sharding", "rw"}, {"strategy.emb_kernels", "per_table"}}))
-            .dlrmResult;
-    CHECK(x.eagerCopiesS == Approx(2.29376e-6).epsilon(1e-9));
+    // Table-row-wise within the toy's one node splits the rows the same way.
+    for (const char* plan : {"rw", "twrw"}) {
+        INFO(plan);
+        const DlrmResult x =
+            evaluate(toy({{"strategy.emb_sharding", plan}, {"strategy.emb_kernels", "per_table"}}))
+                .dlrmResult;
+        CHECK(x.eagerCopiesS == Approx(2.29376e-6).epsilon(1e-9));
+    }
 }
 
 TEST_CASE("DLRM hand-derived: the fullest GPU's tables, row-wise and table-row-wise") {
@@ -869,4 +890,53 @@ TEST_CASE("DLRM hand-derived: the dense all-reduce queues behind pipelined spars
 TEST_CASE("DLRM hand-derived: the model's parameters are its tables and its dense part") {
     // 70,400 table parameters and 1,156 dense (above): 71,556.
     CHECK(toy().model.totalParams() == 71556.0);
+}
+
+TEST_CASE("DLRM hand-derived: the dense all-reduce hides under the backward that follows it") {
+    // Not pipelined, overlapped with the backward: the dense all-reduce starts when the top
+    // MLP's gradients exist and shares the one network with the embedding gradients. On a
+    // 0.01 GB/s NVLink it takes 231.2 µs (2,312 B of bf16 gradients, ring over 2), far longer
+    // than what follows it. Data-parallel tables send nothing: it hides under the interaction's
+    // and bottom MLP's backward and the embedding update. Table-wise, the embedding gradients
+    // (13.1 ms) go first; the bottom MLP's backward waits for them, and the all-reduce then
+    // hides only under the interaction's backward and the embedding update.
+    EvaluateOptions o;
+    o.timeline = true;
+    for (const char* plan : {"dp", "tw"}) {
+        INFO(plan);
+        const Result r = evaluate(toy({{"strategy.emb_sharding", plan},
+                                       {"strategy.dp_overlap", true},
+                                       {"system.tiers.0.gbps", 0.01}}),
+                                  o);
+        const DlrmResult& x = r.dlrmResult;
+        CHECK(x.denseAllReduceS == Approx(2.312e-4).epsilon(1e-9));
+        const double hidden = test::opSeconds(r, "interaction (bwd)") +
+                              test::opSeconds(r, "embedding backward + update") +
+                              (std::string(plan) == "dp" ? test::opSeconds(r, "bottom MLP (bwd)")
+                                                         : 0.0);
+        CHECK(x.denseAllReduceExposedS == Approx(x.denseAllReduceS - hidden).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("DLRM: the dense all-reduce's box is as long as the all-reduce when it fits its window") {
+    // On the toy's 100 GB/s NVLink the 2,312 B all-reduce (2.312e-8 s) fits under the
+    // interaction's backward: drawn from the top MLP's gradients for exactly its own time.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r =
+        evaluate(toy({{"strategy.emb_sharding", "dp"}, {"strategy.dp_overlap", true}}), o);
+    CHECK(r.dlrmResult.denseAllReduceS == Approx(2.312e-8).epsilon(1e-9));
+    CHECK(test::opSeconds(r, "dense gradient all-reduce (shares the network)") ==
+          Approx(2.312e-8).epsilon(1e-9));
+    CHECK(r.dlrmResult.denseAllReduceExposedS == 0.0);
+}
+
+TEST_CASE("DLRM: the report's dense backward is the two MLPs' backward") {
+    // The interaction's backward is reported on its own line (interactionS), the MLPs' here.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(toy(), o);
+    CHECK(r.dlrmResult.denseBackwardS ==
+          Approx(test::opSeconds(r, "top MLP (bwd)") + test::opSeconds(r, "bottom MLP (bwd)"))
+              .epsilon(1e-12));
 }

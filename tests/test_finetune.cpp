@@ -150,6 +150,16 @@ TEST_CASE("Fine-tuning hand-derived: hardware FLOPs add the recompute of the lay
               .hardwareFlopsPerStep == Approx(8521215115264.0).epsilon(1e-12));
 }
 
+TEST_CASE("Fine-tuning hand-derived: the GEMM FLOPs of a step count the GEMMs that run") {
+    // Layers 0-1 frozen, the embedding trained: forward 4G + H; backward 2 · 2G for the trained
+    // layers, G each for the frozen ones' input gradients, 2H for the head: 10G + 3H =
+    // 452,984,832 a token (the model FLOPs above less attention's 12A), × 16,384 tokens =
+    // 7,421,703,487,488.
+    const Scenario s = toy({{"layers", 2}});
+    CHECK(trainingGemmFlopsPerStep(s.model, s.workload.frozen, 16.0, 1024.0) ==
+          Approx(7421703487488.0).epsilon(1e-12));
+}
+
 TEST_CASE("Fine-tuning: freezing nothing is pre-training, freezing more is never slower or larger") {
     struct Case {
         const char* preset;

@@ -440,6 +440,25 @@ TEST_CASE("Hand-derived MoE: DeepSeek-V3's total parameters, tensor by tensor") 
     // MTP module apart).
     const Model m = test::modelPreset("deepseek-v3");
     CHECK(m.totalParams() == 671026404352.0);
+    // Active: the attention and the 3 dense MLPs as above; each MoE layer's shared expert,
+    // router and norm with 8 routed experts, 58 · (44,040,192 + 1,835,008 + 7,168 + 8 ·
+    // 44,040,192) = 23,095,826,432; the LM head and the final norm (the embedding is a
+    // lookup): 36,625,603,584, the report's 37B activated.
+    CHECK(m.activeParams() == 36625603584.0);
+}
+
+TEST_CASE("MoE hand-derived: a grouped GEMM pays one launch cost, as one kernel") {
+    // Transformer Engine's grouped GEMM for the local experts is one launch on the GPU side
+    // (its per-expert kernels are counted for the host, not timed one by one): 5 µs of launch
+    // cost adds exactly 5 µs to the expert up GEMMs' op (16-bit: no cast kernels).
+    auto expertUp = [](double launchUs) {
+        EvaluateOptions o;
+        o.timeline = true;
+        return test::opSeconds(
+            evaluate(toyMoe({{"system.gpu.calibration.kernel_launch_us", launchUs}}), o),
+            "expert up GEMMs");
+    };
+    CHECK(expertUp(5) - expertUp(0) == Approx(5e-6).epsilon(1e-9));
 }
 
 TEST_CASE("MoE presets: parameter counts as published") {

@@ -267,6 +267,8 @@ TEST_CASE("A prefill pool whose KV cache leaves slower than it computes waits fo
     CHECK(slow.stepTimeS == Approx(8.192 * 1.6384).epsilon(1e-9));
     CHECK(slow.exposedCommS == Approx(slow.stepTimeS - fast.stepTimeS).epsilon(1e-6));
     CHECK(slow.compute.forwardS == Approx(fast.stepTimeS).epsilon(1e-6));
+    // Its MFU: the pass's model FLOPs over the pass, the GPUs and their peak (100 TFLOP/s).
+    CHECK(slow.mfu == Approx(slow.modelFlopsPerStep / (slow.stepTimeS * 8 * 100e12)).epsilon(1e-12));
 }
 
 TEST_CASE("A request's end-to-end latency is TTFT and a TPOT per further token") {

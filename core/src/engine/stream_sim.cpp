@@ -38,9 +38,9 @@ void StreamSim::run() {
     }
 }
 
-double StreamSim::addHostStalls(double hostOpS, const char* label) {
+void StreamSim::addHostStalls(double hostOpS, const char* label) {
     hostStall_ = 0;
-    if (hostOpS <= 0 || n_ == 0 || n_ >= kCapacity) return 0.0;
+    if (hostOpS <= 0 || n_ == 0 || n_ >= kCapacity) return;
     // The layer repeats. The host issues every kernel in order at hostOpS a launch, running
     // ahead of the GPU, except that after a host sync it issues nothing until that op is done.
     // The steady-state time of a layer is then a max-plus cycle bound: no sync, max(GPU, host);
@@ -85,7 +85,7 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
         period = std::max(period, cycle);
     }
     const double stall = period - makespan_;
-    if (stall <= 0) return 0.0;
+    if (stall <= 0) return;
     // The stall is charged to the phase of the work it delays (the layer's last compute op).
     Phase phase = Phase::Forward;
     for (int i = n_ - 1; i >= 0; --i)
@@ -106,7 +106,6 @@ double StreamSim::addHostStalls(double hostOpS, const char* label) {
     makespan_ += stall;
     busy_[int(phase)] += stall;
     hostStall_ = stall;
-    return stall;
 }
 
 } // namespace madmax::detail

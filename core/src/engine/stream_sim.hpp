@@ -49,9 +49,9 @@ class StreamSim {
     /// Host launch limit (after run()): the host issues every kernel in order at `hostOpS`
     /// each, running ahead of the GPU except across a host sync. Where it is slower than the
     /// GPU the compute stream idles: the layer's steady-state time is a max-plus cycle bound
-    /// (see the definition), and what it adds to the makespan is one final op. Returns the
-    /// seconds added.
-    double addHostStalls(double hostOpS, const char* label);
+    /// (see the definition), and what it adds to the makespan is one final op (hostStallS()
+    /// says how long).
+    void addHostStalls(double hostOpS, const char* label);
     double makespanS() const { return makespan_; }
     double busyS(Phase p) const { return busy_[static_cast<int>(p)]; }
     /// Of the busy time, what addHostStalls() added (the GPU waiting for the host).
