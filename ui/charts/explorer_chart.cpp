@@ -235,4 +235,14 @@ void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList
     shown = names;
 }
 
+std::vector<QBarSet*> appendBarSets(QAbstractBarSeries* series, const QStringList& labels) {
+    std::vector<QBarSet*> sets;
+    for (const QString& label : labels) {
+        auto* set = new QBarSet(label);
+        sets.push_back(set);
+        series->append(set);
+    }
+    return sets;
+}
+
 } // namespace madmax::ui

@@ -120,6 +120,9 @@ bool showOccurringSets(QAbstractBarSeries* series, const std::vector<QBarSet*>& 
                        const std::vector<std::vector<double>>& bars, std::vector<bool>& active,
                        QObject* owner);
 
+/// A bar set per label, appended to the series in order (they keep the series' lifetime).
+std::vector<QBarSet*> appendBarSets(QAbstractBarSeries* series, const QStringList& labels);
+
 /// Replace the axis categories only when they changed.
 void setCategories(QBarCategoryAxis* axis, QStringList& shown, const QStringList& names);
 

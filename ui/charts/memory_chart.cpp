@@ -33,11 +33,9 @@ MemoryChart::MemoryChart(QWidget* parent) : ExplorerChart(parent) {
     QChart* c = chart();
     c->setTitle(title());
     series_ = new QStackedBarSeries;
-    for (Component p : kParts) {
-        auto* s = new QBarSet(componentName(p));
-        sets_.push_back(s);
-        series_->append(s);
-    }
+    QStringList names;
+    for (Component p : kParts) names << componentName(p);
+    sets_ = appendBarSets(series_, names);
     c->addSeries(series_);
     capacity_ = new QLineSeries;
     capacity_->setName("Capacity");

@@ -86,11 +86,7 @@ RequestChart::RequestChart(QWidget* parent) : ExplorerChart(parent) {
     QChart* c = chart();
     c->setTitle(title());
     series_ = new QHorizontalStackedBarSeries;
-    for (const char* p : kParts) {
-        auto* set = new QBarSet(p);
-        sets_.push_back(set);
-        series_->append(set);
-    }
+    sets_ = appendBarSets(series_, QStringList(std::begin(kParts), std::end(kParts)));
     c->addSeries(series_);
     const BarAxes axes = addBarAxes(c, series_, Qt::Horizontal, "seconds", "%.3g");
     lanes_ = axes.categories;
