@@ -47,6 +47,20 @@ Scenario toyMoe(const std::vector<std::pair<std::string, json>>& edits = {}) {
     return parseScenario(doc, "toy-moe");
 }
 
+/// In the scenario's timeline, from the first op labelled `first` to the end of the host
+/// stall that closes its layer (-1 when there is none): a host-bound layer's span.
+double hostBoundSpan(const Scenario& s, const char* first) {
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(s, o);
+    double begin = -1;
+    for (const auto& e : r.timeline) {
+        if (begin < 0 && e.label == first) begin = e.startS;
+        if (begin >= 0 && e.label == "host launch stalls") return e.endS - begin;
+    }
+    return -1.0;
+}
+
 /// The error parsing the toy with these edits gives ("" when it parses).
 std::string errorOf(const std::vector<std::pair<std::string, json>>& edits) {
     try {
@@ -370,22 +384,14 @@ TEST_CASE("Host launches: a GEMM below 16 bits quantises its input, three kernel
     // launch of q adds 10 backward launches: block scaling +100 ms over bf16, current +300 ms.
     // (Counting each backward GEMM's quantisation twice, as before, gave +160 and +320 ms.)
     auto backwardLayer = [](const char* precision, const char* scaling, int shared = 0) {
-        EvaluateOptions o;
-        o.timeline = true;
-        const Result r = evaluate(toyMoe({{"model.moe.experts", 32},
-                                          {"model.moe.shared_experts", shared},
-                                          {"system.gpu.peak_tflops.fp8", 200},
-                                          {"workload.precision", precision},
-                                          {"workload.fp8_scaling", scaling},
-                                          {"system.gpu.calibration.host_op_us", 10000.0}}),
-                                  o);
         // One MoE layer's backward: from its first op to the host stall that closes it.
-        double begin = -1;
-        for (const auto& e : r.timeline) {
-            if (begin < 0 && e.label == "residual (bwd)") begin = e.startS;
-            if (begin >= 0 && e.label == "host launch stalls") return e.endS - begin;
-        }
-        return -1.0;
+        return hostBoundSpan(toyMoe({{"model.moe.experts", 32},
+                                     {"model.moe.shared_experts", shared},
+                                     {"system.gpu.peak_tflops.fp8", 200},
+                                     {"workload.precision", precision},
+                                     {"workload.fp8_scaling", scaling},
+                                     {"system.gpu.calibration.host_op_us", 10000.0}}),
+                             "residual (bwd)");
     };
     const double bf16 = backwardLayer("bf16", "delayed");
     const double block = backwardLayer("fp8", "block");
@@ -411,18 +417,10 @@ TEST_CASE("Host launches: an overlapped MoE layer's shared expert launches its G
     // shared expert adds 3 × 10 ms = 30 ms to it (its GPU time is microseconds).
     // Without the overlap the shared expert runs beside the dispatch: the same launches.
     auto forwardLayer = [](int shared, bool overlap = true) {
-        EvaluateOptions o;
-        o.timeline = true;
-        const Result r = evaluate(toyMoe({{"model.moe.shared_experts", shared},
-                                          {"strategy.moe_a2a_overlap", overlap},
-                                          {"system.gpu.calibration.host_op_us", 10000.0}}),
-                                  o);
-        double begin = -1;
-        for (const auto& e : r.timeline) {
-            if (begin < 0 && e.label == "residual + norm (MoE)") begin = e.startS;
-            if (begin >= 0 && e.label == "host launch stalls") return e.endS - begin;
-        }
-        return -1.0;
+        return hostBoundSpan(toyMoe({{"model.moe.shared_experts", shared},
+                                     {"strategy.moe_a2a_overlap", overlap},
+                                     {"system.gpu.calibration.host_op_us", 10000.0}}),
+                             "residual + norm (MoE)");
     };
     const double without = forwardLayer(0);
     REQUIRE(without > 0);
