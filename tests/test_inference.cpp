@@ -31,6 +31,8 @@ TEST_CASE("KV cache per token and per sequence, by hand") {
           80.0 * 2 * 4 * 128 * 2);
     const Result tp8 = evaluate(test::preset("serve-llama31-405b-8xh200"));
     CHECK(tp8.inference.kvBytesPerToken == 126.0 * 2 * 1 * 128 * 1);
+    // The model's own count, whole (no TP split): K and V of its 8 KV heads of 128 a layer.
+    CHECK(tp2().model.kvCacheElementsPerTokenPerLayer() == 2.0 * 8 * 128);
 }
 
 TEST_CASE("A batch-1 decode step reads every weight once, by hand") {

@@ -99,7 +99,7 @@ struct Serving {
         tokensPerStep = in.tokensPerStep();
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
         localExperts = double(m.moe.experts + s.strategy.redundantExperts) / s.strategy.ep;
-        logUntouched = localExperts >= 1 ? std::log1p(-1.0 / localExperts) : 0.0;
+        if (m.isMoe()) logUntouched = std::log1p(-1.0 / localExperts);
 
         // The fullest stage: the MoE layers (where present) are its heavier layers.
         moeLayers = std::min(layers, double(m.moeLayerCount()));
