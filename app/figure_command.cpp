@@ -69,7 +69,7 @@ namespace {
 /// Why this chart cannot be drawn for this request (printed as the error), or empty.
 std::string figureRefusal(const FigureRequest& r, const Scenario& s) {
     const bool serving = s.workload.kind == WorkloadKind::Inference;
-    if ((r.chart == "serving" || r.chart == "curve") && !serving)
+    if ((r.chart == "serving" || r.chart == "curve" || r.chart == "request") && !serving)
         return "--chart " + r.chart + " needs an inference scenario (workload.kind \"inference\")";
     if (r.chart == "comparison" && r.pins.empty())
         return "--chart comparison compares pinned scenarios: give --baseline SCENARIO (and "

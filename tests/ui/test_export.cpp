@@ -187,6 +187,15 @@ TEST_CASE("madmax figure renders headless, and --list names the charts") {
     CHECK(p.exitCode() == 2);
     CHECK(p.readAllStandardError().contains("no chart named"));
 
+    // The serving charts on a training scenario: refused with what they need.
+    for (const char* chart : {"serving", "curve", "request"}) {
+        INFO(chart);
+        p.start(MADMAX_CLI, {"figure", "default", "--chart", chart, "-o", out});
+        REQUIRE(p.waitForFinished(60000));
+        CHECK(p.exitCode() == 2);
+        CHECK(p.readAllStandardError().contains("needs an inference scenario"));
+    }
+
     // Without --format the file name says it (it had written SVG into fig.png); a name that
     // says nothing, or contradicts --format, is refused before anything is written.
     const QString png = dir.filePath("fig.PNG");
