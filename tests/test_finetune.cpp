@@ -586,3 +586,25 @@ TEST_CASE("Tied embeddings on one stage: the embedding is the LM head, held once
     CHECK(p.dense == 83895296.0);
     CHECK(p.expert == 0.0);
 }
+
+TEST_CASE("Pipeline stages hold their own edges: the embedding on the first, the head on the last") {
+    // The toy at pp = 2: stage 0 holds layers 0-1 and the embedding, 2 · 12,584,960 +
+    // 33,554,432 = 58,724,352; stage 1 layers 2-3, the LM head and the final norm, 58,725,376.
+    const Scenario s = test::toy({{"strategy.pp", 2}, {"strategy.dp", 4}});
+    const PipelineStages stages = distinctStages(s);
+    REQUIRE(stages.count == 2);
+    CHECK(stageParamSplit(s.model, s.strategy, stages.stage[0]).dense == 58724352.0);
+    CHECK(stageParamSplit(s.model, s.strategy, stages.stage[1]).dense == 58725376.0);
+}
+
+TEST_CASE("Host launch stalls: the forward's grow with the micro-batches") {
+    // At 10 ms a launch every micro-batch's forward waits on the host alike: four micro-batches
+    // (a global batch of 32 over DP 8) wait twice as long as two.
+    auto stall = [](int batch) {
+        return evaluate(test::toy({{"workload.global_batch", batch},
+                                   {"system.gpu.calibration.host_op_us", 10000.0}}))
+            .compute.hostStallForwardS;
+    };
+    REQUIRE(stall(16) > 0);
+    CHECK(stall(32) == Approx(2 * stall(16)).epsilon(1e-12));
+}
