@@ -111,15 +111,15 @@ QLayout* CoDesignPanel::chartGrid() {
     paretoChart_ = createChart("pareto").release();
     paretoCostChart_ = createChart("pareto_cost").release();
     cloudChart_ = createChart("cloud").release();
-    costTabs_ = new QTabWidget(this);
-    costTabs_->setDocumentMode(true);
-    int at = 0;
     for (auto* c : {tornado_, sweepChart_, paretoChart_, paretoCostChart_, cloudChart_}) {
         c->setParent(this);
         c->setMinimumSize(320, 200); // (the tab bar's height taken from the charts' minimum)
-        if (at < 3) charts->addWidget(c, at / 2, at % 2);
-        ++at;
     }
+    charts->addWidget(tornado_, 0, 0);
+    charts->addWidget(sweepChart_, 0, 1);
+    charts->addWidget(paretoChart_, 1, 0);
+    costTabs_ = new QTabWidget(this);
+    costTabs_->setDocumentMode(true);
     costTabs_->addTab(paretoCostChart_, "Throughput vs $/hour");
     costTabs_->addTab(cloudChart_, "Cloud table");
     charts->addWidget(costTabs_, 1, 1);
@@ -150,9 +150,7 @@ void CoDesignPanel::connectActions() {
             b->setEnabled(true);
         stop_->setEnabled(false);
         if (cancelled) status_->setText("Cancelled.");
-        else if (!status_->text().startsWith("Resource") &&
-                 !status_->text().startsWith("Cloud table"))
-            status_->setText("Done.");
+        else if (!summarised_) status_->setText("Done.");
         emit runFinished(cancelled);
     });
 }
@@ -186,6 +184,7 @@ void CoDesignPanel::setBusy(const QString& status) {
         b->setEnabled(false);
     stop_->setEnabled(true);
     bar_->setValue(0);
+    summarised_ = false;
     status_->setText(status);
 }
 
@@ -296,6 +295,7 @@ void CoDesignPanel::runPareto(const QStringList& systems, const QString& gpus) {
             pareto_ = r;
             refreshCharts();
             costTabs_->setCurrentWidget(paretoCostChart_);
+            summarised_ = true; // the status below, not "Done.", ends the run
             int front = 0;
             for (const auto& p : pareto_.points)
                 front += p.frontGpus;
@@ -327,6 +327,7 @@ void CoDesignPanel::runCloudTable() {
             cloud_ = rows;
             refreshCharts();
             if (!cloud_.empty()) costTabs_->setCurrentWidget(cloudChart_);
+            summarised_ = true;
             status_->setText(err.isEmpty()
                                  ? QString("Cloud table: %1 rows of the artifact's sheet, re-run "
                                            "with the reference engine.")

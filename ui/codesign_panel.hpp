@@ -67,6 +67,7 @@ class CoDesignPanel : public QWidget {
     ExplorerChart* paretoChart_;
     ExplorerChart* paretoCostChart_;
     ExplorerChart* cloudChart_;
+    bool summarised_ = false; ///< the running job posted its own status line
     QTabWidget* costTabs_; ///< the dollar Pareto chart and the cloud table's
     QPushButton* cloudRun_;
     QListWidget* systems_;

@@ -157,11 +157,10 @@ ServingCandidate candidateOf(Scenario s, const ServingFound& f) {
 }
 
 /// Every layout evaluated, over `o.threads` threads (0: every hardware thread, one per 1,024
-/// layouts at most: a layout takes 1-2 µs and starting a thread 20-50 (a fifth of a
-/// 160-layout search on a 2-core VM, perf), so the presets' spaces run on one). Thread k takes layouts k, k + threads, … (neighbours cost
-/// alike, so the threads finish together) with its own copy of the scenario. The found list's
-/// order then depends on the thread count, but nothing reads it: the ranking and the front sort
-/// on keys unique to a layout, so the result is the one-thread result whatever the count.
+/// layouts at most: a layout takes 1-2 µs and starting a thread 20-50, a fifth of a 160-layout
+/// search on a 2-core VM by perf, so the presets' spaces run on one). Each thread takes a
+/// contiguous run and its own copy of the scenario; the runs are joined in order, so the result
+/// is the one-thread result whatever the thread count.
 std::vector<ServingFound> evaluateLayouts(const Scenario& s, const std::vector<ServingFound>& ls,
                                           const ServingSearchOptions& o, ServingSearchResult& res) {
     const int n = int(ls.size());
@@ -182,7 +181,7 @@ std::vector<ServingFound> evaluateLayouts(const Scenario& s, const std::vector<S
         Part& part = parts[std::size_t(k)];
         try {
             Scenario mine = s;
-            for (int i = k; i < n; i += threads) {
+            for (int i = n * k / threads; i < n * (k + 1) / threads; ++i) {
                 if (o.cancel && o.cancel->load()) return;
                 const ServingFound& l = ls[std::size_t(i)];
                 applyServingLayout(mine, l.tp, l.pp, l.replicas, l.ep, l.draft, l.precision);
