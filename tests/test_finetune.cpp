@@ -550,6 +550,43 @@ TEST_CASE("Interleaved stages count the MoE layers of their own chunks, frozen l
     CHECK(six.stage[1].frozenMoeLayers == 0);
 }
 
+TEST_CASE("Contiguous stages count the frozen MoE layers of their own range") {
+    // The same 8 layers (the first 4 dense) on pp 2 without interleaving: stage 0 holds layers
+    // 0–3 (dense), stage 1 layers 4–7 (MoE). The first 6 frozen: stage 0's four (none MoE),
+    // stage 1's 4–5 (both MoE). On one stage, all 6 frozen of which 2 are MoE.
+    auto stages = [](int pp) {
+        return distinctStages(test::preset(
+            "qwen3-30b-a3b-8-b200-eager",
+            {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
+             "strategy.pp=" + std::to_string(pp), "strategy.ep=" + std::to_string(8 / pp),
+             "workload.frozen={\"layers\":6}"}));
+    };
+    const PipelineStages two = stages(2);
+    REQUIRE(two.count == 2);
+    CHECK(two.stage[0].frozenLayers == 4);
+    CHECK(two.stage[0].frozenMoeLayers == 0);
+    CHECK(two.stage[1].frozenLayers == 2);
+    CHECK(two.stage[1].frozenMoeLayers == 2);
+    const PipelineStages one = stages(1);
+    REQUIRE(one.count == 1);
+    CHECK(one.stage[0].frozenLayers == 6);
+    CHECK(one.stage[0].frozenMoeLayers == 2);
+}
+
+TEST_CASE("Fine-tuning hand-derived: the LM head's backward when the layers below train") {
+    // Pre-training toy, one micro-batch of T = 1,024 tokens: the head's two GEMMs (input and
+    // weight gradients), 2 · 2·T·V·h / 50 TFLOP/s = 2 · 1.374390e-3 s; the fused cross-entropy's
+    // gradient, T·V · 6 B = 201,326,592 B at 1 TB/s = 2.013266e-4 s; the final norm's backward,
+    // four passes over T·h bf16 elements = 8,388,608 B = 8.388608e-6 s. Sum 2.958494e-3 s.
+    EvaluateOptions tl;
+    tl.timeline = true;
+    const Result r = evaluate(toy(json()), tl);
+    CHECK(opSeconds(r, "LM head + loss (bwd)") == Approx(2.958494e-3).epsilon(1e-6));
+    // The head frozen: its weight-gradient GEMM goes, the norm's backward stays.
+    const Result frozen = evaluate(toy({{"head", true}}), tl);
+    CHECK(opSeconds(frozen, "LM head + loss (bwd)") == Approx(1.584104e-3).epsilon(1e-6));
+}
+
 TEST_CASE("Interleaved with an uneven split: the middle stage with fewest frozen layers stands "
           "for the middle ones") {
     // 12 layers, pp 4 × vp 2 with 2 layers on each end stage: the middle stages hold layers

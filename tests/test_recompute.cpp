@@ -259,3 +259,26 @@ TEST_CASE("Recompute layers on an interleaved MoE: dense and MoE layers by their
     CHECK(r.hardwareFlopsPerStep - r.modelFlopsPerStep ==
           Approx(32 * 1024 * perToken).epsilon(1e-12));
 }
+
+TEST_CASE("Recompute layers over four even stages: each stage's chunk starts where it sits") {
+    // 16 layers, the first 6 dense, PP 4 (no interleaving): stages hold layers 0–3, 4–7, 8–11
+    // and 12–15. n = 1 recomputes layers 0, 4, 8 and 12: the first two dense, the last two MoE.
+    json doc = json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy-moe-four-stages",
+  "model": {"id": "toy-moe", "arch": "moe", "layers": 16, "hidden": 1024, "heads": 8,
+            "kv_heads": 8, "head_dim": 128, "vocab": 32768, "gated_mlp": false,
+            "ffn_hidden": 4096,
+            "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512, "dense_layers": 6}},
+  "gpus": 32,
+  "strategy": {"tp": 1, "pp": 4, "dp": 8, "ep": 8, "micro_batch": 1,
+               "zero_stage": 0, "recompute": "full", "recompute_layers": 1},
+  "workload": {"kind": "training", "global_batch": 32, "seq_len": 1024, "precision": "bf16",
+               "attention": "flash"}
+})");
+    doc["system"] = test::toySystem();
+    const Scenario s = parseScenario(doc, "toy-moe-four-stages");
+    const RecomputedLayers all = modelRecomputedLayers(s);
+    CHECK(all.layers == 4);
+    CHECK(all.moeLayers == 2);
+}

@@ -96,6 +96,12 @@ TEST_CASE("A decode round shows both sides of each roofline") {
     CHECK(r.inference.decodeKvReadS == 0.0);
     CHECK(r.inference.decodeKvSideS > 0.0);
     CHECK(r.inference.decodeAttentionSideS > r.inference.decodeKvSideS);
+    // The KV side by hand: 61 layers, each sequence's 1,000 + 500.5 resident tokens of MLA
+    // latent and rope key (512 + 64 FP8 bytes, DeepSeek-V3 config), at the decode HBM rate.
+    const Scenario s = test::preset("serve-deepseek-v3-16xh200");
+    const double bw = s.system.gpu.hbmBytesPerS * s.system.gpu.calibration.decodeMemoryEfficiency;
+    CHECK(r.inference.decodeKvSideS ==
+          Approx(61 * r.inference.batch * 1500.5 * 576.0 / bw).epsilon(1e-9));
     CHECK(r.inference.decodeWeightSideS > 0.0);
     CHECK(r.inference.decodeGemmSideS > 0.0);
     CHECK_THAT(formatReport(test::preset("serve-deepseek-v3-16xh200"), r),
