@@ -247,42 +247,59 @@ struct Serving {
         return c;
     }
 
-    /// One layer for `rows` tokens, each attending `context` keys on average. With two-batch
-    /// overlap (an MoE model, strategy moe_a2a_overlap) the batch runs as two micro-batches, as
-    /// DeepSeek's inference system and SGLang's TBO split it: every kernel runs once per half,
-    /// so a memory-bound GEMM reads its weights twice (the SGLang team's TBO ablation, LMSYS
-    /// 2025-05-05: without TBO 'GEMM benefit[s] from a larger effective batch size').
-    Costs layer(double rows, double context, bool decode, bool moe = false) const {
-        if (!twoBatch || rows < 2) return microBatchLayer(rows, context, decode, moe);
+    /// A stage's two kinds of layer for the same tokens: the dense one and the MoE one.
+    struct LayerKinds {
+        Costs dense, moe;
+        LayerKinds& operator+=(const LayerKinds& o) {
+            dense += o.dense, moe += o.moe;
+            return *this;
+        }
+    };
+
+    /// The layers of the kinds asked for, `rows` tokens each attending `context` keys on
+    /// average. With two-batch overlap (an MoE model, strategy moe_a2a_overlap) the batch runs
+    /// as two micro-batches, as DeepSeek's inference system and SGLang's TBO split it: every
+    /// kernel runs once per half, so a memory-bound GEMM reads its weights twice (the SGLang
+    /// team's TBO ablation, LMSYS 2025-05-05: without TBO 'GEMM benefit[s] from a larger
+    /// effective batch size').
+    LayerKinds layerKinds(double rows, double context, bool decode, bool dense, bool moe) const {
+        if (!twoBatch || rows < 2) return microBatchLayers(rows, context, decode, dense, moe);
         const double first = std::ceil(rows / 2);
-        Costs c = microBatchLayer(first, context, decode, moe);
+        LayerKinds c = microBatchLayers(first, context, decode, dense, moe);
         // Equal halves cost the same: the first's costs twice (exactly the sum of the two).
-        if (first == rows - first) return c.scaled(2.0);
-        c += microBatchLayer(rows - first, context, decode, moe);
+        if (first == rows - first) return {c.dense.scaled(2.0), c.moe.scaled(2.0)};
+        c += microBatchLayers(rows - first, context, decode, dense, moe);
         return c;
     }
 
-    /// One layer for one micro-batch of `rows` tokens.
-    Costs microBatchLayer(double rows, double context, bool decode, bool moe) const {
+    /// One micro-batch of `rows` tokens through each kind of layer asked for. What the kinds
+    /// share (attention, the norms' and residuals' kernels, the TP all-reduces) is costed once.
+    LayerKinds microBatchLayers(double rows, double context, bool decode, bool dense,
+                                bool moe) const {
         const double ov =
             decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
-        Costs c = attention(rows, context, decode, ov);
-        if (moe) {
-            c += moeBlock(rows, ov, decode);
-        } else {
-            gemm(c, rows, mlpShapes.up, ov);
-            gemm(c, rows, mlpShapes.down, ov);
-        }
+        Costs shared = attention(rows, context, decode, ov);
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
-        c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
-        c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
-        return c;
+        shared.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
+        shared.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
+        LayerKinds out;
+        if (dense) {
+            out.dense = shared;
+            gemm(out.dense, rows, mlpShapes.up, ov);
+            gemm(out.dense, rows, mlpShapes.down, ov);
+        }
+        if (moe) {
+            out.moe = shared;
+            out.moe += moeBlock(rows, ov, decode);
+        }
+        return out;
     }
 
     /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
     Costs stage(double rows, double context, bool decode, double headRows) const {
-        Costs c = layer(rows, context, decode).scaled(denseLayers);
-        if (moeLayers > 0) c += layer(rows, context, decode, true).scaled(moeLayers);
+        const LayerKinds l = layerKinds(rows, context, decode, denseLayers > 0, moeLayers > 0);
+        Costs c = l.dense.scaled(denseLayers);
+        if (moeLayers > 0) c += l.moe.scaled(moeLayers);
         gemm(c, headRows, V / t, h,
              decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS);
         return c;
@@ -309,8 +326,9 @@ struct Serving {
         const int k = s.workload.inference.draftTokens;
         if (k <= 0) return {};
         const double ov = gpu.calibration.decodeKernelOverheadS;
-        Costs one = layer(rows, residentContext, true, moeLayers > 0)
-                        .scaled(s.workload.inference.draftLayers);
+        const bool moe = moeLayers > 0;
+        const LayerKinds l = layerKinds(rows, residentContext, true, !moe, moe);
+        Costs one = (moe ? l.moe : l.dense).scaled(s.workload.inference.draftLayers);
         gemm(one, rows, V / t, h, ov);
         return one.scaled(k);
     }
