@@ -176,6 +176,13 @@ TEST_CASE("Hand-derived MoE: the all-to-all model against DeepEP's published ker
     CHECK(t.scaleOutBytes == Approx(7332864.0));
     CHECK(t.timeS == Approx(7332864.0 / (50e9 * 0.92) + 8e-6 + 25e-6).epsilon(1e-9));
     CHECK(t.timeS == Approx(194e-6).epsilon(0.05));
+    // The fixed part: α 6 µs + 2 µs and the kernel's 25 µs; the rest scales with the bytes
+    // per token, so the 16-bit combine (14,336 B a copy) is the latency plus 14336/7392 of it.
+    CHECK(t.latencyS == Approx(33e-6).epsilon(1e-12));
+    r.bytesPerToken = 14336;
+    const MoeA2aTraffic combine = moeAllToAll(sys, layoutGroup(sys, 256, 1), r);
+    CHECK(combine.timeS ==
+          Approx(t.latencyS + (t.timeS - t.latencyS) * 14336.0 / 7392.0).epsilon(1e-12));
 }
 
 TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is its dense model") {

@@ -49,6 +49,8 @@ struct MoeA2aTraffic {
     double logicalBytes = 0;   ///< DeepEP's "bottleneck" bytes, local-rank traffic included
     double remoteNodes = 0;    ///< expected distinct other domains a token reaches
     double timeS = 0;
+    double latencyS = 0; ///< of timeS: the fixed part (overhead and each tier's latency); the
+                         ///< rest is proportional to the bytes per token
 };
 /// Tokens go to k experts spread evenly over the group (balanced routing). Without dedup each
 /// copy travels to its expert's GPU: the share (peers in a tier)/n of tokens·k copies crosses

@@ -259,6 +259,7 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
         (k == 0 ? out.scaleUpBytes : out.scaleOutBytes) += out.tierBytes[k];
     }
     out.timeS = slowest + latency;
+    out.latencyS = latency;
     return out;
 }
 

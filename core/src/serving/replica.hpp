@@ -231,11 +231,14 @@ struct Serving {
         req.nodeLimit = st.moeNodeLimit;
         req.overheadS = gpu.calibration.allToAllOverheadS;
         req.bytesPerToken = st.moeFp8Dispatch ? h * (1.0 + 4.0 / 128.0) : h * aB;
-        const double dispatch = moeAllToAll(s.system, epGroup, req).timeS;
-        // The combine carries 16-bit tokens: the dispatch's time again unless that was FP8.
-        req.bytesPerToken = h * aB;
-        double a2a = dispatch + (st.moeFp8Dispatch ? moeAllToAll(s.system, epGroup, req).timeS
-                                                   : dispatch);
+        const MoeA2aTraffic dispatch = moeAllToAll(s.system, epGroup, req);
+        // The combine carries 16-bit tokens: the same traffic, its transfer scaled by the bytes
+        // per token (the dispatch's time again unless that was FP8).
+        const double transfer = dispatch.timeS - dispatch.latencyS;
+        double a2a = dispatch.timeS +
+                     (st.moeFp8Dispatch
+                          ? dispatch.latencyS + transfer * (h * aB / req.bytesPerToken)
+                          : dispatch.timeS);
         if (st.moeA2aOverlap) {
             const double hidden = std::min(a2a, c.total());
             const bool smFree = decode && st.dispatcher == MoeDispatcher::DeepEp;
