@@ -120,10 +120,11 @@ BENCHMARK(BM_CancelLatency)->UseManualTime()->Unit(benchmark::kMicrosecond)->Ite
 
 // The serving search (issue #29): every TP, PP, EP, replica count, precision and batch, with
 // and without speculation; configurations evaluated per second (aim ≥ 1,000,000/s).
-void servingLoop(benchmark::State& state, const char* id) {
+void servingLoop(benchmark::State& state, const char* id, double tpotObjectiveS = 0) {
     const madmax::Scenario s = madmax::loadScenario(id, madmax::PresetLibrary::builtin());
     madmax::ServingSearchOptions o;
     o.draftTokens = {0, 1, 2, 3};
+    o.tpotObjectiveS = tpotObjectiveS; // server mode when set
     std::size_t evaluated = 0;
     for (auto _ : state) {
         const madmax::ServingSearchResult r = madmax::searchServing(s, o);
@@ -142,5 +143,17 @@ void BM_ServingSearchDeepSeekV3_16xH200(benchmark::State& st) {
     servingLoop(st, "serve-deepseek-v3-16xh200");
 }
 BENCHMARK(BM_ServingSearchDeepSeekV3_16xH200)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Under a latency objective each configuration's batch is the largest that meets it: the
+// search planners run (a 50 ms TPOT, 20 tokens/s per user).
+void BM_ServingSearchLlama70B_8xH100_Tpot50ms(benchmark::State& st) {
+    servingLoop(st, "serve-llama2-70b-8xh100-offline", 0.05);
+}
+BENCHMARK(BM_ServingSearchLlama70B_8xH100_Tpot50ms)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_ServingSearchDeepSeekV3_16xH200_Tpot50ms(benchmark::State& st) {
+    servingLoop(st, "serve-deepseek-v3-16xh200", 0.05);
+}
+BENCHMARK(BM_ServingSearchDeepSeekV3_16xH200_Tpot50ms)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -133,6 +133,32 @@ TEST_CASE("Latency objectives pick the largest batch that meets them") {
     CHECK_FALSE(impossible.inference.meetsObjectives);
 }
 
+TEST_CASE("Server mode's batch is the largest whose 99th percentile meets the objective") {
+    // The batch search probes where the objective's margin crosses zero; whatever it probes,
+    // the answer must be the largest mean batch N whose peak ⌈N + 2.33·√N⌉, run offline,
+    // meets the TPOT objective, and whose peak fits in memory.
+    auto peak = [](int n) { return int(std::ceil(n + 2.33 * std::sqrt(double(n)))); };
+    const int fit = evaluate(tp2()).inference.maxBatchThatFits;
+    for (const char* objective : {"0.025", "0.03", "0.035", "0.05", "0.08", "0.2", "10"}) {
+        INFO("TPOT objective " << objective);
+        const Result srv = evaluate(
+            tp2({"workload.mode=server", std::string("workload.tpot_objective_s=") + objective}));
+        const int n = srv.inference.batch;
+        REQUIRE(srv.inference.meetsObjectives);
+        auto tpotAt = [&](int b) {
+            return evaluate(tp2({"workload.batch=" + std::to_string(b)})).inference.tpotS;
+        };
+        const double limit = std::stod(objective);
+        CHECK(peak(n) <= fit);
+        CHECK(tpotAt(peak(n)) <= limit);
+        CHECK((peak(n + 1) > fit || tpotAt(peak(n + 1)) > limit));
+    }
+    // Without objectives, server mode is bounded by the peak alone.
+    const int n = evaluate(tp2({"workload.mode=server"})).inference.batch;
+    CHECK(peak(n) <= fit);
+    CHECK(peak(n + 1) > fit);
+}
+
 TEST_CASE(
     "The latency-throughput curve rises in both latency and throughput until memory runs out") {
     const auto curve = latencyThroughputCurve(tp2());

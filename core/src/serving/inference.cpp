@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace madmax::detail {
 
@@ -144,6 +145,42 @@ int maxBatchThatFits(const Scenario& sc, const Serving& sv) {
     return int(lo);
 }
 
+/// The largest n in [lo, hi) that meets the objectives, given that lo does and hi does not
+/// (both grow with n: the peak, TPOT and TTFT). The margins are nearly affine in n (weights read
+/// once a round, KV reads and math per sequence), so each probe goes where the line through
+/// the bracket's margins crosses zero, which lands within a sequence or two in one step; a
+/// probe that does not halve the bracket is followed by a bisection, so the worst case stays
+/// logarithmic. Any probe order ends on the same n: the one before the first that fails.
+template <typename ProbeFn>
+int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe) {
+    bool bisect = false;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (!bisect && std::isfinite(loSlack) && std::isfinite(hiSlack) && loSlack > hiSlack) {
+            const double cross = lo + (hi - lo) * (loSlack / (loSlack - hiSlack));
+            mid = int(std::clamp(std::floor(cross), double(lo + 1), double(hi - 1)));
+        }
+        const int width = hi - lo;
+        const auto p = probe(mid);
+        (p.ok ? lo : hi) = mid;
+        (p.ok ? loSlack : hiSlack) = p.slack;
+        bisect = !bisect && 2 * (hi - lo) > width;
+    }
+    return lo;
+}
+
+/// The largest n whose 99th percentile in flight, ⌈n + 2.33·√n⌉, is at most `batch` (0 if none).
+int largestMeanUnderPeak(int batch) {
+    auto p99 = [](int n) { return int(std::ceil(n + 2.33 * std::sqrt(double(n)))); };
+    const double root = (-2.33 + std::sqrt(2.33 * 2.33 + 4.0 * batch)) / 2;
+    int n = std::max(0, int(std::floor(root * root)));
+    while (p99(n + 1) <= batch)
+        ++n;
+    while (n > 0 && p99(n) > batch)
+        --n;
+    return n;
+}
+
 /// The batch served. Server mode: requests arrive as a Poisson process, so the number in
 /// flight fluctuates around its mean N with a 99th percentile near N + 2.33·√N; the mean batch
 /// is the largest whose 99th percentile still fits in KV memory (and the requested cap) and
@@ -153,30 +190,45 @@ int servedBatch(const Scenario& sc, const Serving& sv, int fit, bool& meets) {
     const InferenceWorkload& in = sc.workload.inference;
     int batch = in.batch > 0 ? in.batch : std::max(1, fit);
     const bool server = in.mode == ServingMode::Server;
-    auto p99 = [&](int n) { return server ? int(std::ceil(n + 2.33 * std::sqrt(double(n)))) : n; };
     if (server) batch = std::min(batch, std::max(1, fit));
     meets = true;
-    auto ok = [&](int n) {
-        const int peak = p99(n);
-        if (server && peak > batch) return false;
-        const auto it = sv.iteration(peak);
-        return (in.tpotObjectiveS <= 0 || it.roundS() / sv.tokensPerStep <= in.tpotObjectiveS) &&
-               (in.ttftObjectiveS <= 0 || sv.ttft(it) <= in.ttftObjectiveS);
-    };
     // A prefill pool generates no tokens to pace: its batch is its chunk (prefillPool).
     const bool constrained = in.phase != ServingPhase::Prefill &&
                              (server || in.ttftObjectiveS > 0 || in.tpotObjectiveS > 0);
-    if (!constrained || ok(batch)) return batch;
-    if (!ok(1)) {
+    if (!constrained) return batch;
+    // The largest mean batch whose peak fits (all of them offline).
+    const int top = server ? largestMeanUnderPeak(batch) : batch;
+    if (top < 1) {
         meets = false;
         return 1;
     }
-    int lo = 1, hi = batch; // ok(lo), !ok(hi): the peak, TPOT and TTFT all grow with n
-    while (hi - lo > 1) {
-        const int mid = lo + (hi - lo) / 2;
-        (ok(mid) ? lo : hi) = mid;
+    // Whether n meets the objectives at its peak, and by how much (the least relative margin).
+    struct Probe {
+        bool ok;
+        double slack;
+    };
+    auto probe = [&](int n) {
+        const auto it = sv.iteration(server ? std::ceil(n + 2.33 * std::sqrt(double(n))) : n);
+        const double tpot = it.roundS() / sv.tokensPerStep, ttft = sv.ttft(it);
+        Probe p{true, std::numeric_limits<double>::infinity()};
+        if (in.tpotObjectiveS > 0) {
+            p.ok = p.ok && tpot <= in.tpotObjectiveS;
+            p.slack = std::min(p.slack, 1.0 - tpot / in.tpotObjectiveS);
+        }
+        if (in.ttftObjectiveS > 0) {
+            p.ok = p.ok && ttft <= in.ttftObjectiveS;
+            p.slack = std::min(p.slack, 1.0 - ttft / in.ttftObjectiveS);
+        }
+        return p;
+    };
+    const Probe high = probe(top);
+    if (high.ok) return top;
+    const Probe low = top > 1 ? probe(1) : high;
+    if (!low.ok) {
+        meets = false;
+        return 1;
     }
-    return lo;
+    return largestMeeting(1, low.slack, top, high.slack, probe);
 }
 
 /// The round's parts by cause and by roofline side, and the prompt's prefill parts.

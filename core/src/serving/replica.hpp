@@ -351,13 +351,24 @@ struct Serving {
         if (s.workload.inference.phase == ServingPhase::Aggregated) {
             // Chunked prefill: prompts are batched up to the chunk budget; each round admits
             // batch · tokens per step / output new requests (continuous batching, steady state).
-            const double chunk = prefillChunk(batch);
-            const double perRequest = stage(chunk, prefillContext, false, chunk / computedInput)
-                                          .total() * (computedInput / chunk);
-            it.prefillPerIterS = batch * tokensPerStep / output * perRequest;
+            it.prefillPerIterS = batch * tokensPerStep / output * prefillPerRequest(batch);
         }
         return it;
     }
+
+    /// One request's share of a chunked prefill pass at this batch. Every batch that fills the
+    /// chunk budget runs the same pass, so the last one is kept: a batch search probes several
+    /// batches of one replica (each Serving is one evaluation's, never shared between threads).
+    double prefillPerRequest(double batch) const {
+        const double chunk = prefillChunk(batch);
+        if (chunk != lastChunk) {
+            lastChunk = chunk;
+            lastPerRequest = stage(chunk, prefillContext, false, chunk / computedInput).total() *
+                             (computedInput / chunk);
+        }
+        return lastPerRequest;
+    }
+    mutable double lastChunk = -1, lastPerRequest = 0;
 
     /// Computed prompt tokens in one prefill pass: the chunk budget, at least one prompt.
     double prefillChunk(double batch) const {
