@@ -146,33 +146,44 @@ int maxBatchThatFits(const Scenario& sc, const Serving& sv) {
 }
 
 /// The largest n in [lo, hi) that meets the objectives, given that lo does and hi does not
-/// (both grow with n: the peak, TPOT and TTFT). The margins are nearly affine in n (weights read
-/// once a round, KV reads and math per sequence), so each probe goes where the line through
-/// the bracket's margins crosses zero, which lands within a sequence or two in one step; a
-/// probe that does not halve the bracket is followed by a bisection, so the worst case stays
-/// logarithmic. Any probe order ends on the same n: the one before the first that fails.
-template <typename ProbeFn>
-int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe) {
-    bool bisect = false;
+/// (both grow with n: the peak, TPOT and TTFT). The margins are nearly affine in the batch a
+/// round runs (weights read once a round, KV reads and math per sequence), so each probe goes
+/// where the line through the bracket's margins crosses zero, in run batches (`run(n)`: the
+/// server's peak; `below(x)`: the largest n running at most x). TPOT bends upwards where the
+/// round turns compute-bound, so that line falls short; when one end of the bracket stays put
+/// twice, its margin is halved (the Illinois rule of regula falsi), and a bracket that fails to
+/// halve three times running is bisected once, so the worst case stays logarithmic. Any probe
+/// order ends on the same n: the one before the first that fails.
+template <typename ProbeFn, typename RunFn, typename BelowFn>
+int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe, RunFn run,
+                   BelowFn below) {
+    int lastSide = 0, slow = 0; // lastSide: +1 when lo moved last, −1 when hi did
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        if (!bisect && std::isfinite(loSlack) && std::isfinite(hiSlack) && loSlack > hiSlack) {
-            const double cross = lo + (hi - lo) * (loSlack / (loSlack - hiSlack));
-            mid = int(std::clamp(std::floor(cross), double(lo + 1), double(hi - 1)));
+        if (slow < 3 && std::isfinite(loSlack) && std::isfinite(hiSlack) && loSlack > hiSlack) {
+            const double xlo = run(lo), xhi = run(hi);
+            const double cross = xlo + (xhi - xlo) * (loSlack / (loSlack - hiSlack));
+            mid = std::clamp(below(std::floor(cross)), lo + 1, hi - 1);
+        } else {
+            slow = 0;
         }
         const int width = hi - lo;
         const auto p = probe(mid);
+        const int side = p.ok ? 1 : -1;
         (p.ok ? lo : hi) = mid;
         (p.ok ? loSlack : hiSlack) = p.slack;
-        bisect = !bisect && 2 * (hi - lo) > width;
+        if (side == lastSide) (p.ok ? hiSlack : loSlack) /= 2;
+        lastSide = side;
+        slow = 2 * (hi - lo) > width ? slow + 1 : 0;
     }
     return lo;
 }
 
 /// The largest n whose 99th percentile in flight, ⌈n + 2.33·√n⌉, is at most `batch` (0 if none).
-int largestMeanUnderPeak(int batch) {
-    auto p99 = [](int n) { return int(std::ceil(n + 2.33 * std::sqrt(double(n)))); };
-    const double root = (-2.33 + std::sqrt(2.33 * 2.33 + 4.0 * batch)) / 2;
+double serverPeak(int n) { return std::ceil(n + 2.33 * std::sqrt(double(n))); }
+int largestMeanUnderPeak(double batch) {
+    auto p99 = serverPeak;
+    const double root = (-2.33 + std::sqrt(2.33 * 2.33 + 4.0 * std::max(0.0, batch))) / 2;
     int n = std::max(0, int(std::floor(root * root)));
     while (p99(n + 1) <= batch)
         ++n;
@@ -208,7 +219,7 @@ int servedBatch(const Scenario& sc, const Serving& sv, int fit, bool& meets) {
         double slack;
     };
     auto probe = [&](int n) {
-        const auto it = sv.iteration(server ? std::ceil(n + 2.33 * std::sqrt(double(n))) : n);
+        const auto it = sv.iteration(server ? serverPeak(n) : n);
         const double tpot = it.roundS() / sv.tokensPerStep, ttft = sv.ttft(it);
         Probe p{true, std::numeric_limits<double>::infinity()};
         if (in.tpotObjectiveS > 0) {
@@ -228,7 +239,11 @@ int servedBatch(const Scenario& sc, const Serving& sv, int fit, bool& meets) {
         meets = false;
         return 1;
     }
-    return largestMeeting(1, low.slack, top, high.slack, probe);
+    auto run = [&](int n) { return server ? serverPeak(n) : double(n); };
+    auto below = [&](double x) {
+        return server ? largestMeanUnderPeak(x) : int(std::min<double>(x, top));
+    };
+    return largestMeeting(1, low.slack, top, high.slack, probe, run, below);
 }
 
 /// The round's parts by cause and by roofline side, and the prompt's prefill parts.
