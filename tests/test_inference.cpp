@@ -283,3 +283,36 @@ TEST_CASE("The serving search's result does not depend on its thread count") {
             CHECK(many.pareto[i].tpotS == one.pareto[i].tpotS);
     }
 }
+
+TEST_CASE("The serving search's kept prefill passes change no figure") {
+    // The search keeps each layout's prefill passes across its draft lengths (PrefillMemo);
+    // every configuration it reports must have exactly the figures evaluate() gives its
+    // scenario alone, with and without a latency objective (whose batch search probes several
+    // batches of one configuration).
+    const Scenario base = test::preset("serve-deepseek-v3-16xh200");
+    for (double tpot : {0.0, 0.05}) {
+        ServingSearchOptions o;
+        o.draftTokens = {0, 1, 2, 3};
+        o.tpotObjectiveS = tpot;
+        o.topN = 40;
+        o.threads = 1;
+        const ServingSearchResult r = searchServing(base, o);
+        REQUIRE(r.top.size() >= 8);
+        for (const ServingCandidate& c : r.top) {
+            INFO("TPOT objective " << tpot << ", batch " << c.batch);
+            const Result alone = evaluate(c.scenario);
+            CHECK(alone.inference.outputTokensPerSPerGpu == c.outputTokensPerSPerGpu);
+            CHECK(alone.inference.ttftS == c.ttftS);
+            CHECK(alone.inference.tpotS == c.tpotS);
+            CHECK(alone.inference.batch == c.batch);
+        }
+    }
+    // The disaggregated plan sizes its pools from its candidates' scenarios: they must run the
+    // batch the pool searches found (under an objective, the server-mode solve finds it again).
+    ServingSearchOptions o;
+    o.tpotObjectiveS = 0.05;
+    const DisaggregatedPlan plan = searchDisaggregated(base, o);
+    REQUIRE(plan.found);
+    CHECK(evaluate(plan.decode.scenario).inference.batch == plan.decode.batch);
+    CHECK(evaluate(plan.prefill.scenario).inference.batch == plan.prefill.batch);
+}

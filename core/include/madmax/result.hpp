@@ -11,9 +11,16 @@
 
 namespace madmax {
 
+namespace detail::serving {
+class PrefillMemo;
+}
+
 /// What evaluate() lays out beyond the figures.
 struct EvaluateOptions {
     bool timeline = false; ///< also lay out the critical stage's ops for a chart (allocates)
+    /// Internal to the serving search (leave null): prefill passes kept across configurations
+    /// that differ in nothing but what serving/costs.hpp's PrefillMemo::Key leaves out.
+    detail::serving::PrefillMemo* prefillMemo = nullptr;
 };
 
 struct CommTime {

@@ -4,6 +4,7 @@
 #include "madmax/engine.hpp"
 #include "madmax/strategy_space.hpp"
 #include "search/search_parts.hpp"
+#include "serving/costs.hpp"
 
 #include <chrono>
 #include <exception>
@@ -119,10 +120,13 @@ void applyServingLayout(Scenario& s, int tp, int pp, int replicas, int ep, int d
 
 /// The configuration evaluated at its best batch; kept when it fits and meets the objectives.
 void offerServing(const Scenario& s, const ServingSearchOptions& o, std::size_t& evaluated,
-                  std::size_t& feasible, std::vector<ServingFound>& found) {
+                  std::size_t& feasible, std::vector<ServingFound>& found,
+                  detail::serving::PrefillMemo& memo) {
     if (explainInvalid(s)) return;
     ++evaluated;
-    const Result r = evaluate(s);
+    EvaluateOptions eo;
+    eo.prefillMemo = &memo; // only the layout changes between this thread's configurations
+    const Result r = evaluate(s, eo);
     if (!r.memory.fits() || !r.inference.meetsObjectives || r.inference.maxBatchThatFits < 1)
         return;
     ++feasible;
@@ -145,7 +149,10 @@ void offerServing(const Scenario& s, const ServingSearchOptions& o, std::size_t&
 /// A found configuration as the search reports it: its scenario at its batch.
 ServingCandidate candidateOf(Scenario s, const ServingFound& f) {
     applyServingLayout(s, f.tp, f.pp, f.replicas, f.ep, f.draft, f.precision);
-    s.workload.inference.batch = f.batch;
+    // The scenario as the search evaluated it, so evaluate() gives the figures reported. In
+    // server mode a requested batch caps the 99th percentile in flight, not the mean, so the
+    // batch is left to the solve, which finds f.batch again; offline, it is the batch.
+    s.workload.inference.batch = s.workload.inference.mode == ServingMode::Server ? 0 : f.batch;
     ServingCandidate c;
     c.scenario = std::move(s);
     c.batch = f.batch;
@@ -181,11 +188,12 @@ std::vector<ServingFound> evaluateLayouts(const Scenario& s, const std::vector<S
         Part& part = parts[std::size_t(k)];
         try {
             Scenario mine = s;
+            detail::serving::PrefillMemo memo;
             for (int i = n * k / threads; i < n * (k + 1) / threads; ++i) {
                 if (o.cancel && o.cancel->load()) return;
                 const ServingFound& l = ls[std::size_t(i)];
                 applyServingLayout(mine, l.tp, l.pp, l.replicas, l.ep, l.draft, l.precision);
-                offerServing(mine, o, part.evaluated, part.feasible, part.found);
+                offerServing(mine, o, part.evaluated, part.feasible, part.found, memo);
             }
         } catch (...) {
             part.error = std::current_exception();
@@ -374,7 +382,7 @@ SearchResult detail::servingDesignSpace(const Scenario& base, const SearchSpace&
             const Strategy& st = sc.scenario.strategy;
             if (!allowed(space.tp, st.tp) || !allowed(space.pp, st.pp)) continue;
             Candidate c = evaluateCandidate(sc.scenario, Objective::Throughput, opt.tokenBudget);
-            c.servingBatch = sc.scenario.workload.inference.batch;
+            c.servingBatch = sc.batch;
             c.servingPrecision = sc.scenario.workload.precision;
             all.push_back(c);
             HeatCell& cell = cells[{st.tp, st.pp}];
@@ -401,7 +409,8 @@ SearchResult detail::servingDesignSpace(const Scenario& base, const SearchSpace&
         b.strategy = *opt.baseline;
         if (!explainInvalid(b)) {
             r.baseline = evaluateCandidate(b, Objective::Throughput, opt.tokenBudget);
-            r.baseline->servingBatch = std::max(1, b.workload.inference.batch);
+            // The batch it runs: the scenario's, or the one its own batch solve finds.
+            r.baseline->servingBatch = std::max(1, evaluate(b).inference.batch);
             r.baseline->servingPrecision = b.workload.precision;
             if (!r.top.empty() && r.baseline->score > 0)
                 r.speedupOverBaseline = r.top.front().score / r.baseline->score;

@@ -17,6 +17,7 @@ namespace {
 
 using serving::Costs;
 using serving::Serving;
+using serving::PrefillMemo;
 
 /// The generic view of a decode round: one round as the "step".
 void roundView(const Scenario& sc, const Serving& sv, const Serving::Iteration& it, int batch,
@@ -268,8 +269,8 @@ void roundBreakdown(const Serving& sv, const Serving::Iteration& it, InferenceRe
 
 } // namespace
 
-Result evaluateInference(const Scenario& sc) {
-    const Serving sv(sc);
+Result evaluateInference(const Scenario& sc, PrefillMemo* memo) {
+    const Serving sv(sc, memo);
     const InferenceWorkload& in = sc.workload.inference;
     const double perSequence = sv.kvPerToken * sv.reservedContext;
     const int fit = maxBatchThatFits(sc, sv);

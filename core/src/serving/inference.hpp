@@ -5,7 +5,12 @@
 
 namespace madmax::detail {
 
-/// The serving model; evaluate() dispatches here for inference workloads.
-Result evaluateInference(const Scenario& s);
+namespace serving {
+class PrefillMemo;
+}
+
+/// The serving model; evaluate() dispatches here for inference workloads (with a serving
+/// search's memo of prefill passes, EvaluateOptions::prefillMemo, when it has one).
+Result evaluateInference(const Scenario& s, serving::PrefillMemo* memo = nullptr);
 
 } // namespace madmax::detail

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "engine/op_cost.hpp"
+#include "serving/costs.hpp"
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/layer_gemms.hpp"
@@ -15,29 +16,6 @@
 #include <cmath>
 
 namespace madmax::detail::serving {
-
-struct Costs {
-    double weight = 0, kv = 0, compute = 0, comm = 0, overhead = 0;
-    double a2a = 0; ///< of comm: MoE dispatch and combine
-    /// Both sides of each roofline, whichever bound it (not in total()): GEMMs' weight reads and
-    /// their math; the attention core's KV-cache reads and its math.
-    double weightSide = 0, gemmSide = 0, kvSide = 0, attentionSide = 0;
-    double total() const { return weight + kv + compute + comm + overhead; }
-    Costs& operator+=(const Costs& o) {
-        weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm,
-            overhead += o.overhead, a2a += o.a2a;
-        weightSide += o.weightSide, gemmSide += o.gemmSide, kvSide += o.kvSide,
-            attentionSide += o.attentionSide;
-        return *this;
-    }
-    Costs scaled(double f) const {
-        Costs c = *this;
-        for (double* v : {&c.weight, &c.kv, &c.compute, &c.comm, &c.overhead, &c.a2a,
-                          &c.weightSide, &c.gemmSide, &c.kvSide, &c.attentionSide})
-            *v *= f;
-        return c;
-    }
-};
 
 /// Everything about one replica that does not depend on the batch.
 struct Serving {
@@ -63,7 +41,10 @@ struct Serving {
     double logUntouched = 0; ///< ln(1 − 1/localExperts) (−∞ for one: every copy touches it)
     Costs promptStage; ///< one prompt's prefill through the fullest stage (set last)
 
-    explicit Serving(const Scenario& sc) : s(sc), gpu(sc.system.gpu) {
+    PrefillMemo* memo = nullptr; ///< a serving search's kept prefill passes (or none)
+
+    explicit Serving(const Scenario& sc, PrefillMemo* kept = nullptr)
+        : s(sc), gpu(sc.system.gpu), memo(kept) {
         const Model& m = s.model;
         const auto& in = s.workload.inference;
         t = s.strategy.tp;
@@ -134,7 +115,7 @@ struct Serving {
         residentContext = input + residentOut;
         // One prompt alone through the fullest stage (TTFT's service part): the same for
         // every batch, so computed once, not on each step of a batch solve.
-        promptStage = stage(computedInput, prefillContext, false, 1);
+        promptStage = prefillStage(computedInput, prefillContext, 1);
     }
 
     /// Expert copies held per routed expert: (experts + redundant) / experts.
@@ -308,6 +289,20 @@ struct Serving {
         return c;
     }
 
+    /// A prefill pass of the fullest stage, kept in the search's memo when there is one.
+    Costs prefillStage(double rows, double context, double headRows) const {
+        if (!memo) return stage(rows, context, false, headRows);
+        const Strategy& st = s.strategy;
+        const auto& in = s.workload.inference;
+        const PrefillMemo::Key key{st.tp, st.pp, st.dp, st.ep, st.etp, st.redundantExperts,
+                                  s.workload.precision, in.weightPrecision, in.kvPrecision,
+                                  rows, context, headRows};
+        if (const Costs* kept = memo->find(key)) return *kept;
+        const Costs c = stage(rows, context, false, headRows);
+        memo->add(key, c);
+        return c;
+    }
+
     double p2p(double rows) const {
         if (p <= 1) return 0;
         const long long stride = s.strategy.tp;
@@ -363,7 +358,7 @@ struct Serving {
         const double chunk = prefillChunk(batch);
         if (chunk != lastChunk) {
             lastChunk = chunk;
-            lastPerRequest = stage(chunk, prefillContext, false, chunk / computedInput).total() *
+            lastPerRequest = prefillStage(chunk, prefillContext, chunk / computedInput).total() *
                              (computedInput / chunk);
         }
         return lastPerRequest;

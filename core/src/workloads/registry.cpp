@@ -34,7 +34,9 @@ constexpr WorkloadRoom kRooms[] = {
          return detail::explainInvalidDlrm(s);
      }},
     {"serving", [](const Scenario& s) { return s.workload.kind == WorkloadKind::Inference; },
-     [](const Scenario& s, const EvaluateOptions&) { return detail::evaluateInference(s); },
+     [](const Scenario& s, const EvaluateOptions& o) {
+         return detail::evaluateInference(s, o.prefillMemo);
+     },
      [](const Scenario& s) { return detail::evaluateInference(s).memory; },
      detail::explainInvalidLayered},
     {"training", [](const Scenario&) { return true; }, detail::evaluateTraining,

@@ -1,0 +1,68 @@
+// The costs of a serving pass by cause, and the prefill passes a serving search keeps across
+// configurations.
+#pragma once
+
+#include "madmax/types.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace madmax::detail::serving {
+
+struct Costs {
+    double weight = 0, kv = 0, compute = 0, comm = 0, overhead = 0;
+    double a2a = 0; ///< of comm: MoE dispatch and combine
+    /// Both sides of each roofline, whichever bound it (not in total()): GEMMs' weight reads and
+    /// their math; the attention core's KV-cache reads and its math.
+    double weightSide = 0, gemmSide = 0, kvSide = 0, attentionSide = 0;
+    double total() const { return weight + kv + compute + comm + overhead; }
+    Costs& operator+=(const Costs& o) {
+        weight += o.weight, kv += o.kv, compute += o.compute, comm += o.comm,
+            overhead += o.overhead, a2a += o.a2a;
+        weightSide += o.weightSide, gemmSide += o.gemmSide, kvSide += o.kvSide,
+            attentionSide += o.attentionSide;
+        return *this;
+    }
+    Costs scaled(double f) const {
+        Costs c = *this;
+        for (double* v : {&c.weight, &c.kv, &c.compute, &c.comm, &c.overhead, &c.a2a,
+                          &c.weightSide, &c.gemmSide, &c.kvSide, &c.attentionSide})
+            *v *= f;
+        return c;
+    }
+};
+
+/// Prefill passes of the fullest stage (one prompt for TTFT, a chunk of prompts for an
+/// aggregated round) kept across a serving search's configurations. A pass depends on the
+/// layout and precisions in the key and on the scenario's model, system and request shape,
+/// which one search never changes; it does not depend on the draft length, so the configurations
+/// that differ in it alone (four of them in a search over 0-3 drafts) cost each pass once.
+/// One search thread's (not shared between threads).
+class PrefillMemo {
+  public:
+    struct Key {
+        int tp = 0, pp = 0, dp = 0, ep = 0, etp = 0, redundantExperts = 0;
+        Precision math{}, weights{}, kv{};
+        double rows = 0, context = 0, headRows = 0;
+        bool operator==(const Key&) const = default;
+    };
+    const Costs* find(const Key& k) const {
+        for (int i = 0; i < count_; ++i)
+            if (keys_[std::size_t(i)] == k) return &costs_[std::size_t(i)];
+        return nullptr;
+    }
+    void add(const Key& k, const Costs& c) {
+        keys_[std::size_t(next_)] = k;
+        costs_[std::size_t(next_)] = c;
+        next_ = (next_ + 1) % kSlots;
+        count_ = std::min(count_ + 1, kSlots);
+    }
+
+  private:
+    static constexpr int kSlots = 8; ///< the prompt and the chunk pass of each precision tried
+    std::array<Key, kSlots> keys_{};
+    std::array<Costs, kSlots> costs_{};
+    int count_ = 0, next_ = 0;
+};
+
+} // namespace madmax::detail::serving
