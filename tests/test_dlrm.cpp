@@ -11,6 +11,7 @@
 #include "madmax/search.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
+#include "dlrm/dlrm_engine.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -892,6 +893,18 @@ TEST_CASE("DLRM hand-derived: the dense all-reduce queues behind pipelined spars
                              .dlrmResult;
     REQUIRE(x.denseAllReduceS > 0);
     CHECK(x.denseAllReduceExposedS == Approx(x.denseAllReduceS).epsilon(1e-9));
+    // Not overlapped, the all-reduce waits for both the sparse traffic and the backward,
+    // whichever ends later: behind the slow sparse traffic, or (on the toy's 100 GB/s NVLink,
+    // where the sparse traffic ends first) after the compute. Either way none of it hides.
+    for (double gbps : {0.01, 100.0}) {
+        INFO(gbps << " GB/s");
+        const DlrmResult serial = evaluate(toy({{"strategy.sparse_pipeline", true},
+                                                {"strategy.dp_overlap", false},
+                                                {"system.tiers.0.gbps", gbps}}))
+                                      .dlrmResult;
+        REQUIRE(serial.denseAllReduceS > 0);
+        CHECK(serial.denseAllReduceExposedS == Approx(serial.denseAllReduceS).epsilon(1e-9));
+    }
 }
 
 TEST_CASE("DLRM hand-derived: the model's parameters are its tables and its dense part") {
@@ -983,4 +996,77 @@ TEST_CASE("DLRM hand-derived: frozen tables synchronise nothing and send partial
               .dlrmResult.dpTableSyncS == 0.0);
     CHECK(evaluate(toy({{"strategy.emb_sharding", "rw"}, {"workload.frozen", frozen}}))
               .dlrmResult.rowwiseCommS == Approx(2.62144e-6).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: the host-bound recurrence, each of its three terms binding") {
+    // hostOp = 2; each segment ends at max(t + g, issued + hostOp + g, issued + n·hostOp + g/n):
+    //  0: n 2, g 10:  max(10, 0 + 2 + 10, 0 + 4 + 5) = 12 (the first launch, then all of g); issued 4
+    //  1: n 0, g 3:   12 + 3 = 15 (no kernels: straight after)
+    //  2: n 4, g 2:   max(17, 4 + 2 + 2, 4 + 8 + 0.5) = 17 (the GPU's backlog); issued 12
+    //  3: n 3, g 0.3: max(17.3, 14.3, 12 + 6 + 0.1) = 18.1 (the last launch); issued 18
+    //  4: n 8, g 0.5: max(18.6, 20.5, 18 + 16 + 0.0625) = 34.0625, the forward's end; issued 34
+    //  5: n 10, g 1:  max(35.0625, 37, 34 + 20 + 0.1) = 54.1; issued 54
+    //  6: n 1, g 0.5: max(54.6, 56.5, 56.5) = 56.5; issued 56
+    //  7: n 2, g 30:  max(86.5, 56 + 2 + 30, 56 + 4 + 15) = 88 (first launch after an idle GPU);
+    //     issued 60
+    //  8: n 4, g 4:   max(92, 66, 68 + 1) = 92; issued 68
+    //  9: n 0, g 1:   93
+    // 10: n 3, g 0.3: max(93.3, 70.3, 74.1) = 93.3.
+    const double g[madmax::detail::kDlrmSegments] = {10, 3, 2, 0.3, 0.5, 1, 0.5, 30, 4, 1, 0.3};
+    const int n[madmax::detail::kDlrmSegments] = {2, 0, 4, 3, 8, 10, 1, 2, 4, 0, 3};
+    double forwardEnd = -1, forwardGpu = -1;
+    CHECK(madmax::detail::hostBoundStep(g, n, 2.0, forwardEnd, forwardGpu) ==
+          Approx(93.3).epsilon(1e-12));
+    CHECK(forwardEnd == Approx(34.0625).epsilon(1e-12));
+    CHECK(forwardGpu == Approx(15.8).epsilon(1e-12)); // 10 + 3 + 2 + 0.3 + 0.5
+}
+
+TEST_CASE("DLRM hand-derived: the dot interaction's forward and backward") {
+    // 512 samples a GPU, F = 3 features (two tables and the bottom output) of h = 64: the
+    // batched F×F scores are 2·512·9·64 = 589,824 FLOPs (1.18e-8 s at 50 TFLOP/s), the bytes
+    // 512·(F·h + 2F² + 67 outputs)·2 B = 283,648 B (2.83648e-7 s at 1 TB/s): memory-bound. Its
+    // two kernels (scores, gather) launch at 5 µs each here: 1.0283648e-5 s. The fp32 tables'
+    // pooled rows are cast to bf16 first, 2 tables·512·64·(4 + 2) B = 393,216 B and a launch:
+    // 5.393216e-6 s, in the forward and again in the backward. Forward 1.5676864e-5 s; the
+    // backward (input gradients only: the interaction has no weights) 2·1.0283648e-5 +
+    // 5.393216e-6 = 2.5960512e-5 s.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(toy({{"system.gpu.calibration.kernel_launch_us", 5}}), o);
+    CHECK(test::opSeconds(r, "interaction") == Approx(1.5676864e-5).epsilon(1e-9));
+    CHECK(test::opSeconds(r, "interaction (bwd)") == Approx(2.5960512e-5).epsilon(1e-9));
+    // Tables and bottom MLP frozen: nothing below the interaction takes a gradient, so it runs
+    // no backward at all, not even the cast's.
+    const Result frozen = evaluate(
+        toy({{"system.gpu.calibration.kernel_launch_us", 5},
+             {"workload.frozen", json{{"embedding", true}, {"bottom_mlp", true}}}}),
+        o);
+    const auto bwd = test::opDurations(frozen, "interaction (bwd)");
+    CHECK(std::all_of(bwd.begin(), bwd.end(), [](double d) { return d == 0.0; }));
+    CHECK(test::opSeconds(frozen, "interaction") == Approx(1.5676864e-5).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: a mixture-of-experts top MLP's backward runs its router twice") {
+    // Two experts, top 2: the router (a 67 → 2 GEMM) takes a weight and an input gradient in
+    // the backward, as each expert's one-layer MLP does (two GEMM passes and its bias/ReLU
+    // twice); the loss's gradient is one pass. So the top backward is twice the top forward
+    // less one loss pass: 4·512·1·2 B = 4,096 B, 4.096e-9 s at 1 TB/s.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r =
+        evaluate(toy({{"model.dlrm.top_experts", 2}, {"model.dlrm.top_k", 2}}), o);
+    CHECK(test::opSeconds(r, "top MLP (bwd)") ==
+          Approx(2 * test::opSeconds(r, "top MLP") - 4.096e-9).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: the embedding backward-update launches a sort and an update") {
+    // Fused tables, trained: the sort of the looked-up ids and the fused backward-update, two
+    // kernels: at 5 µs a launch the op is 10 µs longer than with free launches.
+    EvaluateOptions o;
+    o.timeline = true;
+    const double free = test::opSeconds(evaluate(toy(), o), "embedding backward + update");
+    const double launched = test::opSeconds(
+        evaluate(toy({{"system.gpu.calibration.kernel_launch_us", 5}}), o),
+        "embedding backward + update");
+    CHECK(launched - free == Approx(1e-5).epsilon(1e-9));
 }

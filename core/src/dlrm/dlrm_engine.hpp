@@ -42,6 +42,21 @@ double trainableDenseParams(const DlrmShape& d, const Frozen& f);
 /// frozen): the forward, and each part's input and weight gradients where needed.
 double denseTrainingFlopsPerSample(const DlrmShape& d, const Frozen& f);
 Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options);
+
+/// Segments of a step in program order: inputs, bottom MLP, lookups, interaction, top MLP and
+/// loss (the forward's five), then top, interaction and bottom backward, the embedding
+/// backward-update, the dense update and the loss read back.
+constexpr int kDlrmSegments = 11, kDlrmForwardSegments = 5;
+/// The step under the host's launches: the host issues each segment's n kernels at hostOp
+/// apiece, in program order, from the previous step's sync (the loss read back); the GPU runs
+/// a kernel once it is issued and the one before it is done. For n equal kernels of g/n the
+/// segment ends at max(previous end + g, issue start + hostOp + g, issue start + n·hostOp + g/n)
+/// (the max-plus recurrence solved; every term only grows with g and hostOp); a segment of no
+/// kernels (n = 0) runs its g straight after the one before. Returns the step's end and,
+/// through `forwardEnd`, where the forward's last segment ends (`forwardGpu`: the forward's
+/// GPU time).
+double hostBoundStep(const double (&g)[kDlrmSegments], const int (&n)[kDlrmSegments],
+                     double hostOp, double& forwardEnd, double& forwardGpu);
 MemoryBreakdown dlrmMemory(const Scenario& s, const DlrmPlacement& p);
 MemoryBreakdown dlrmMemory(const Scenario& s);
 /// Why a DLRM scenario cannot be evaluated (field and fix), or nothing.

@@ -193,38 +193,27 @@ HostKernels hostKernels(const DlrmShape& d, const DlrmPlan& plan, const Workload
     return k;
 }
 
-/// The step under the host's launches: the host issues each segment's n kernels at hostOp
-/// apiece, in program order, from the previous step's sync (the loss read back); the GPU runs
-/// a kernel once it is issued and the one before it is done. For n equal kernels of g/n the
-/// segment ends at max(previous end + g, issue start + hostOp + g, issue start + n·hostOp + g/n)
-/// (the max-plus recurrence solved; every term only grows with g and hostOp). Returns the
-/// step's end and, through `forwardEnd`, where the forward's last segment ends.
-/// Segments of a step in program order: inputs, bottom MLP, lookups, interaction, top MLP and
-/// loss (the forward's five), then top, interaction and bottom backward, the embedding
-/// backward-update, the dense update and the loss read back.
-constexpr int kSegments = 11, kForwardSegments = 5;
+} // namespace
 
-double hostBoundStep(const double (&g)[kSegments], const int (&n)[kSegments], double hostOp,
-                     double& forwardEnd, double& forwardGpu) {
+double hostBoundStep(const double (&g)[kDlrmSegments], const int (&n)[kDlrmSegments],
+                     double hostOp, double& forwardEnd, double& forwardGpu) {
     double t = 0, issued = 0;
     forwardGpu = 0;
     forwardEnd = 0;
-    for (int i = 0; i < kSegments; ++i) {
+    for (int i = 0; i < kDlrmSegments; ++i) {
         if (n[i] > 0) {
             t = std::max({t + g[i], issued + hostOp + g[i], issued + n[i] * hostOp + g[i] / n[i]});
             issued += n[i] * hostOp;
         } else {
             t += g[i];
         }
-        if (i < kForwardSegments) {
+        if (i < kDlrmForwardSegments) {
             forwardGpu += g[i];
             forwardEnd = t;
         }
     }
     return t;
 }
-
-} // namespace
 
 namespace {
 /// Forward FLOPs per sample of the bottom MLP, the interaction and the top MLP (with router).
@@ -393,10 +382,10 @@ void applyHostBound(const Scenario& s, const DlrmStepParts& x, Result& r) {
     if (hostOp <= 0) return;
     const DenseCosts& dc = x.dc;
     const HostKernels k = hostKernels(s.model.dlrm, s.strategy.dlrm, s.workload, dc, x.tablesTrain);
-    const double g[kSegments] = {0.0,       dc.bottomFwd, x.lookupFwd, dc.interFwd,
+    const double g[kDlrmSegments] = {0.0,       dc.bottomFwd, x.lookupFwd, dc.interFwd,
                                  dc.topFwd, dc.topBwd,    dc.interBwd, dc.bottomBwd,
                                  x.embBwd,  x.denseOpt,   0.0};
-    const int n[kSegments] = {k.inputs, k.bottomFwd, k.lookups,  k.interFwd,
+    const int n[kDlrmSegments] = {k.inputs, k.bottomFwd, k.lookups,  k.interFwd,
                               k.topFwd, k.topBwd,    k.interBwd, k.bottomBwd,
                               k.embBwd, k.update,    k.readBack};
     double fwdEnd = 0, fwdGpu = 0;
