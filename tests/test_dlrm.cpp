@@ -1070,3 +1070,60 @@ TEST_CASE("DLRM hand-derived: the embedding backward-update launches a sort and 
         "embedding backward + update");
     CHECK(launched - free == Approx(1e-5).epsilon(1e-9));
 }
+
+TEST_CASE("DLRM hand-derived: host-bound on two GPUs, the step is the host's walk") {
+    // The toy's two GPUs (tables table-wise, pooled all-to-alls over NVLink) at 100 µs a
+    // launch: the same 46 kernels as on one GPU, issued back to back; the GPU work and the
+    // exposed all-to-alls (microseconds) hide behind the host, so the step is the walk, 4.6 ms
+    // (plus the last kernel's own time), and the stall is what the walk adds to the schedule.
+    const Result r = evaluate(toy({{"system.gpu.calibration.host_op_us", 100}}));
+    REQUIRE(r.exposedCommS > 0);
+    CHECK(r.stepTimeS == Approx(46 * 100e-6).epsilon(1e-6));
+    const Result graphs = evaluate(toy({{"system.gpu.calibration.host_op_us", 100},
+                                        {"strategy.cuda_graphs", true}}));
+    CHECK(r.compute.hostStallS == Approx(r.stepTimeS - graphs.stepTimeS).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: model FLOPs with a mixture-of-experts top MLP, and their rate") {
+    // Forward per sample (above) 3,736: bottom 2,048, the top's two experts 2·134 and router
+    // 268 = 536, the dot interaction 1,152. Backward: both MLPs (router included) their weight
+    // and input gradients, the interaction its input gradient: 3·2,048 + 3·536 + 2·1,152 =
+    // 10,056 a sample, × 1,024 = 10,297,344 per step. Per GPU per second, in TFLOP/s, and
+    // against the toy's 100 TFLOP/s peak for MFU.
+    const Result r = evaluate(toy({{"model.dlrm.top_experts", 2}, {"model.dlrm.top_k", 2}}));
+    CHECK(r.modelFlopsPerStep == Approx(10297344.0).epsilon(1e-12));
+    CHECK(r.modelTflopsPerGpu == Approx(10297344.0 / r.stepTimeS / 2 / 1e12).epsilon(1e-12));
+    CHECK(r.mfu == Approx(10297344.0 / r.stepTimeS / 2 / 100e12).epsilon(1e-12));
+}
+
+TEST_CASE("DLRM hand-derived: table-row-wise sums reduce-scatter forward, all-gather back") {
+    // TWRW: each table split over the node's GPUs, the partial sums reduce-scattered in the
+    // forward and the gradients all-gathered back, the same bytes each way; frozen tables
+    // send nothing back.
+    const Result r = evaluate(toy({{"strategy.emb_sharding", "twrw"}}));
+    const auto& ep = r.comm[int(ParallelDim::EP)];
+    REQUIRE(ep[int(Collective::ReduceScatter)].serializedS > 0);
+    CHECK(ep[int(Collective::AllGather)].serializedS ==
+          Approx(ep[int(Collective::ReduceScatter)].serializedS).epsilon(1e-12));
+    const Result frozen = evaluate(toy({{"strategy.emb_sharding", "twrw"},
+                                        {"workload.frozen", json{{"embedding", true}}}}));
+    CHECK(frozen.comm[int(ParallelDim::EP)][int(Collective::AllGather)].serializedS == 0.0);
+}
+
+TEST_CASE("DLRM hand-derived: frozen per-table modules still concatenate, and copy nothing back") {
+    // One module per table, tables frozen: the forward's torch.cat reads the bottom output
+    // (512·64·2 B) and each table's fp32 pooled rows (2·512·64·4 B), 327,680 B, and writes the
+    // 3·64-wide fp32 input, 512·192·4 = 393,216 B: 720,896 B, 7.20896e-7 s at 1 TB/s. No
+    // gradients, so no backward copies.
+    const Result r = evaluate(toy({{"strategy.emb_kernels", "per_table"},
+                                   {"workload.frozen", json{{"embedding", true}}}}));
+    CHECK(r.dlrmResult.eagerCopiesS == Approx(7.20896e-7).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: the table weights are the fullest GPU's rows") {
+    // Table-wise on 2 GPUs: one holds A (1,000 × 64 fp32 = 256,000 B), the other B (25,600 B).
+    // The memory's weights are the fullest GPU's tables plus the bf16 dense part (1,156 · 2 B).
+    const Result r = evaluate(toy());
+    CHECK(r.dlrmResult.tableWeightsBytes == Approx(256000.0).epsilon(1e-12));
+    CHECK(r.memory.weightsBytes == Approx(256000.0 + 2312.0).epsilon(1e-12));
+}
