@@ -1127,3 +1127,25 @@ TEST_CASE("DLRM hand-derived: the table weights are the fullest GPU's rows") {
     CHECK(r.dlrmResult.tableWeightsBytes == Approx(256000.0).epsilon(1e-12));
     CHECK(r.memory.weightsBytes == Approx(256000.0 + 2312.0).epsilon(1e-12));
 }
+
+TEST_CASE("DLRM hand-derived: the lookups write every sharding's pooled outputs") {
+    // Table A table-wise and B data-parallel on 2 GPUs. The GPU holding A reads A's rows for
+    // all 1,024 samples (2 lookups of 256 B: 524,288 B) and B's for its own 512 (131,072 B),
+    // and writes A's pooled rows for all 1,024 samples (262,144 B) and B's for its 512
+    // (131,072 B): 1,048,576 B, 1.048576e-6 s at 1 TB/s.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(toy({{"strategy.emb_sharding", json{"tw", "dp"}}}), o);
+    CHECK(test::opSeconds(r, "embedding lookups") == Approx(1.048576e-6).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM hand-derived: a frozen top MLP's backward is its input gradient alone") {
+    // Top MLP [1] frozen, the layers below training: its one GEMM runs once more for the input
+    // gradient (no weight gradient) and its bias/ReLU twice; with the loss's one pass the
+    // backward is the forward plus one bias/ReLU pass, 2·512·1·2 B = 2,048 B: 2.048e-9 s.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(toy({{"workload.frozen", json{{"top_mlp", true}}}}), o);
+    CHECK(test::opSeconds(r, "top MLP (bwd)") ==
+          Approx(test::opSeconds(r, "top MLP") + 2.048e-9).epsilon(1e-9));
+}
