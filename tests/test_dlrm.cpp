@@ -936,6 +936,18 @@ TEST_CASE("DLRM hand-derived: the dense all-reduce hides under the backward that
                                                          : 0.0);
         CHECK(x.denseAllReduceExposedS == Approx(x.denseAllReduceS - hidden).epsilon(1e-9));
     }
+    // Pipelined sparse traffic changes nothing for data-parallel tables, which send none: the
+    // all-reduce still starts at the top MLP's gradients and hides under what follows them.
+    const Result p = evaluate(toy({{"strategy.emb_sharding", "dp"},
+                                   {"strategy.sparse_pipeline", true},
+                                   {"strategy.dp_overlap", true},
+                                   {"system.tiers.0.gbps", 0.01}}),
+                              o);
+    const double hidden = test::opSeconds(p, "interaction (bwd)") +
+                          test::opSeconds(p, "embedding backward + update") +
+                          test::opSeconds(p, "bottom MLP (bwd)");
+    CHECK(p.dlrmResult.denseAllReduceExposedS ==
+          Approx(p.dlrmResult.denseAllReduceS - hidden).epsilon(1e-9));
 }
 
 TEST_CASE("DLRM: the dense all-reduce's box is as long as the all-reduce when it fits its window") {
