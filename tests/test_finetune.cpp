@@ -520,57 +520,55 @@ TEST_CASE("QLoRA hand-derived: an NF4 base holds its layers at 4.127 bits and de
     CHECK(parseScenario(toJson(s), "again").workload.frozen.loraBaseBytes == Approx(0.515875));
 }
 
+namespace {
+/// Qwen3-30B-A3B cut to 8 layers, the first 4 dense (moe.dense_layers), its first `frozen`
+/// layers frozen, with `more` overrides (the pipeline layout).
+PipelineStages eightLayerStages(int frozen, std::vector<std::string> more) {
+    std::vector<std::string> sets = {"model.layers=8", "model.moe.dense_layers=4",
+                                     "model.ffn_hidden=6144",
+                                     "workload.frozen={\"layers\":" + std::to_string(frozen) + "}"};
+    sets.insert(sets.end(), more.begin(), more.end());
+    return distinctStages(test::preset("qwen3-30b-a3b-8-b200-eager", sets));
+}
+/// A stage's frozen layers and, of them, MoE layers.
+std::pair<int, int> frozenOf(const PipelineStage& s) { return {s.frozenLayers, s.frozenMoeLayers}; }
+} // namespace
+
 TEST_CASE("Interleaved stages count the MoE layers of their own chunks, frozen layers or not") {
-    // 8 layers, the first 4 dense (moe.dense_layers), pp 2 × vp 2: chunks of 8 / 4 = 2 layers.
-    // Stage 0 holds chunks 0 and 2 (layers 0–1, 4–5): 2 MoE layers; stage 1 holds chunks 1 and
-    // 3 (layers 2–3, 6–7): 2 MoE layers. Split contiguously it would be 0 and 4. With the first
-    // `frozen` layers frozen, the chunk walk of pipeline.cpp is the one taken.
+    // pp 2 × vp 2: chunks of 8 / 4 = 2 layers. Stage 0 holds chunks 0 and 2 (layers 0–1, 4–5):
+    // 2 MoE layers; stage 1 holds chunks 1 and 3 (layers 2–3, 6–7): 2 MoE layers. Split
+    // contiguously it would be 0 and 4. With frozen layers, the chunk walk of pipeline.cpp is the
+    // one taken.
     auto stages = [](int frozen) {
-        return distinctStages(test::preset(
-            "qwen3-30b-a3b-8-b200-eager",
-            {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
-             "strategy.pp=2", "strategy.vp=2", R"(strategy.schedule="interleaved")",
-             "strategy.ep=4", "workload.frozen={\"layers\":" + std::to_string(frozen) + "}"}));
+        return eightLayerStages(frozen, {"strategy.pp=2", "strategy.vp=2",
+                                         R"(strategy.schedule="interleaved")", "strategy.ep=4"});
     };
     // The first 2 frozen: dense, on stage 0.
     const PipelineStages st = stages(2);
     REQUIRE(st.count == 2);
     CHECK(st.stage[0].moeLayers == 2);
     CHECK(st.stage[1].moeLayers == 2);
-    CHECK(st.stage[0].frozenLayers == 2);
-    CHECK(st.stage[0].frozenMoeLayers == 0);
-    CHECK(st.stage[1].frozenLayers == 0);
+    CHECK(frozenOf(st.stage[0]) == std::pair{2, 0});
+    CHECK(frozenOf(st.stage[1]) == std::pair{0, 0});
     // The first 6 frozen: stage 0's layers 0–1 and 4–5, two of them MoE; stage 1's 2–3 (dense);
     // 6–7 train.
     const PipelineStages six = stages(6);
     REQUIRE(six.count == 2);
-    CHECK(six.stage[0].frozenLayers == 4);
-    CHECK(six.stage[0].frozenMoeLayers == 2);
-    CHECK(six.stage[1].frozenLayers == 2);
-    CHECK(six.stage[1].frozenMoeLayers == 0);
+    CHECK(frozenOf(six.stage[0]) == std::pair{4, 2});
+    CHECK(frozenOf(six.stage[1]) == std::pair{2, 0});
 }
 
 TEST_CASE("Contiguous stages count the frozen MoE layers of their own range") {
-    // The same 8 layers (the first 4 dense) on pp 2 without interleaving: stage 0 holds layers
-    // 0–3 (dense), stage 1 layers 4–7 (MoE). The first 6 frozen: stage 0's four (none MoE),
-    // stage 1's 4–5 (both MoE). On one stage, all 6 frozen of which 2 are MoE.
-    auto stages = [](int pp) {
-        return distinctStages(test::preset(
-            "qwen3-30b-a3b-8-b200-eager",
-            {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144",
-             "strategy.pp=" + std::to_string(pp), "strategy.ep=" + std::to_string(8 / pp),
-             "workload.frozen={\"layers\":6}"}));
-    };
-    const PipelineStages two = stages(2);
+    // The same 8 layers on pp 2 without interleaving: stage 0 holds layers 0–3 (dense), stage 1
+    // layers 4–7 (MoE). The first 6 frozen: stage 0's four (none MoE), stage 1's 4–5 (both
+    // MoE). On one stage, all 6 frozen of which 2 are MoE.
+    const PipelineStages two = eightLayerStages(6, {"strategy.pp=2", "strategy.ep=4"});
     REQUIRE(two.count == 2);
-    CHECK(two.stage[0].frozenLayers == 4);
-    CHECK(two.stage[0].frozenMoeLayers == 0);
-    CHECK(two.stage[1].frozenLayers == 2);
-    CHECK(two.stage[1].frozenMoeLayers == 2);
-    const PipelineStages one = stages(1);
+    CHECK(frozenOf(two.stage[0]) == std::pair{4, 0});
+    CHECK(frozenOf(two.stage[1]) == std::pair{2, 2});
+    const PipelineStages one = eightLayerStages(6, {"strategy.pp=1", "strategy.ep=8"});
     REQUIRE(one.count == 1);
-    CHECK(one.stage[0].frozenLayers == 6);
-    CHECK(one.stage[0].frozenMoeLayers == 2);
+    CHECK(frozenOf(one.stage[0]) == std::pair{6, 2});
 }
 
 TEST_CASE("Fine-tuning hand-derived: the LM head's backward when the layers below train") {

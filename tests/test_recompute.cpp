@@ -30,6 +30,31 @@ Scenario toyFull(int layers) {
 
 std::string errorFor(const test::Edits& edits) { return test::toyError(edits); }
 
+/// A toy MoE (8 experts, top 2, expert width 512, the first `dense` layers dense) on the toy
+/// hardware: 32 GPUs, EP 8, micro-batch 1, 32 sequences of 1,024, full recompute of the first
+/// layer of each model chunk (recompute_layers = 1).
+Scenario toyMoeRecomputingOne(int layers, int dense, int pp, int vp, int dp) {
+    json doc = json::parse(R"({
+  "schema": "madmax-scenario/1",
+  "name": "toy-moe",
+  "model": {"id": "toy-moe", "arch": "moe", "hidden": 1024, "heads": 8,
+            "kv_heads": 8, "head_dim": 128, "vocab": 32768, "gated_mlp": false,
+            "ffn_hidden": 4096, "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512}},
+  "gpus": 32,
+  "strategy": {"tp": 1, "ep": 8, "micro_batch": 1, "zero_stage": 0, "recompute": "full",
+               "recompute_layers": 1},
+  "workload": {"kind": "training", "global_batch": 32, "seq_len": 1024, "precision": "bf16",
+               "attention": "flash"}
+})");
+    doc["model"]["layers"] = layers;
+    doc["model"]["moe"]["dense_layers"] = dense;
+    doc["strategy"]["pp"] = pp;
+    doc["strategy"]["vp"] = vp;
+    doc["strategy"]["dp"] = dp;
+    doc["system"] = test::toySystem();
+    return parseScenario(doc, "toy-moe");
+}
+
 // Korthikanti et al. 2022 Table 2 on the toy, flash attention (no score matrices), TP 1:
 // a layer keeps sbh·34 = 1024·1024·34 = 35,651,584 B; under full recompute its input, 2sbh =
 // 2,097,152 B. One micro-batch in flight (PP 1); the loss's fp32 logits 4sV = 134,217,728 B.
@@ -227,21 +252,7 @@ TEST_CASE("Recompute layers on an interleaved MoE: dense and MoE layers by their
     // 8 layers, the first 3 dense, on PP 2 × VP 2 (chunks of 2 layers): stage 0 holds chunks 0
     // and 2 (layers 0–1 and 4–5), stage 1 chunks 1 and 3 (layers 2–3, 6–7). n = 1 recomputes
     // layers 0 and 4 on stage 0 (one dense, one MoE), 2 and 6 on stage 1: 4 in all, 2 MoE.
-    json doc = json::parse(R"({
-  "schema": "madmax-scenario/1",
-  "name": "toy-moe-interleaved",
-  "model": {"id": "toy-moe", "arch": "moe", "layers": 8, "hidden": 1024, "heads": 8,
-            "kv_heads": 8, "head_dim": 128, "vocab": 32768, "gated_mlp": false,
-            "ffn_hidden": 4096,
-            "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512, "dense_layers": 3}},
-  "gpus": 32,
-  "strategy": {"tp": 1, "pp": 2, "vp": 2, "dp": 16, "ep": 8, "micro_batch": 1,
-               "zero_stage": 0, "recompute": "full", "recompute_layers": 1},
-  "workload": {"kind": "training", "global_batch": 32, "seq_len": 1024, "precision": "bf16",
-               "attention": "flash"}
-})");
-    doc["system"] = test::toySystem();
-    const Scenario s = parseScenario(doc, "toy-moe-interleaved");
+    const Scenario s = toyMoeRecomputingOne(8, 3, 2, 2, 16);
     const RecomputedLayers all = modelRecomputedLayers(s);
     CHECK(all.layers == 4);
     CHECK(all.moeLayers == 2);
@@ -263,21 +274,7 @@ TEST_CASE("Recompute layers on an interleaved MoE: dense and MoE layers by their
 TEST_CASE("Recompute layers over four even stages: each stage's chunk starts where it sits") {
     // 16 layers, the first 6 dense, PP 4 (no interleaving): stages hold layers 0–3, 4–7, 8–11
     // and 12–15. n = 1 recomputes layers 0, 4, 8 and 12: the first two dense, the last two MoE.
-    json doc = json::parse(R"({
-  "schema": "madmax-scenario/1",
-  "name": "toy-moe-four-stages",
-  "model": {"id": "toy-moe", "arch": "moe", "layers": 16, "hidden": 1024, "heads": 8,
-            "kv_heads": 8, "head_dim": 128, "vocab": 32768, "gated_mlp": false,
-            "ffn_hidden": 4096,
-            "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512, "dense_layers": 6}},
-  "gpus": 32,
-  "strategy": {"tp": 1, "pp": 4, "dp": 8, "ep": 8, "micro_batch": 1,
-               "zero_stage": 0, "recompute": "full", "recompute_layers": 1},
-  "workload": {"kind": "training", "global_batch": 32, "seq_len": 1024, "precision": "bf16",
-               "attention": "flash"}
-})");
-    doc["system"] = test::toySystem();
-    const Scenario s = parseScenario(doc, "toy-moe-four-stages");
+    const Scenario s = toyMoeRecomputingOne(16, 6, 4, 1, 8);
     const RecomputedLayers all = modelRecomputedLayers(s);
     CHECK(all.layers == 4);
     CHECK(all.moeLayers == 2);
