@@ -879,6 +879,9 @@ TEST_CASE("DLRM: the timeline draws each pooled all-to-all for its own duration"
     const Result p = evaluate(toy({{"strategy.sparse_pipeline", true}}), o);
     CHECK(test::opSeconds(p, "sparse all-to-alls (next batch's embeddings, this batch's "
                              "gradients)") == Approx(2.62144e-6).epsilon(1e-9));
+    // That box starts with the step, as the dense work it runs under does.
+    for (const auto& e : p.timeline)
+        if (e.label.rfind("sparse all-to-alls", 0) == 0) CHECK(e.startS == 0.0);
 }
 
 TEST_CASE("DLRM hand-derived: the dense all-reduce queues behind pipelined sparse traffic") {
@@ -1160,4 +1163,32 @@ TEST_CASE("DLRM hand-derived: a frozen top MLP's backward is its input gradient 
     const Result r = evaluate(toy({{"workload.frozen", json{{"top_mlp", true}}}}), o);
     CHECK(test::opSeconds(r, "top MLP (bwd)") ==
           Approx(test::opSeconds(r, "top MLP") + 2.048e-9).epsilon(1e-9));
+}
+
+TEST_CASE("DLRM: the sparse communication's figures add every sharding's traffic") {
+    // 16 GPUs on two nodes of 8: table A table-wise (its pooled all-to-all) and table B
+    // table-row-wise (its partial sums reduce-scattered inside the node, then an all-to-all
+    // across the nodes), or A row-wise and B table-row-wise (both reduce-scatter and
+    // all-gather). The report's forward and backward all-to-all times and its row-wise time
+    // are the communication table's rows, every sharding's share included.
+    const std::vector<std::pair<std::string, json>> sixteen = {{"gpus", 16}, {"strategy.dp", 16}};
+    auto with = [&](const char* a, const char* b) {
+        auto e = sixteen;
+        e.push_back({"strategy.emb_sharding", json{a, b}});
+        return evaluate(toy(e));
+    };
+    // (The table's all-to-all row also carries the ids sent to their rows' owners.)
+    const Result twTwrw = with("tw", "twrw"), twDp = with("tw", "dp");
+    REQUIRE(twDp.dlrmResult.a2aFwdS > 0);
+    CHECK(twTwrw.dlrmResult.a2aFwdS > twDp.dlrmResult.a2aFwdS); // B's cross-node share adds
+    CHECK(twTwrw.dlrmResult.a2aFwdS == Approx(twTwrw.dlrmResult.a2aBwdS).epsilon(1e-12));
+    CHECK(twTwrw.dlrmResult.a2aFwdS + twTwrw.dlrmResult.a2aBwdS <
+          twTwrw.comm[int(ParallelDim::EP)][int(Collective::AllToAll)].serializedS);
+    const Result rwTwrw = with("rw", "twrw");
+    const auto& ep2 = rwTwrw.comm[int(ParallelDim::EP)];
+    REQUIRE(rwTwrw.dlrmResult.rowwiseCommS > 0);
+    CHECK(rwTwrw.dlrmResult.rowwiseCommS ==
+          Approx(ep2[int(Collective::ReduceScatter)].serializedS +
+                 ep2[int(Collective::AllGather)].serializedS)
+              .epsilon(1e-12));
 }
