@@ -1072,6 +1072,18 @@ TEST_CASE("DLRM hand-derived: a mixture-of-experts top MLP's backward runs its r
         evaluate(toy({{"model.dlrm.top_experts", 2}, {"model.dlrm.top_k", 2}}), o);
     CHECK(test::opSeconds(r, "top MLP (bwd)") ==
           Approx(2 * test::opSeconds(r, "top MLP") - 4.096e-9).epsilon(1e-9));
+    // The forward by hand (memory-bound throughout at 1 TB/s): the router, a 512 × 67 → 2 GEMM,
+    // 268 + 68,608 + 2,048 B = 7.0924e-8 s; the experts' grouped GEMM over the 512·2 = 1,024
+    // routed rows, both experts' 67 weights, 268 + 137,216 + 2,048 B = 1.39532e-7 s; bias/ReLU
+    // 2·1,024·2 B and the loss 4·512·2 B, 4.096e-9 s each: 2.18648e-7 s.
+    CHECK(test::opSeconds(r, "top MLP") == Approx(2.18648e-7).epsilon(1e-9));
+    // A two-wide output: the loss's pass reads and writes twice as much, 8.192e-9 s.
+    const Result wide = evaluate(toy({{"model.dlrm.top_experts", 2},
+                                      {"model.dlrm.top_k", 2},
+                                      {"model.dlrm.top_mlp", json::array({2})}}),
+                                 o);
+    CHECK(test::opSeconds(wide, "top MLP (bwd)") ==
+          Approx(2 * test::opSeconds(wide, "top MLP") - 8.192e-9).epsilon(1e-9));
 }
 
 TEST_CASE("DLRM hand-derived: the embedding backward-update launches a sort and an update") {
@@ -1191,4 +1203,15 @@ TEST_CASE("DLRM: the sparse communication's figures add every sharding's traffic
           Approx(ep2[int(Collective::ReduceScatter)].serializedS +
                  ep2[int(Collective::AllGather)].serializedS)
               .epsilon(1e-12));
+}
+
+TEST_CASE("DLRM: one GPU with pipelined sparse traffic exposes no communication") {
+    // One GPU: no all-to-all, no dense all-reduce; pipelining the (absent) sparse traffic
+    // changes nothing.
+    const std::vector<std::pair<std::string, json>> one = {{"gpus", 1}, {"strategy.dp", 1}};
+    auto e = one;
+    e.push_back({"strategy.sparse_pipeline", true});
+    const Result p = evaluate(toy(e));
+    CHECK(p.exposedCommS == 0.0);
+    CHECK(p.stepTimeS == evaluate(toy(one)).stepTimeS);
 }
