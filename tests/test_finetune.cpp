@@ -642,4 +642,11 @@ TEST_CASE("Host launch stalls: the forward's grow with the micro-batches") {
     };
     REQUIRE(stall(16) > 0);
     CHECK(stall(32) == Approx(2 * stall(16)).epsilon(1e-12));
+    // The stall is forward time: the forward with the host's launches less the forward with
+    // none (CUDA graphs).
+    const Result host = evaluate(test::toy({{"system.gpu.calibration.host_op_us", 10000.0}}));
+    const Result graphs = evaluate(test::toy({{"system.gpu.calibration.host_op_us", 10000.0},
+                                              {"strategy.cuda_graphs", true}}));
+    CHECK(host.compute.forwardS - graphs.compute.forwardS ==
+          Approx(host.compute.hostStallForwardS).epsilon(1e-9));
 }

@@ -2,6 +2,7 @@
 // by hand from its paper, and the engine, memory model and search reading them.
 #include "test_support.hpp"
 
+#include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
 #include "madmax/pipeline_schedule.hpp"
 #include "madmax/search.hpp"
@@ -128,4 +129,37 @@ TEST_CASE("DualPipe hides no more than the paired chunks' compute") {
     const double compute = rd.compute.forwardS + rd.compute.backwardS;
     REQUIRE(60.0 / 64.0 * p2p1.exposedS > 60.0 / 64.0 * compute); // the budget binds
     CHECK(p2pd.exposedS == Approx(p2p1.exposedS - 60.0 / 64.0 * compute).epsilon(1e-9));
+}
+
+TEST_CASE("Zero-bubble defers the weight gradient's share of the backward, by FLOPs") {
+    // The toy's layer (test_hand_derived.cpp): GEMMs G = 25,165,824 FLOPs a token, the flash
+    // attention core A = 4,194,304. A layer's backward is the input- and weight-gradient GEMM
+    // passes (G each) and the attention core's backward (2A): the weight gradient's share is
+    // G / (2G + 2A) = 3/7 of the stage's backward compute, which is the reported backward less
+    // its point-to-point (1024 · 1024 · 2 B over 100 GB/s NVLink: 2.097152e-5 s). ZB-H1's bubble
+    // is (p − 1)(F + B − 2W).
+    const Scenario s = test::toy({{"strategy.pp", 2},
+                                  {"strategy.dp", 4},
+                                  {"strategy.schedule", "zero_bubble"}});
+    REQUIRE_FALSE(explainInvalid(s));
+    const Result r = evaluate(s);
+    CHECK(layerGemmFlopsPerToken(s.model) == 25165824.0);
+    CHECK(attentionFlopsPerToken(s.model, 1024) == 4194304.0);
+    const double F = r.forwardPerMicroBatchS, B = r.backwardPerMicroBatchS;
+    const double W = 3.0 / 7.0 * (B - 2.097152e-5);
+    CHECK(r.bubbleS == Approx(F + B - 2.0 * W).epsilon(1e-9));
+}
+
+TEST_CASE("One GPU's timeline has no data-parallel sync and ends at the step") {
+    // The toy on one GPU: nothing to reduce across replicas, so no exposed sync box, and the
+    // timeline's last op ends where the step does.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result r = evaluate(test::toy({{"gpus", 1}, {"strategy.dp", 1}}), o);
+    double end = 0;
+    for (const auto& e : r.timeline) {
+        CHECK(e.label != "DP gradient sync (exposed)");
+        end = std::max(end, e.endS);
+    }
+    CHECK(end == Approx(r.stepTimeS).epsilon(1e-9));
 }
