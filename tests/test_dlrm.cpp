@@ -1215,3 +1215,13 @@ TEST_CASE("DLRM: one GPU with pipelined sparse traffic exposes no communication"
     CHECK(p.exposedCommS == 0.0);
     CHECK(p.stepTimeS == evaluate(toy(one)).stepTimeS);
 }
+
+TEST_CASE("DLRM hand-derived: frozen tables keep no optimizer state") {
+    // Adam on the tables (SGD on the dense part): trained, its two fp32 moments per element of
+    // the fullest GPU's table (A: 1,000 × 64 × 8 B = 512,000 B); frozen, none at all.
+    const Result trained = evaluate(toy({{"workload.emb_optimizer", "adam"}}));
+    CHECK(trained.memory.optimizerBytes == Approx(512000.0).epsilon(1e-12));
+    const Result frozen = evaluate(toy({{"workload.emb_optimizer", "adam"},
+                                        {"workload.frozen", json{{"embedding", true}}}}));
+    CHECK(frozen.memory.optimizerBytes == 0.0);
+}
