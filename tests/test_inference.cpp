@@ -316,3 +316,13 @@ TEST_CASE("The serving search's kept prefill passes change no figure") {
     CHECK(evaluate(plan.decode.scenario).inference.batch == plan.decode.batch);
     CHECK(evaluate(plan.prefill.scenario).inference.batch == plan.prefill.batch);
 }
+
+TEST_CASE("Serving MFU is the model TFLOP/s per GPU against the GPU's peak") {
+    // Llama 3.3 70B on 2 H100 in FP8: the model FLOPs per GPU per second over the FP8 peak.
+    const Scenario s = tp2();
+    const Result r = evaluate(s);
+    REQUIRE(r.modelTflopsPerGpu > 0);
+    CHECK(r.mfu == Approx(r.modelTflopsPerGpu * 1e12 / s.system.gpu.peak(Precision::FP8))
+                       .epsilon(1e-12));
+    CHECK(r.mfu < 1.0);
+}

@@ -1,6 +1,7 @@
 // Activation (Korthikanti et al. 2022) and ZeRO (Rajbhandari et al. SC20) memory by hand.
 #include "madmax/file_io.hpp"
 #include "madmax/memory.hpp"
+#include "madmax/pipeline.hpp"
 #include "madmax/presets.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
@@ -195,4 +196,34 @@ TEST_CASE("Activations of a GQA layer and of an MLA layer, by hand (Korthikanti 
     // 17,920 + 75,776 = 93,696 sb.
     st.recompute = Recompute::Selective;
     CHECK(layerActivationBytes(ds, st, w, false) == Approx(93696.0 * sb).epsilon(1e-12));
+}
+
+TEST_CASE("A stage's memory by index holds that stage's own layers") {
+    // Eight layers, the first four dense, on pp 2: stage 1 holds layers 4–7, all MoE. Asked by
+    // index and layer count it is the stage distinctStages lays out, not the first four layers.
+    const Scenario s = test::preset(
+        "qwen3-30b-a3b-8-b200-eager",
+        {"model.layers=8", "model.moe.dense_layers=4", "model.ffn_hidden=6144", "strategy.pp=2",
+         "strategy.ep=4"});
+    const PipelineStages st = distinctStages(s);
+    REQUIRE(st.count == 2);
+    REQUIRE(st.stage[1].moeLayers == 4);
+    const MemoryBreakdown byIndex = stageMemory(s, 1, 4), laidOut = stageMemory(s, st.stage[1]);
+    CHECK(byIndex.weightsBytes == laidOut.weightsBytes);
+    CHECK(byIndex.activationsBytes == laidOut.activationsBytes);
+}
+
+TEST_CASE("Offloading MoE layers frees one MoE layer's activations per layer offloaded") {
+    // Qwen3-30B-A3B (every layer MoE), offloading its first n layers: all but the last one
+    // sent leave the GPU, so each further layer offloaded frees one MoE layer's activations
+    // (for the micro-batches in flight) — the same amount each time.
+    auto act = [](int n) {
+        return peakMemory(test::preset("qwen3-30b-a3b-8-b200-eager",
+                                       {"strategy.recompute=none",
+                                        "strategy.offload_layers=" + std::to_string(n)}))
+            .activationsBytes;
+    };
+    const double a1 = act(1), a2 = act(2), a3 = act(3);
+    REQUIRE(a1 > a2);
+    CHECK(a1 - a2 == Approx(a2 - a3).epsilon(1e-9));
 }
