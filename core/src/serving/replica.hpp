@@ -238,54 +238,87 @@ struct Serving {
             dense += o.dense, moe += o.moe;
             return *this;
         }
+        LayerKinds scaled(double f) const { return {dense.scaled(f), moe.scaled(f)}; }
     };
 
-    /// The layers of the kinds asked for, `rows` tokens each attending `context` keys on
-    /// average. With two-batch overlap (an MoE model, strategy moe_a2a_overlap) the batch runs
-    /// as two micro-batches, as DeepSeek's inference system and SGLang's TBO split it: every
-    /// kernel runs once per half, so a memory-bound GEMM reads its weights twice (the SGLang
-    /// team's TBO ablation, LMSYS 2025-05-05: without TBO 'GEMM benefit[s] from a larger
-    /// effective batch size').
-    LayerKinds layerKinds(double rows, double context, bool decode, bool dense, bool moe) const {
-        if (!twoBatch || rows < 2) return microBatchLayers(rows, context, decode, dense, moe);
+    /// `microBatch(rows)` for a layer's `rows` tokens, as the layer runs them. With two-batch
+    /// overlap (an MoE model, strategy moe_a2a_overlap) the batch runs as two micro-batches,
+    /// as DeepSeek's inference system and SGLang's TBO split it: every kernel runs once per
+    /// half, so a memory-bound GEMM reads its weights twice (the SGLang team's TBO ablation,
+    /// LMSYS 2025-05-05: without TBO 'GEMM benefit[s] from a larger effective batch size').
+    template <typename T, typename MicroBatch>
+    T inTwoBatches(double rows, MicroBatch microBatch) const {
+        if (!twoBatch || rows < 2) return microBatch(rows);
         const double first = std::ceil(rows / 2);
-        LayerKinds c = microBatchLayers(first, context, decode, dense, moe);
+        T c = microBatch(first);
         // Equal halves cost the same: the first's costs twice (exactly the sum of the two).
-        if (first == rows - first) return {c.dense.scaled(2.0), c.moe.scaled(2.0)};
-        c += microBatchLayers(rows - first, context, decode, dense, moe);
+        if (first == rows - first) return c.scaled(2.0);
+        c += microBatch(rows - first);
         return c;
     }
 
-    /// One micro-batch of `rows` tokens through each kind of layer asked for. What the kinds
-    /// share (attention, the norms' and residuals' kernels, the TP all-reduces) is costed once.
-    LayerKinds microBatchLayers(double rows, double context, bool decode, bool dense,
-                                bool moe) const {
-        const double ov =
-            decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
-        Costs shared = attention(rows, context, decode, ov);
+    /// One layer (dense, or MoE) for `rows` tokens, each attending `context` keys on average.
+    Costs layer(double rows, double context, bool decode, bool moe) const {
+        if (!twoBatch || rows < 2) return microBatchLayer(rows, context, decode, moe);
+        return inTwoBatches<Costs>(
+            rows, [&](double r) { return microBatchLayer(r, context, decode, moe); });
+    }
+    /// Both kinds of layer for the same tokens (a stage that holds both).
+    LayerKinds layerKinds(double rows, double context, bool decode) const {
+        return inTwoBatches<LayerKinds>(
+            rows, [&](double r) { return microBatchLayers(r, context, decode); });
+    }
+
+    /// What every kind of layer runs for one micro-batch of `rows` tokens: attention, the
+    /// norms' and residuals' kernels, the TP all-reduces.
+    Costs sharedLayerPart(double rows, double context, bool decode, double ov) const {
+        Costs c = attention(rows, context, decode, ov);
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
-        shared.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
-        shared.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
-        LayerKinds out;
-        if (dense) {
-            out.dense = shared;
-            gemm(out.dense, rows, mlpShapes.up, ov);
-            gemm(out.dense, rows, mlpShapes.down, ov);
-        }
+        c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
+        c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
+        return c;
+    }
+    double layerOverheadS(bool decode) const {
+        return decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS;
+    }
+
+    /// One micro-batch of `rows` tokens through one layer.
+    Costs microBatchLayer(double rows, double context, bool decode, bool moe) const {
+        const double ov = layerOverheadS(decode);
+        Costs c = sharedLayerPart(rows, context, decode, ov);
         if (moe) {
-            out.moe = shared;
-            out.moe += moeBlock(rows, ov, decode);
+            c += moeBlock(rows, ov, decode);
+        } else {
+            gemm(c, rows, mlpShapes.up, ov);
+            gemm(c, rows, mlpShapes.down, ov);
         }
+        return c;
+    }
+    /// One micro-batch through both kinds of layer, their shared part costed once.
+    LayerKinds microBatchLayers(double rows, double context, bool decode) const {
+        const double ov = layerOverheadS(decode);
+        LayerKinds out{sharedLayerPart(rows, context, decode, ov), {}};
+        out.moe = out.dense;
+        gemm(out.dense, rows, mlpShapes.up, ov);
+        gemm(out.dense, rows, mlpShapes.down, ov);
+        out.moe += moeBlock(rows, ov, decode);
         return out;
     }
 
     /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
     Costs stage(double rows, double context, bool decode, double headRows) const {
-        const LayerKinds l = layerKinds(rows, context, decode, denseLayers > 0, moeLayers > 0);
+        Costs c = denseLayers > 0 && moeLayers > 0
+                      ? bothKindsOfLayers(rows, context, decode)
+                      : layer(rows, context, decode, moeLayers > 0)
+                            .scaled(moeLayers > 0 ? moeLayers : denseLayers);
+        gemm(c, headRows, V / t, h, layerOverheadS(decode));
+        return c;
+    }
+    /// A stage's dense and MoE layers for the same tokens, summed.
+    Costs bothKindsOfLayers(double rows, double context, bool decode) const {
+        const LayerKinds l = layerKinds(rows, context, decode);
         Costs c = l.dense.scaled(denseLayers);
-        if (moeLayers > 0) c += l.moe.scaled(moeLayers);
-        gemm(c, headRows, V / t, h,
-             decode ? gpu.calibration.decodeKernelOverheadS : gpu.calibration.kernelLaunchS);
+        c += l.moe.scaled(moeLayers);
         return c;
     }
 
@@ -324,9 +357,8 @@ struct Serving {
         const int k = s.workload.inference.draftTokens;
         if (k <= 0) return {};
         const double ov = gpu.calibration.decodeKernelOverheadS;
-        const bool moe = moeLayers > 0;
-        const LayerKinds l = layerKinds(rows, residentContext, true, !moe, moe);
-        Costs one = (moe ? l.moe : l.dense).scaled(s.workload.inference.draftLayers);
+        Costs one = layer(rows, residentContext, true, moeLayers > 0)
+                        .scaled(s.workload.inference.draftLayers);
         gemm(one, rows, V / t, h, ov);
         return one.scaled(k);
     }
