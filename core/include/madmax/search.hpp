@@ -3,6 +3,7 @@
 // speedup over a baseline strategy. Parallel, cancellable, shardable, deterministic.
 #pragma once
 
+#include "madmax/result.hpp"
 #include "madmax/scenario.hpp"
 
 #include <atomic>
@@ -127,6 +128,9 @@ SearchResult mergeResults(const std::vector<SearchResult>& shards, int topN);
 
 /// Evaluate one strategy as a candidate (no memory filter).
 Candidate evaluateCandidate(const Scenario& s, Objective o, double tokenBudget);
+/// The same from a result already evaluated for `s`.
+Candidate candidateFromResult(const Scenario& s, const Result& r, Objective o,
+                              double tokenBudget);
 
 /// Parse "tp=8,pp=16,vp=2,mb=1,zero=1,recompute=selective,sp=1,overlap=0,cp=1" onto a strategy
 /// (unnamed fields keep the scenario's); dp follows from the GPU count. Throws InputError.

@@ -101,7 +101,10 @@ bool candidateBefore(const Candidate& a, const Candidate& b) {
 }
 
 Candidate evaluateCandidate(const Scenario& s, Objective o, double budget) {
-    const Result r = evaluate(s);
+    return candidateFromResult(s, evaluate(s), o, budget);
+}
+
+Candidate candidateFromResult(const Scenario& s, const Result& r, Objective o, double budget) {
     Candidate c;
     c.gpus = s.gpus;
     c.strategy = s.strategy;

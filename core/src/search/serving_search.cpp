@@ -408,9 +408,10 @@ SearchResult detail::servingDesignSpace(const Scenario& base, const SearchSpace&
         Scenario b = base;
         b.strategy = *opt.baseline;
         if (!explainInvalid(b)) {
-            r.baseline = evaluateCandidate(b, Objective::Throughput, opt.tokenBudget);
+            const Result rb = evaluate(b);
+            r.baseline = candidateFromResult(b, rb, Objective::Throughput, opt.tokenBudget);
             // The batch it runs: the scenario's, or the one its own batch solve finds.
-            r.baseline->servingBatch = std::max(1, evaluate(b).inference.batch);
+            r.baseline->servingBatch = std::max(1, rb.inference.batch);
             r.baseline->servingPrecision = b.workload.precision;
             if (!r.top.empty() && r.baseline->score > 0)
                 r.speedupOverBaseline = r.top.front().score / r.baseline->score;

@@ -180,15 +180,16 @@ int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe
     return lo;
 }
 
-/// The largest n whose 99th percentile in flight, ⌈n + 2.33·√n⌉, is at most `batch` (0 if none).
+/// Server mode's 99th percentile in flight for a mean of n (Poisson arrivals): ⌈n + 2.33·√n⌉.
 double serverPeak(int n) { return std::ceil(n + 2.33 * std::sqrt(double(n))); }
+/// The largest n whose serverPeak is at most `batch` (0 if none).
 int largestMeanUnderPeak(double batch) {
-    auto p99 = serverPeak;
+    // The closed form's first guess, then exact: the ceiling can move it by one either way.
     const double root = (-2.33 + std::sqrt(2.33 * 2.33 + 4.0 * std::max(0.0, batch))) / 2;
     int n = std::max(0, int(std::floor(root * root)));
-    while (p99(n + 1) <= batch)
+    while (serverPeak(n + 1) <= batch)
         ++n;
-    while (n > 0 && p99(n) > batch)
+    while (n > 0 && serverPeak(n) > batch)
         --n;
     return n;
 }

@@ -259,6 +259,8 @@ struct Serving {
 
     /// One layer (dense, or MoE) for `rows` tokens, each attending `context` keys on average.
     Costs layer(double rows, double context, bool decode, bool moe) const {
+        // The one-batch case directly: through the generic helper the dense model's single
+        // evaluation ran 14% slower (docs/developer/benchmarks.md).
         if (!twoBatch || rows < 2) return microBatchLayer(rows, context, decode, moe);
         return inTwoBatches<Costs>(
             rows, [&](double r) { return microBatchLayer(r, context, decode, moe); });
