@@ -156,22 +156,66 @@ TEST_CASE("Hand-derived: TP all-reduces block the compute stream") {
     // twice backward, each 2·(7/8)·2,097,152 / 1e11 = 3.670016e-5 s; the embedding adds one
     // forward and the LM head one backward. 16 micro-batches (DP 1): 16 · (4·4 + 2) = 288
     // all-reduces = 1.056965e-2 s, all of it exposed (no overlap).
-    const Result r = evaluate(toy({{"strategy.tp", 8}, {"strategy.dp", 1}}));
+    // (Megatron-LM before September 2021: tp_grad_overlap off.)
+    const Result r =
+        evaluate(toy({{"strategy.tp", 8}, {"strategy.dp", 1}, {"strategy.tp_grad_overlap", false}}));
     CHECK(seconds(r, ParallelDim::TP, Collective::AllReduce) == Approx(1.056965e-2).epsilon(1e-6));
     CHECK(seconds(r, ParallelDim::TP, Collective::AllReduce, true) ==
           Approx(1.056965e-2).epsilon(1e-6));
+}
+
+TEST_CASE("Hand-derived: the backward's TP all-reduce hides behind the weight-gradient GEMM") {
+    // Megatron-LM's asynchronous TP all-reduce (since September 2021) and Transformer Engine's
+    // Linear: a column-parallel linear's backward computes the input gradient, launches its
+    // all-reduce, and runs the weight-gradient GEMM beside it; the next op waits for both.
+    // Toy, TP 8: each all-reduce 3.670016e-5 s (above). Weight gradients at 50 TFLOP/s:
+    //   MLP up  2·T·h·f/8 = 2·1024·1024·512 = 1.073742e9 FLOPs → 2.147484e-5 s, so
+    //           3.670016e-5 − 2.147484e-5 = 1.522532e-5 s of its all-reduce stays exposed;
+    //   QKV     2·T·h·(a + 2g)d/8 = 2·1024·1024·384 = 8.053064e8 FLOPs → 1.610613e-5 s, so
+    //           3.670016e-5 − 1.610613e-5 = 2.059403e-5 s stays exposed.
+    // The forward's two per layer, the embedding's and the LM head's stay whole: per micro-batch
+    // 10 · 3.670016e-5 + 4 · (1.522532e-5 + 2.059403e-5) = 5.102790e-4 s; 16 micro-batches
+    // 8.164464e-3 s exposed of the same 1.056965e-2 s sent, and the step 2.405186e-3 s shorter.
+    const test::Edits tp8 = {{"strategy.tp", 8}, {"strategy.dp", 1}};
+    const Result on = evaluate(toy(tp8));
+    test::Edits serial = tp8;
+    serial.emplace_back("strategy.tp_grad_overlap", false);
+    const Result off = evaluate(toy(serial));
+    CHECK(seconds(on, ParallelDim::TP, Collective::AllReduce) == Approx(1.056965e-2).epsilon(1e-6));
+    CHECK(seconds(on, ParallelDim::TP, Collective::AllReduce, true) ==
+          Approx(8.164464e-3).epsilon(1e-6));
+    CHECK(off.stepTimeS - on.stepTimeS == Approx(2.405186e-3).epsilon(1e-5));
+    // The compute is the same work, split in two ops: the input gradient, then the weight's.
+    EvaluateOptions o;
+    o.timeline = true;
+    const Result t = evaluate(toy(tp8), o);
+    CHECK(opSeconds(t, "MLP up GEMM (bwd, weight gradient)") == Approx(2.147484e-5).epsilon(1e-6));
+    CHECK(opSeconds(t, "QKV GEMM (bwd, input gradient)") == Approx(1.610613e-5).epsilon(1e-6));
+    CHECK(on.compute.backwardS == Approx(off.compute.backwardS).epsilon(1e-12));
 }
 
 TEST_CASE("Hand-derived: with sequence parallelism TP traffic is reduce-scatter + all-gather") {
     // Each all-reduce becomes a reduce-scatter and an all-gather of (7/8)·2,097,152 / 1e11 =
     // 1.835008e-5 s each: per layer 4 of each, plus the embedding's reduce-scatter (forward) and
     // the LM head's all-gather (backward): 16 · 17 = 272 of each = 4.991222e-3 s.
-    const Result r =
-        evaluate(toy({{"strategy.tp", 8}, {"strategy.dp", 1}, {"strategy.sequence_parallel", true}}));
+    // (tp_grad_overlap off: the input of QKV and MLP up kept whole for the weight gradient.)
+    const Result r = evaluate(toy({{"strategy.tp", 8},
+                                   {"strategy.dp", 1},
+                                   {"strategy.sequence_parallel", true},
+                                   {"strategy.tp_grad_overlap", false}}));
     CHECK(seconds(r, ParallelDim::TP, Collective::ReduceScatter) ==
           Approx(4.991222e-3).epsilon(1e-6));
     CHECK(seconds(r, ParallelDim::TP, Collective::AllGather) == Approx(4.991222e-3).epsilon(1e-6));
     CHECK(seconds(r, ParallelDim::TP, Collective::AllReduce) == 0);
+    // Megatron-LM with SP (Korthikanti et al. 2022, whose activation memory keeps those inputs
+    // sharded) all-gathers them again in the backward, beside the input-gradient GEMM: two more
+    // all-gathers per layer, 16 · (17 + 8) = 400 = 7.340032e-3 s; reduce-scatters unchanged.
+    const Result regather = evaluate(
+        toy({{"strategy.tp", 8}, {"strategy.dp", 1}, {"strategy.sequence_parallel", true}}));
+    CHECK(seconds(regather, ParallelDim::TP, Collective::AllGather) ==
+          Approx(7.340032e-3).epsilon(1e-6));
+    CHECK(seconds(regather, ParallelDim::TP, Collective::ReduceScatter) ==
+          Approx(4.991222e-3).epsilon(1e-6));
 }
 
 TEST_CASE("Hand-derived: pipeline p2p crosses the network when a stage pair spans nodes") {

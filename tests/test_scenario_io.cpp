@@ -56,7 +56,7 @@ TEST_CASE("toJson then parse reproduces a scenario exactly") {
 TEST_CASE("Each strategy switch is declared once: its default is Strategy{}'s, and it round-trips") {
     // The table is what the parser, the JSON writer and the explorer read (issue #32).
     const auto switches = strategySwitches();
-    REQUIRE(switches.size() == 7);
+    REQUIRE(switches.size() == 8);
     CHECK(findStrategySwitch("no_such_switch") == nullptr);
     const Strategy plain{};
     std::set<std::string_view> keys;

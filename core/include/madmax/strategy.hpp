@@ -28,6 +28,12 @@ struct Strategy {
         0; ///< hybrid sharding: ZeRO shards over groups of this many DP ranks (0 = all)
     bool sequenceParallel = false;
     bool tpCommOverlap = false;
+    /// The backward of a column-parallel linear (QKV, MLP up) overlaps its TP collectives with
+    /// its own GEMMs: the input gradient's all-reduce (or, with SP, reduce-scatter) runs beside
+    /// the weight-gradient GEMM, and with SP the input's re-gather beside the input-gradient
+    /// GEMM (Megatron-LM since September 2021, Transformer Engine's Linear). Off: in series, as
+    /// Megatron-LM ran them before (the SC21 runs).
+    bool tpGradOverlap = true;
     bool dpOverlap = true; ///< overlap bucketed gradient reduction with the backward pass
     /// The step is captured in CUDA graphs: the host replays each graph in one launch, so the
     /// per-kernel host cost (calibration `host_op_us`) never stalls the GPU.

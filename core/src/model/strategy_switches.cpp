@@ -14,6 +14,12 @@ constexpr std::array kSwitches{
     StrategySwitch{"tp_comm_overlap", &Strategy::tpCommOverlap, false, G::Parallelism,
                    "TP communication overlap",
                    "Pipeline TP collectives with the adjacent GEMMs (Wang et al. ASPLOS 2023)."},
+    StrategySwitch{"tp_grad_overlap", &Strategy::tpGradOverlap, true, G::Parallelism,
+                   "Overlap TP gradient collectives",
+                   "In the backward of QKV and MLP up, all-reduce (SP: reduce-scatter) the input "
+                   "gradient while the weight-gradient GEMM runs, and with SP re-gather the "
+                   "input while the input-gradient GEMM runs (Megatron-LM since 2021, "
+                   "Transformer Engine). Off: in series (Megatron-LM of SC21)."},
     StrategySwitch{"dp_overlap", &Strategy::dpOverlap, true, G::Parallelism,
                    "Overlap gradient reduction",
                    "Bucketed gradient reduction overlapping the backward pass (PyTorch DDP)."},

@@ -2,6 +2,8 @@
 // (norm, QKV, core, output projection) and the MLP, each with its TP collectives (docs/developer/model.md §4).
 #include "transformer/layer.hpp"
 
+#include <string_view>
+
 namespace madmax::detail {
 
 void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
@@ -36,6 +38,40 @@ void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase p
     b.compute("residual", c.residual, phase);
 }
 
+namespace {
+
+/// Whether a column-parallel linear's backward overlaps its TP collectives with its own GEMMs
+/// (Strategy::tpGradOverlap; Transformer Engine's userbuffers do the same in bulk,
+/// ub_bulk_dgrad / ub_bulk_wgrad, under tp_comm_overlap): it needs a weight-gradient GEMM to
+/// hide behind and TP ranks to talk to.
+bool overlapsGradCollectives(const Scenario& s, int passes) {
+    const Strategy& st = s.strategy;
+    return (st.tpGradOverlap || st.tpCommOverlap) && passes == 2 && st.tp > 1;
+}
+
+/// The backward of a column-parallel linear (QKV, MLP up) as Megatron-LM's
+/// LinearWithGradAccumulationAndAsyncCommunication and Transformer Engine's Linear run it: with
+/// SP, the input (stored sharded) is all-gathered again beside the input-gradient GEMM; the
+/// input gradient is then all-reduced (SP: reduce-scattered) beside the weight-gradient GEMM.
+/// The next op (the norm's backward) waits for that collective.
+void columnParallelBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c,
+                            const char* gemm, double gemmS, int gemms) {
+    const bool sp = s.strategy.sequenceParallel;
+    const std::string_view name = gemm;
+    const bool qkv = name == "QKV GEMM";
+    if (sp)
+        b.besideNext(qkv ? "TP all-gather (input, bwd)" : "TP all-gather (MLP input, bwd)",
+                     Lane::Comm, c.tpComm, ParallelDim::TP, Collective::AllGather);
+    b.compute(qkv ? "QKV GEMM (bwd, input gradient)" : "MLP up GEMM (bwd, input gradient)", gemmS,
+              Phase::Backward, c.gemmBwdKernels(gemms, 1));
+    b.besideNext(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", Lane::Comm, c.tpComm,
+                 ParallelDim::TP, sp ? Collective::ReduceScatter : Collective::AllReduce);
+    b.compute(qkv ? "QKV GEMM (bwd, weight gradient)" : "MLP up GEMM (bwd, weight gradient)", gemmS,
+              Phase::Backward, gemms);
+}
+
+} // namespace
+
 /// `g`: GEMM passes of a backward, 2 (input and weight gradients) or 1 (a frozen layer: the
 /// input gradient only).
 void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double g) {
@@ -48,6 +84,10 @@ void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     if (c.dequantMlp > 0)
         b.compute("dequantize base weights (MLP, bwd)", c.dequantMlp, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
+    if (overlapsGradCollectives(s, passes)) {
+        columnParallelBackward(b, s, c, "MLP up GEMM", c.mlpUp, 1);
+        return;
+    }
     b.compute("MLP up GEMM (bwd)", g * c.mlpUp, Phase::Backward, c.gemmBwdKernels(1, passes));
     b.tpCollective(sp ? "TP reduce-scatter (bwd)" : "TP all-reduce (bwd)", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
@@ -73,6 +113,11 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
                      Collective::ReduceScatter);
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
     if (c.cpMergeBwd > 0) b.compute("CP gradient accumulation", c.cpMergeBwd, Phase::Backward);
+    if (overlapsGradCollectives(s, passes) && c.loraAttn <= 0 && c.dequantAttn <= 0) {
+        columnParallelBackward(b, s, c, "QKV GEMM", c.qkv, c.projGemms);
+        b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
+        return;
+    }
     b.compute("QKV GEMM (bwd)", g * c.qkv, Phase::Backward, c.gemmBwdKernels(c.projGemms, passes));
     if (c.loraAttn > 0)
         b.compute("LoRA adapters (attention, bwd)", 2.0 * c.loraAttn, Phase::Backward);

@@ -48,6 +48,9 @@ std::string sourceTitle(const json& c);
 /// entry of its source, model (the preset of its shape) and GPU, else the source's default;
 /// null when neither names one.
 const json* moeDispatcherFor(const json& c, const PresetLibrary& lib);
+/// The TP overlap style of a case's framework (presets/frameworks/tp-overlap.json): the entry
+/// of its source, null when none names one (the strategy's default then holds).
+const json* tpOverlapStyleFor(const json& c);
 /// A published run did fit: when the modelled memory says otherwise, the run saved memory in a
 /// way the table does not give (activation offloading, partial recompute) or the memory model
 /// over-counts. The prediction stands as published, and says so.
