@@ -125,6 +125,7 @@ void inferMoeLayout(const json& c, const json& par, const PresetLibrary& lib, js
     strategy["etp"] = intField(par, "etp", 1, "parallel");
     if (const json* d = moeDispatcherFor(c, lib)) {
         strategy["moe_dispatcher"] = d->at("dispatcher");
+        if (d->contains("moe_a2a_overlap")) strategy["moe_a2a_overlap"] = d->at("moe_a2a_overlap");
         note("dispatcher not published: " + d->at("dispatcher").get<std::string>() + " (" +
              d->at("note").get<std::string>() + ")");
     }
