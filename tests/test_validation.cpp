@@ -114,15 +114,19 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
             }));
         // GPT-OSS's expert biases and activation clamp are not in the tables: they come from
         // the model preset of the same shape (its config.json); its dispatcher from its
-        // recipe (Megatron-Bridge's GPTOSSProvider: the flat alltoall dispatcher), the other
-        // Megatron-Bridge rows' from the flex default (presets/frameworks/moe-dispatchers.json).
+        // recipe (Megatron-Bridge's GPTOSSProvider: the flat alltoall dispatcher; so is
+        // Qwen3-30B-A3B's on H100, whose base config names no flex backend and overlaps the
+        // all-to-all), the other Megatron-Bridge rows' from the flex default
+        // (presets/frameworks/moe-dispatchers.json).
         if (c["kind"] == "training") {
             const Scenario sc = scenarioForCase(c, PresetLibrary::builtin(), "public.json");
             const bool oss = o.id.find("gpt-oss") != std::string::npos;
+            const bool qwenH100 = o.id == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8";
             CHECK(sc.model.moe.expertBias == oss);
             CHECK(sc.model.moe.gluClamp == (oss ? 7.0 : 0.0));
             CHECK(sc.strategy.dispatcher ==
-                  (oss ? MoeDispatcher::AllToAll : MoeDispatcher::DeepEp));
+                  (oss || qwenH100 ? MoeDispatcher::AllToAll : MoeDispatcher::DeepEp));
+            CHECK(sc.strategy.moeA2aOverlap == qwenH100);
         }
         if (o.id == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8")
             CHECK(std::fabs(o.errorPct()) <= 75.0);
