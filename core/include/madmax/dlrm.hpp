@@ -99,6 +99,7 @@ struct DlrmResult {
     double sparseExposedS = 0;  ///< of all the above, what the critical rank waits on
     double denseForwardS = 0, denseBackwardS = 0, interactionS = 0;
     double eagerCopiesS = 0; ///< of interactionS + embBackwardS: per-table modules' copies
+    double inputLoadS = 0;   ///< a synchronous loader's read and copy, GPU idle (per step)
     double denseAllReduceS = 0, denseAllReduceExposedS = 0;
     double tableBytesCritical = 0; ///< table shards + optimizer rows on the fullest GPU
     double tableBytesMean = 0;

@@ -113,6 +113,12 @@ struct Workload {
     /// Framework time per micro-batch (Python scheduling, hooks) no op accounts for: added
     /// once per micro-batch of the critical stage. 0 by default.
     double microBatchOverheadS = 0;
+    /// DLRM: the training loop reads each batch itself, after the previous step's loss read
+    /// back and before its first kernel (a loader without workers or prefetch, as PyTorch's
+    /// DataLoader with num_workers = 0): the batch's records come off storage at this rate and
+    /// cross to the GPU over system.host_link_gbps, with the GPU idle. 0: a prefetching loader
+    /// hides it (the default).
+    double inputReadBytesPerS = 0;
     Frozen frozen;               ///< fine-tuning (training only)
     InferenceWorkload inference; ///< used when kind == Inference
 };

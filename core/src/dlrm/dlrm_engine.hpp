@@ -57,6 +57,11 @@ constexpr int kDlrmSegments = 11, kDlrmForwardSegments = 5;
 /// GPU time).
 double hostBoundStep(const double (&g)[kDlrmSegments], const int (&n)[kDlrmSegments],
                      double hostOp, double& forwardEnd, double& forwardGpu);
+/// A synchronous loader's time per step (workload.input_read_gbps; 0 when the loader
+/// prefetches): each GPU's share of the batch, one Criteo binary record per sample (label,
+/// dense features, every categorical id: 4 B each), read off storage and copied to the GPU over
+/// the host link, one after the other, while the GPU waits.
+double dlrmInputLoadS(const Scenario& s);
 MemoryBreakdown dlrmMemory(const Scenario& s, const DlrmPlacement& p);
 MemoryBreakdown dlrmMemory(const Scenario& s);
 /// Why a DLRM scenario cannot be evaluated (field and fix), or nothing.

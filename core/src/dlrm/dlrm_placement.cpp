@@ -404,6 +404,9 @@ std::optional<std::string> explainInvalidDlrm(const Scenario& s) {
         return "model.dlrm.tables has " + str(long(d.tables.size())) + " groups; at most " +
                str(kMaxTableGroups) + " (list identical tables as one group with a count)";
     if (d.topMlp.empty()) return "model.dlrm.top_mlp must have at least one layer";
+    if (w.inputReadBytesPerS > 0 && s.system.hostLinkBytesPerS <= 0)
+        return "workload.input_read_gbps needs system.host_link_gbps, each GPU's link to host "
+               "memory per direction (PCIe Gen3 x16: 15.75; Gen5 x16: 63): the batch crosses it";
     if (s.gpus < 1) return "gpus must be at least 1";
     if (s.gpus > s.system.maxGpus())
         return "gpus (" + str(s.gpus) + ") exceeds the " + str((long long)s.system.maxGpus()) +

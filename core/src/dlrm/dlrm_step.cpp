@@ -439,6 +439,7 @@ void fillDlrmResult(const Scenario& s, const OpCoster& oc, const DlrmPlacement& 
         x.eagerCatS + (x.tablesTrain ? oc.memoryTime(p.critical.eagerB + p.uniform.eagerB +
                                                      p.twrwNode.eagerB)
                                      : 0.0);
+    y.inputLoadS = dlrmInputLoadS(s);
     y.a2aFwdS = p.a2aS + p.twrwA2aS;
     y.a2aBwdS = x.tablesTrain ? p.a2aS + p.twrwA2aS : 0.0;
     y.rowwiseCommS = (x.tablesTrain ? 2.0 : 1.0) * (p.rwS + p.twrwNodeS);
@@ -511,9 +512,24 @@ void dlrmTimeline(const Scenario& s, const DlrmStepParts& x, const DlrmSchedule&
     op("dense optimizer", x.denseOpt, TimelineKind::Optimizer);
     const double overhead = s.workload.stepOverheadS;
     if (overhead > 0) op("framework overhead", overhead, TimelineKind::Bubble);
+    const double input = dlrmInputLoadS(s);
+    if (input > 0) op("input loading (synchronous, GPU idle)", input, TimelineKind::HostIdle);
 }
 
 } // namespace
+
+double dlrmInputLoadS(const Scenario& s) {
+    const Workload& w = s.workload;
+    if (w.inputReadBytesPerS <= 0 || s.system.hostLinkBytesPerS <= 0) return 0.0;
+    // One record per sample as the Criteo binary files store it (DLRM examples' CriteoBinDataset):
+    // the label, the dense features and every categorical id, 4 bytes each.
+    const DlrmShape& d = s.model.dlrm;
+    double ids = 0;
+    for (const EmbeddingTableGroup& t : d.tables)
+        ids += t.count * t.pooling;
+    const double bytes = 4.0 * (1 + d.denseFeatures + ids) * w.globalBatch / s.gpus;
+    return bytes / w.inputReadBytesPerS + bytes / s.system.hostLinkBytesPerS;
+}
 
 Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     const DlrmShape& d = s.model.dlrm;
@@ -531,7 +547,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     r.exposedCommS = k.sparseExposed + k.denseArExposed + k.syncExposed;
     applyHostBound(s, x, r);
     r.computeS = r.compute.totalS();
-    r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS;
+    r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS + dlrmInputLoadS(s);
     r.samplesPerS = B / r.stepTimeS;
     r.microBatches = 1;
     r.forwardPerMicroBatchS = r.compute.forwardS;

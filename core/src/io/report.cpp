@@ -240,6 +240,7 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
     line("exposed communication", r.exposedCommS);
     if (r.compute.hostStallS > 0) line("host launch stalls", r.compute.hostStallS);
     if (s.workload.stepOverheadS > 0) line("framework overhead", s.workload.stepOverheadS);
+    if (x.inputLoadS > 0) line("input loading (sync)", x.inputLoadS);
     o += "\nEmbedding communication (per step)\n";
     auto cl = [&](const char* name, double v) {
         if (v > 0) o += "  " + pad(name, 37) + formatSeconds(v) + "\n";

@@ -108,6 +108,7 @@ static json dlrmJson(const DlrmResult& x) {
             {"dense_backward_s", x.denseBackwardS},
             {"interaction_s", x.interactionS},
             {"per_table_copies_s", x.eagerCopiesS},
+            {"input_load_s", x.inputLoadS},
             {"pooled_all_to_all_fwd_s", x.a2aFwdS},
             {"pooled_all_to_all_bwd_s", x.a2aBwdS},
             {"row_wise_comm_s", x.rowwiseCommS},

@@ -224,6 +224,7 @@ json toJson(const Workload& w) {
             {"optimizer", std::string(toString(w.optimizer))},
             {"step_overhead_ms", w.stepOverheadS * 1e3},
             {"micro_batch_overhead_ms", w.microBatchOverheadS * 1e3},
+            {"input_read_gbps", w.inputReadBytesPerS / 1e9},
             {"fp8_scaling", std::string(toString(w.lowPrecisionScaling))},
             {"attention", std::string(toString(w.attention))}};
     const Frozen& f = w.frozen;

@@ -469,6 +469,14 @@ void parseTrainingWorkload(ObjectReader& r, const std::string& file, bool dlrm,
              "≥ 0: framework time per micro-batch no op accounts for (once per micro-batch)");
     r.record("step_overhead_ms",
              "≥ 0: framework time per step no op accounts for (data loading, Python)");
+    w.inputReadBytesPerS = r.number("input_read_gbps", 0, 1e6, 0.0) * 1e9;
+    r.record("input_read_gbps",
+             "DLRM: > 0 when the training loop reads each batch itself, synchronously (storage "
+             "GB/s per GPU's loader); 0 (default): a prefetching loader hides the input");
+    if (w.inputReadBytesPerS > 0 && !dlrm)
+        r.fail("input_read_gbps",
+               "synchronous input loading is modelled for DLRM workloads only (a transformer's "
+               "token ids are a few kB per step): remove it, or give 0");
     w.gradReducePrecision =
         *parsePrecision(r.choice("grad_reduce_precision", {"fp32", "bf16", "fp16"}, "bf16"));
     w.optimizer = *parseOptimizer(r.choice("optimizer", {"adam", "sgd"}, "adam"));
