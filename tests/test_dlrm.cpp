@@ -60,6 +60,16 @@ std::string errorFor(const std::vector<std::pair<std::string, json>>& edits) {
     return "(no error)";
 }
 
+/// The error loading the default (transformer) preset with this override gives.
+std::string defaultPresetError(const std::string& override) {
+    try {
+        test::preset("default", {override});
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
 } // namespace
 
 TEST_CASE("DLRM hand-derived: the dense part's FLOPs and parameters") {
@@ -434,16 +444,8 @@ TEST_CASE("DLRM bad inputs name the field and the fix") {
     CHECK_THAT(errorFor({{"workload.input_read_gbps", 2}}),
                Contains("workload.input_read_gbps") && Contains("system.host_link_gbps"));
     CHECK_THAT(errorFor({{"workload.input_read_gbps", -1}}), Contains("input_read_gbps"));
-    CHECK_THAT(
-        [] {
-            try {
-                test::preset("default", {"workload.input_read_gbps=2"});
-            } catch (const InputError& e) {
-                return std::string(e.what());
-            }
-            return std::string("(no error)");
-        }(),
-        Contains("input_read_gbps") && Contains("DLRM workloads only"));
+    CHECK_THAT(defaultPresetError("workload.input_read_gbps=2"),
+               Contains("input_read_gbps") && Contains("DLRM workloads only"));
     CHECK_THAT(errorFor({{"workload.kind", "inference"}, {"workload.input_tokens", 1},
                          {"workload.output_tokens", 1}}),
                Contains("DLRM serving"));
@@ -452,16 +454,8 @@ TEST_CASE("DLRM bad inputs name the field and the fix") {
         many.push_back({{"rows", 10}, {"dim", 64}});
     CHECK_THAT(errorFor({{"model.dlrm.tables", many}}), Contains("at most 32"));
     // The embedding plan on a transformer is refused, not ignored.
-    CHECK_THAT(
-        [] {
-            try {
-                test::preset("default", {"strategy.emb_sharding=rw"});
-            } catch (const InputError& e) {
-                return std::string(e.what());
-            }
-            return std::string("(no error)");
-        }(),
-        Contains("apply to DLRM models only"));
+    CHECK_THAT(defaultPresetError("strategy.emb_sharding=rw"),
+               Contains("apply to DLRM models only"));
 }
 
 TEST_CASE("DLRM hand-derived: a synchronous loader's read and copy add to the step") {
