@@ -473,6 +473,10 @@ TEST_CASE("DLRM hand-derived: a synchronous loader's read and copy add to the st
     CHECK(a.dlrmResult.inputLoadS == 0);
     CHECK(test::opSeconds(b, "input loading (synchronous, GPU idle)") ==
           Approx(2.56e-5).epsilon(1e-9));
+    double end = 0; // the timeline still ends at the step time
+    for (const auto& e : b.timeline)
+        end = std::max(end, e.endS);
+    CHECK(end == Approx(b.stepTimeS).epsilon(1e-9));
     CHECK_THAT(formatReport(sync, b), Contains("input loading (sync)"));
     // Faster storage or a faster link is never slower.
     CHECK(evaluate(toy({{"system.host_link_gbps", 16}, {"workload.input_read_gbps", 2}}))

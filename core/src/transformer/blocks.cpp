@@ -2,8 +2,6 @@
 // (norm, QKV, core, output projection) and the MLP, each with its TP collectives (docs/developer/model.md §4).
 #include "transformer/layer.hpp"
 
-#include <string_view>
-
 namespace madmax::detail {
 
 void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
@@ -49,16 +47,14 @@ bool overlapsGradCollectives(const Scenario& s, int passes) {
     return (st.tpGradOverlap || st.tpCommOverlap) && passes == 2 && st.tp > 1;
 }
 
-/// The backward of a column-parallel linear (QKV, MLP up) as Megatron-LM's
+/// The backward of a column-parallel linear (`qkv`: QKV, else MLP up) as Megatron-LM's
 /// LinearWithGradAccumulationAndAsyncCommunication and Transformer Engine's Linear run it: with
 /// SP, the input (stored sharded) is all-gathered again beside the input-gradient GEMM; the
 /// input gradient is then all-reduced (SP: reduce-scattered) beside the weight-gradient GEMM.
-/// The next op (the norm's backward) waits for that collective.
-void columnParallelBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c,
-                            const char* gemm, double gemmS, int gemms) {
+/// The next op (the norm's backward) waits for that collective. `gemmS`: one GEMM pass.
+void columnParallelBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, bool qkv,
+                            double gemmS, int gemms) {
     const bool sp = s.strategy.sequenceParallel;
-    const std::string_view name = gemm;
-    const bool qkv = name == "QKV GEMM";
     if (sp)
         b.besideNext(qkv ? "TP all-gather (input, bwd)" : "TP all-gather (MLP input, bwd)",
                      Lane::Comm, c.tpComm, ParallelDim::TP, Collective::AllGather);
@@ -85,7 +81,7 @@ void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
         b.compute("dequantize base weights (MLP, bwd)", c.dequantMlp, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
     if (overlapsGradCollectives(s, passes)) {
-        columnParallelBackward(b, s, c, "MLP up GEMM", c.mlpUp, 1);
+        columnParallelBackward(b, s, c, false, c.mlpUp, 1);
         return;
     }
     b.compute("MLP up GEMM (bwd)", g * c.mlpUp, Phase::Backward, c.gemmBwdKernels(1, passes));
@@ -114,7 +110,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
     if (c.cpMergeBwd > 0) b.compute("CP gradient accumulation", c.cpMergeBwd, Phase::Backward);
     if (overlapsGradCollectives(s, passes) && c.loraAttn <= 0 && c.dequantAttn <= 0) {
-        columnParallelBackward(b, s, c, "QKV GEMM", c.qkv, c.projGemms);
+        columnParallelBackward(b, s, c, true, c.qkv, c.projGemms);
         b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);
         return;
     }
