@@ -1,8 +1,11 @@
 // The host launch bound: eager PyTorch issues every kernel from one CPU thread, and after a
 // host sync (dropless MoE routing copies the token counts to the host) it issues nothing until
 // the GPU has caught up. Where the host is slower than the GPU, the GPU idles.
+#include "engine/layer_builder.hpp"
 #include "engine/stream_sim.hpp"
 #include "madmax/codesign.hpp"
+#include "training/step.hpp"
+#include "transformer/layer.hpp"
 #include "madmax/validation.hpp"
 #include "test_support.hpp"
 
@@ -174,4 +177,23 @@ TEST_CASE("Co-design knob host_speed: a faster host speeds a host-bound step, no
     CHECK(evaluate(scaleKnob(dense, "host_speed", 0.5)).stepTimeS == evaluate(dense).stepTimeS);
     CHECK_THROWS_WITH(scaleKnob(dense, "host_sped", 2.0),
                       Catch::Contains("did you mean \"host_speed\""));
+}
+
+TEST_CASE("Selective recompute of MLA issues its two up-projection GEMMs") {
+    // MLA's selective recompute runs the query and the key/value up-projections again before
+    // the attention core: two GEMMs, so two launches in bf16 (no input casts) for the host to
+    // issue (LayerCosts::gemmKernels). Counted on the backward of one DeepSeek-V3 layer.
+    const Scenario s = test::preset("deepseek-v3-256-gb200", {"strategy.recompute=selective",
+                                                             "workload.precision=bf16"});
+    REQUIRE(s.model.mla);
+    const detail::StepContext ctx = detail::makeContext(s);
+    const detail::LayerCosts c = detail::layerCosts(s, ctx.shape, ctx.oc, ctx.groups);
+    StreamSim sim;
+    detail::LayerBuilder b(sim, s.strategy);
+    detail::attentionBackward(b, s, c, 2.0);
+    int kernels = -1;
+    for (int i = 0; i < sim.size(); ++i)
+        if (std::string(sim.op(i).label) == "MLA up-projections (recompute)")
+            kernels = sim.op(i).kernels;
+    CHECK(kernels == 2);
 }
