@@ -439,7 +439,6 @@ void fillDlrmResult(const Scenario& s, const OpCoster& oc, const DlrmPlacement& 
         x.eagerCatS + (x.tablesTrain ? oc.memoryTime(p.critical.eagerB + p.uniform.eagerB +
                                                      p.twrwNode.eagerB)
                                      : 0.0);
-    y.inputLoadS = dlrmInputLoadS(s);
     y.a2aFwdS = p.a2aS + p.twrwA2aS;
     y.a2aBwdS = x.tablesTrain ? p.a2aS + p.twrwA2aS : 0.0;
     y.rowwiseCommS = (x.tablesTrain ? 2.0 : 1.0) * (p.rwS + p.twrwNodeS);
@@ -512,7 +511,7 @@ void dlrmTimeline(const Scenario& s, const DlrmStepParts& x, const DlrmSchedule&
     op("dense optimizer", x.denseOpt, TimelineKind::Optimizer);
     const double overhead = s.workload.stepOverheadS;
     if (overhead > 0) op("framework overhead", overhead, TimelineKind::Bubble);
-    const double input = dlrmInputLoadS(s);
+    const double input = r.dlrmResult.inputLoadS;
     if (input > 0) op("input loading (synchronous, GPU idle)", input, TimelineKind::HostIdle);
 }
 
@@ -547,7 +546,8 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     r.exposedCommS = k.sparseExposed + k.denseArExposed + k.syncExposed;
     applyHostBound(s, x, r);
     r.computeS = r.compute.totalS();
-    r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS + dlrmInputLoadS(s);
+    const double input = dlrmInputLoadS(s); // a synchronous loader's read, GPU idle
+    r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS + input;
     r.samplesPerS = B / r.stepTimeS;
     r.microBatches = 1;
     r.forwardPerMicroBatchS = r.compute.forwardS;
@@ -563,6 +563,7 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     r.hfu = r.mfu;
     r.memory = dlrmMemory(s, p);
     fillDlrmResult(s, oc, p, x, k, r);
+    r.dlrmResult.inputLoadS = input;
     if (options.timeline) dlrmTimeline(s, x, k, r);
     return r;
 }

@@ -246,16 +246,20 @@ const json* moeDispatcherFor(const json& c, const PresetLibrary& lib) {
     return nullptr;
 }
 
-/// The TP overlap style of a case's framework (presets/frameworks/tp-overlap.json): the entry
-/// of its source, null when none names one (the strategy's default then holds).
-const json* tpOverlapStyleFor(const json& c) {
-    static const json doc = frameworkDoc("tp-overlap.json");
+const json* entryOfSource(const json& doc, const json& c) {
     const std::string title = sourceTitle(c);
     if (doc.contains("entries"))
         for (const json& e : doc.at("entries"))
             if (title.find(e.at("source_title_contains").get<std::string>()) != std::string::npos)
                 return &e;
     return nullptr;
+}
+
+/// The TP overlap style of a case's framework (presets/frameworks/tp-overlap.json): the entry
+/// of its source, null when none names one (the strategy's default then holds).
+const json* tpOverlapStyleFor(const json& c) {
+    static const json doc = frameworkDoc("tp-overlap.json");
+    return entryOfSource(doc, c);
 }
 
 /// A published run did fit: when the modelled memory says otherwise, the run saved memory in a

@@ -48,6 +48,9 @@ std::string sourceTitle(const json& c);
 /// entry of its source, model (the preset of its shape) and GPU, else the source's default;
 /// null when neither names one.
 const json* moeDispatcherFor(const json& c, const PresetLibrary& lib);
+/// The first of a presets/frameworks/ document's "entries" whose source_title_contains is in the
+/// case's source title (null when none is); a pointer into `doc`, which must outlive it.
+const json* entryOfSource(const json& doc, const json& c);
 /// The TP overlap style of a case's framework (presets/frameworks/tp-overlap.json): the entry
 /// of its source, null when none names one (the strategy's default then holds).
 const json* tpOverlapStyleFor(const json& c);

@@ -292,22 +292,17 @@ const json* frameworkStepCost(const json& c, Precision precision) {
 /// entry of the case's source, if any, sets the storage and host-link rates, and says so.
 static void applyInputLoading(const json& c, Scenario& out) {
     static const json doc = frameworkDoc("input-loading.json");
-    const std::string title = sourceTitle(c);
-    if (!doc.contains("entries")) return;
-    for (const json& e : doc.at("entries")) {
-        if (title.find(e.at("source_title_contains").get<std::string>()) == std::string::npos)
-            continue;
-        out.workload.inputReadBytesPerS = e.at("input_read_gbps").get<double>() * 1e9;
-        if (out.system.hostLinkBytesPerS <= 0)
-            out.system.hostLinkBytesPerS = e.at("host_link_gbps").get<double>() * 1e9;
-        char buf[160];
-        std::snprintf(buf, sizeof buf,
-                      "input loading: synchronous, %.2f GB/s off storage, %.2f GB/s to the GPU "
-                      "(presets/frameworks/input-loading.json: ",
-                      out.workload.inputReadBytesPerS / 1e9, out.system.hostLinkBytesPerS / 1e9);
-        note(buf + e.at("id").get<std::string>() + ": " + e.at("note").get<std::string>() + ")");
-        return;
-    }
+    const json* e = entryOfSource(doc, c);
+    if (!e) return;
+    out.workload.inputReadBytesPerS = e->at("input_read_gbps").get<double>() * 1e9;
+    if (out.system.hostLinkBytesPerS <= 0)
+        out.system.hostLinkBytesPerS = e->at("host_link_gbps").get<double>() * 1e9;
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "input loading: synchronous, %.2f GB/s off storage, %.2f GB/s to the GPU "
+                  "(presets/frameworks/input-loading.json: ",
+                  out.workload.inputReadBytesPerS / 1e9, out.system.hostLinkBytesPerS / 1e9);
+    note(buf + e->at("id").get<std::string>() + ": " + e->at("note").get<std::string>() + ")");
 }
 
 Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
