@@ -450,6 +450,53 @@ TEST_CASE("Hand-derived: FSDP prefetch depth and per-tensor collectives") {
           Approx(2.8e-4).epsilon(1e-4));
 }
 
+TEST_CASE("Hand-derived: ZeRO-3 as DeepSpeed ran it before v0.6 (fsdp_style deepspeed-legacy)") {
+    // 16 GPUs of DP in two nodes, a 5 GB/s network per GPU: an all-gather or reduce-scatter of
+    // S bytes is NCCL's flat ring, 15/16 · S · max(7/8 / 1e11, 1/(8 · 5e9)) = S · 2.34375e-11 s.
+    // The toy layer's four weights (QKV 3·1024², output 1024², MLP up and down 4096·1024),
+    // 25,165,824 B in 16 bits, gather in 5.89824e-4 s. Their mean, 3,145,728 elements, fills
+    // DeepSpeed's 5e7-element prefetch bucket k = 15.89 times, so 1 − 1/k = 0.93708544 of each
+    // gather runs after the module's host synchronise with the GPU idle: 5.527154e-4 s a layer,
+    // 2.2108616e-3 s over the forward's four layers. The rest (under 1.3e-5 s a weight) hides
+    // behind the previous module's GEMM. The edges gather nothing (as in the overlapped style).
+    using test::Edits;
+    using test::toyError;
+    const Edits net = {{"gpus", 16}, {"strategy.dp", 16}, {"system.tiers.1.gbps", 5}};
+    auto run = [&](Edits extra) {
+        Edits e = net;
+        e.insert(e.end(), extra.begin(), extra.end());
+        return evaluate(toy(e));
+    };
+    const Result zero0 = run({});
+    const Result legacy =
+        run({{"strategy.zero_stage", 3}, {"strategy.fsdp_style", "deepspeed-legacy"}});
+    CHECK(legacy.forwardPerMicroBatchS - zero0.forwardPerMicroBatchS ==
+          Approx(2.2108616e-3).epsilon(1e-5));
+    // Backward: the four weights again (its modules run in reverse), and each layer's
+    // gradients, 12,584,960 in bf16, reduce-scattered in one bucket whose wait the next
+    // module's synchronise makes exposed: 25,169,920 · 2.34375e-11 = 5.8992e-4 s a layer.
+    CHECK(legacy.backwardPerMicroBatchS - zero0.backwardPerMicroBatchS ==
+          Approx(4 * (5.527154e-4 + 5.8992e-4)).epsilon(1e-5));
+    // The overlapped coordinator hides the same gathers behind whole layers: never slower.
+    const Result overlapped = run({{"strategy.zero_stage", 3}});
+    CHECK(overlapped.stepTimeS < legacy.stepTimeS);
+    // One host synchronise per gathered module and one after each serial share: with a host
+    // that takes 20 µs an op, the GPU idles at least one op after each of the forward's.
+    const Result hosted = run({{"strategy.zero_stage", 3},
+                               {"strategy.fsdp_style", "deepspeed-legacy"},
+                               {"system.gpu.calibration.host_op_us", 20}});
+    CHECK(hosted.forwardPerMicroBatchS >= legacy.forwardPerMicroBatchS + 4 * 8 * 20e-6 * 0.99);
+}
+
+TEST_CASE("ZeRO-3's legacy style is refused where it does not apply, naming the field") {
+    using test::toyError;
+    CHECK_THAT(toyError({{"strategy.fsdp_style", "deepspeed-legacy"}}),
+               Catch::Contains("strategy.fsdp_style") && Catch::Contains("zero_stage"));
+    CHECK_THAT(toyError({{"strategy.fsdp_style", "deepspeed"}}),
+               Catch::Contains("fsdp_style") && Catch::Contains("deepspeed-legacy"));
+    CHECK_THAT(toyError({{"strategy.fsdp_style", 1}}), Catch::Contains("fsdp_style"));
+}
+
 TEST_CASE("Hand-derived: framework overheads per step and per micro-batch add as stated") {
     // The toy runs 2 micro-batches per step (16 sequences, DP 8, micro-batch 1): 5 ms per step
     // and 1 ms per micro-batch add 5 + 2·1 = 7 ms.

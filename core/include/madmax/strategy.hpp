@@ -11,6 +11,12 @@
 namespace madmax {
 
 /// How MoE tokens reach their experts (docs/developer/workloads.md "Dispatch / combine all-to-all").
+/// ZeRO-3's parameter coordinator (Strategy::fsdpStyle).
+enum class FsdpStyle : std::uint8_t {
+    Overlapped,      ///< gathers and reduce-scatters behind the compute (FSDP, Megatron, DeepSpeed ≥ 0.6)
+    DeepSpeedLegacy, ///< DeepSpeed stage 3 up to v0.5.10: per-module host syncs, one bucket ahead
+};
+
 enum class MoeDispatcher : std::uint8_t {
     AllToAll, ///< one flat all-to-all over the EP group (Megatron-Core "alltoall")
     DeepEp,   ///< hierarchical: once per destination node over RDMA, then NVLink fan-out
@@ -81,6 +87,14 @@ struct Strategy {
     /// ZeRO-3 collectives per layer: 1 = one flat buffer per layer (FSDP, Megatron), more =
     /// one per weight tensor (DeepSpeed ZeRO-3 without bucketing): each pays its own latency.
     bool fsdpPerTensor = false;
+    /// How ZeRO-3's parameter coordinator schedules its gathers (docs/reference/scenario.md
+    /// "ZeRO-3 as DeepSpeed ran it before v0.6"). Overlapped: the collectives above run behind
+    /// the compute (fsdp_prefetch, fsdp_unit). DeepSpeedLegacy: DeepSpeed's stage 3 up to
+    /// v0.5.10 (January 2022): each linear's weight gathered on its own, the host synchronising
+    /// with the whole device before every gathered module, only the next prefetch bucket
+    /// (5·10⁷ elements) gathered behind the current module, the gradients reduced in a bucket
+    /// the next module's synchronisation waits for.
+    FsdpStyle fsdpStyle = FsdpStyle::Overlapped;
     /// DLRM: the embedding sharding plan (the dense part is data-parallel over every GPU).
     DlrmPlan dlrm;
 

@@ -428,6 +428,9 @@ std::optional<std::string> explainInvalidDlrm(const Scenario& s) {
     if (st.zeroStage != 0 && st.zeroStage != 1)
         return "strategy.zero_stage " + str(st.zeroStage) +
                " is not modelled for DLRM (its dense part is small): use 0";
+    if (st.fsdpStyle != FsdpStyle::Overlapped)
+        return std::string("strategy.fsdp_style \"deepspeed-legacy\" describes ZeRO-3, which is "
+                           "not modelled for DLRM: set it to \"overlapped\"");
     if (st.dlrm.listed > 0 && st.dlrm.listed != int(d.tables.size()))
         return "strategy.emb_sharding lists " + str(st.dlrm.listed) + " types for " +
                str(long(d.tables.size())) +

@@ -8,10 +8,21 @@
 
 namespace madmax::detail {
 
+/// DeepSpeed's legacy ZeRO-3 fetches (LayerBuilder::zeroFetch): the share of each weight's
+/// gather its prefetch bucket serialises, and the GPU's idle time after each host synchronise
+/// while the host runs the fetch hook and launches the next kernel (one host op).
+struct ZeroFetchCosts {
+    double serialShare = 0, hookS = 0;
+};
+
 /// Builds a layer's op list with the stream rules of docs/developer/model.md §4.
 class LayerBuilder {
   public:
-    LayerBuilder(StreamSim& sim, const Strategy& st) : sim_(sim), st_(st) {}
+    LayerBuilder(StreamSim& sim, const Strategy& st)
+        : sim_(sim), st_(st),
+          legacyZero_(st.zeroStage >= 3 && st.fsdpStyle == FsdpStyle::DeepSpeedLegacy) {}
+    /// Whether ZeRO-3 runs DeepSpeed's legacy coordinator (zeroFetch places its syncs).
+    bool legacyZero() const { return legacyZero_; }
 
     /// `kernels`: launches the host issues for it; `hostSync`: the host waits for it to finish.
     int compute(const char* label, double dur, Phase phase, int kernels = 1,
@@ -69,9 +80,42 @@ class LayerBuilder {
     void blockOn(int op) {
         if (op >= 0) waitBeforeNext_ = op;
     }
+    /// DeepSpeed's legacy ZeRO-3 coordinator (Strategy::fsdpStyle; DeepSpeed ≤ 0.5.10,
+    /// stage3.py fetch_sub_module): before a linear whose weight is sharded runs, the host
+    /// waits for that weight and synchronises with the whole device (torch.cuda.synchronize),
+    /// then issues the next bucket's gathers. `gatherS`: this weight's all-gather; its
+    /// `1 − serialShare` ran behind the previous gathered module's compute (for the layer's
+    /// first weight, behind the previous layer's last: finish() closes the cycle), and its
+    /// `serialShare` — the part of a prefetch bucket whose per-parameter all-gathers each start
+    /// with a host synchronise — runs now with the GPU idle. No-op in the overlapped style.
+    void zeroFetch(double gatherS, const ZeroFetchCosts& z, Phase phase) {
+        if (!legacyZero_) return;
+        const double serialShare = z.serialShare;
+        const double ahead = gatherS * (1.0 - serialShare);
+        int prefetched = -1;
+        if (lastFetch_ < 0)
+            firstAhead_ = ahead;
+        else
+            prefetched = comm("ZeRO-3 all-gather (prefetched)", Lane::DataParallelComm, ahead,
+                              ParallelDim::DP, Collective::AllGather, lastFetch_);
+        lastFetch_ = hostSyncAll(prefetched, phase, z.hookS);
+        if (serialShare > 0) {
+            const int serial = comm("ZeRO-3 all-gather (bucket, serial)", Lane::DataParallelComm,
+                                    gatherS * serialShare, ParallelDim::DP, Collective::AllGather,
+                                    lastFetch_);
+            lastFetch_ = hostSyncAll(serial, phase, z.hookS);
+        }
+    }
     /// Close the layer: the next layer starts only when every pending collective is done.
     void finish(int waitA, int waitB) {
-        for (int w : {waitBeforeNext_, waitAfterNext_, waitA, waitB, detached_}) {
+        int ahead = -1;
+        if (legacyZero_ && lastFetch_ >= 0) {
+            // The next layer's first weight, prefetched behind this layer's last module.
+            ahead = comm("ZeRO-3 all-gather (prefetched, next layer)", Lane::DataParallelComm,
+                         firstAhead_, ParallelDim::DP, Collective::AllGather, lastFetch_);
+            lastFetch_ = -1;
+        }
+        for (int w : {waitBeforeNext_, waitAfterNext_, waitA, waitB, detached_, ahead}) {
             if (w < 0) continue;
             SimOp op;
             op.label = "layer end";
@@ -83,6 +127,39 @@ class LayerBuilder {
     }
 
   private:
+    /// A host synchronise: one op the host waits on, after every op issued so far and `extra`
+    /// (each pending dependency its own zero-length marker, the last of them the sync), then
+    /// the GPU idle for `hookS` while the host runs the hook and launches again.
+    int hostSyncAll(int extra, Phase phase, double hookS) {
+        for (int w : {waitBeforeNext_, waitAfterNext_, detached_, extra}) {
+            if (w < 0) continue;
+            SimOp op;
+            op.label = "ZeRO-3 fetch: wait";
+            op.phase = phase;
+            op.kernels = 0;
+            op.deps = {lastCompute_, w};
+            lastCompute_ = sim_.add(op);
+        }
+        waitBeforeNext_ = waitAfterNext_ = detached_ = -1;
+        SimOp sync;
+        sync.label = "ZeRO-3 fetch: host sync";
+        sync.phase = phase;
+        sync.kernels = 0;
+        sync.hostSync = true;
+        sync.deps = {lastCompute_, -1};
+        lastCompute_ = sim_.add(sync);
+        if (hookS > 0) {
+            SimOp hook;
+            hook.label = "host: ZeRO-3 fetch hook";
+            hook.phase = phase;
+            hook.durationS = hookS;
+            hook.kernels = 0;
+            hook.hostIdle = true;
+            hook.deps = {lastCompute_, -1};
+            lastCompute_ = sim_.add(hook);
+        }
+        return lastCompute_; // what the host issues next starts after it
+    }
     int comm(const char* label, Lane lane, double dur, ParallelDim dim, Collective kind, int dep) {
         SimOp op;
         op.label = label;
@@ -99,6 +176,9 @@ class LayerBuilder {
     int waitBeforeNext_ = -1;
     int waitAfterNext_ = -1;
     int detached_ = -1;
+    bool legacyZero_;
+    int lastFetch_ = -1;     ///< the last legacy ZeRO-3 fetch's host sync (-1: none yet)
+    double firstAhead_ = 0;  ///< the prefetched share of the layer's first gathered weight
 };
 
 /// The gradient GEMMs of a backward of `g` forward GEMM passes: 2 (input and weight

@@ -418,6 +418,21 @@ std::optional<std::string> explainInvalidSharding(const Strategy& st) {
                 return "strategy.placement names " + std::string(toString(st.placement[i])) +
                        " twice; list each of tp, cp, ep, dp, pp once, innermost first";
     return std::nullopt;
+}
+
+/// DeepSpeed's legacy ZeRO-3 coordinator: a style of sharded training of dense layers.
+std::optional<std::string> explainInvalidFsdpStyle(const Scenario& s) {
+    if (s.strategy.fsdpStyle != FsdpStyle::DeepSpeedLegacy) return std::nullopt;
+    if (s.workload.kind == WorkloadKind::Inference)
+        return std::string("strategy.fsdp_style \"deepspeed-legacy\" describes ZeRO-3 training; "
+                           "serving shards nothing: set it to \"overlapped\"");
+    if (s.strategy.zeroStage < 3)
+        return "strategy.fsdp_style \"deepspeed-legacy\" is how DeepSpeed's ZeRO stage 3 gathers "
+               "parameters, but strategy.zero_stage is " + str(s.strategy.zeroStage) +
+               ": set zero_stage to 3, or fsdp_style to \"overlapped\"";
+    if (s.model.isMoe())
+        return std::string("strategy.fsdp_style \"deepspeed-legacy\" is modelled for dense "
+                           "layers only; a mixture-of-experts model needs \"overlapped\"");
     return std::nullopt;
 }
 
@@ -429,6 +444,7 @@ std::optional<std::string> detail::explainInvalidLayered(const Scenario& s) {
     if (auto why = explainInvalidDegrees(s)) return why;
     if (auto why = explainInvalidStageSplit(s)) return why;
     if (auto why = explainInvalidRecomputeOffload(s)) return why;
+    if (auto why = explainInvalidFsdpStyle(s)) return why;
     if (s.workload.kind == WorkloadKind::Inference) return explainInvalidServing(s);
     if (auto why = explainInvalidMicroBatches(s)) return why;
     return explainInvalidSharding(s.strategy);

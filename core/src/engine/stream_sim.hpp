@@ -32,7 +32,7 @@ using CommTable = std::array<std::array<CommTime, kCollectiveCount>, kParallelDi
 
 class StreamSim {
   public:
-    static constexpr int kCapacity = 96;
+    static constexpr int kCapacity = 128;
 
     int add(const SimOp& op) {
         if (n_ >= kCapacity) std::abort(); // a layer has at most ~60 ops: cannot happen

@@ -180,6 +180,8 @@ json toJson(const Strategy& st) {
             {"schedule", std::string(toString(st.schedule))},
             {"moe_dispatcher", st.dispatcher == MoeDispatcher::DeepEp ? "deepep" : "all_to_all"},
             {"fsdp_unit", st.fsdpPerTensor ? "tensor" : "layer"},
+            {"fsdp_style",
+             st.fsdpStyle == FsdpStyle::DeepSpeedLegacy ? "deepspeed-legacy" : "overlapped"},
             {"placement", placement}};
     for (const StrategyNumber& n : strategyNumbers()) {
         if (n.integer())

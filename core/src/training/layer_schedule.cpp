@@ -48,7 +48,8 @@ void blockBackward(BlockKind k, LayerBuilder& b, const Scenario& s, const LayerC
 void buildForward(StreamSim& sim, const Scenario& s, const LayerCosts& c, const MoeLayerCosts& e,
                   int layer) {
     LayerBuilder b(sim, s.strategy);
-    const bool fsdp = s.strategy.zeroStage >= 3;
+    // DeepSpeed's legacy coordinator gathers each weight at its module (the blocks' zeroFetch).
+    const bool fsdp = s.strategy.zeroStage >= 3 && !b.legacyZero();
     const bool moe = s.model.isMoeLayer(layer);
     const bool prefetch = s.strategy.fsdpPrefetch > 0;
     const int gather =
@@ -68,7 +69,7 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, const
                    int layer, bool frozen, bool recompute) {
     const Strategy& st = s.strategy;
     LayerBuilder b(sim, st);
-    const bool fsdp = st.zeroStage >= 3;
+    const bool fsdp = st.zeroStage >= 3 && !b.legacyZero();
     const bool moe = s.model.isMoeLayer(layer);
     const bool prefetch = st.fsdpPrefetch > 0;
     const int gather = fsdp ? b.background(prefetch ? "FSDP all-gather (bwd, next layer)"
@@ -87,6 +88,11 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, const
             blockForward(k, b, s, c, e, Phase::Recompute);
     for (int i = blocks.count - 1; i >= 0; --i)
         blockBackward(blocks.kinds[i], b, s, c, e, frozen ? 1.0 : 2.0);
+    // Legacy: the gradients' bucket is reduced when it fills, and the next module's host
+    // synchronise waits for it, with nothing issued in between: exposed.
+    if (b.legacyZero() && !frozen)
+        b.blocking("ZeRO-3 reduce-scatter (bucket)", c.fsdpReduce, ParallelDim::DP,
+                   Collective::ReduceScatter);
     b.finish(prefetch ? gather : -1, reduce);
 }
 

@@ -8,6 +8,7 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
     const Strategy& st = s.strategy;
     const bool sp = st.sequenceParallel;
     b.compute("norm (attention)", c.norm, phase);
+    b.zeroFetch(c.zeroQkv, c.zeroFetch, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("QKV GEMM", c.qkv, phase, c.gemmKernels(c.projGemms));
     if (c.loraAttn > 0) b.compute("LoRA adapters (attention)", c.loraAttn, phase);
@@ -17,6 +18,7 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
                      Collective::AllGather);
     b.compute("attention core", c.attention, phase);
     if (c.cpMerge > 0) b.compute("CP partial-output merge", c.cpMerge, phase);
+    b.zeroFetch(c.zeroOut, c.zeroFetch, phase);
     b.compute("output projection", c.outProj, phase, c.gemmKernels(1));
     b.tpCollective(sp ? "TP reduce-scatter" : "TP all-reduce", c.tpComm,
                    sp ? Collective::ReduceScatter : Collective::AllReduce, false);
@@ -25,9 +27,11 @@ void attentionForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, P
 void mlpForward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, Phase phase) {
     const bool sp = s.strategy.sequenceParallel;
     b.compute("residual + norm (MLP)", c.residual + c.norm, phase);
+    b.zeroFetch(c.zeroUp, c.zeroFetch, phase);
     if (sp) b.tpCollective("TP all-gather", c.tpComm, Collective::AllGather, true);
     b.compute("MLP up GEMM", c.mlpUp, phase, c.gemmKernels(1));
     b.compute("activation", c.activation, phase);
+    b.zeroFetch(c.zeroDown, c.zeroFetch, phase);
     b.compute("MLP down GEMM", c.mlpDown, phase, c.gemmKernels(1));
     if (c.loraMlp > 0) b.compute("LoRA adapters (MLP)", c.loraMlp, phase);
     if (c.dequantMlp > 0) b.compute("dequantize base weights (MLP)", c.dequantMlp, phase);
@@ -73,6 +77,7 @@ void columnParallelBackward(LayerBuilder& b, const Scenario& s, const LayerCosts
 void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double g) {
     const bool sp = s.strategy.sequenceParallel;
     b.compute("residual (bwd)", c.residual, Phase::Backward);
+    b.zeroFetch(c.zeroDown, c.zeroFetch, Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
     const int passes = gradientGemms(g);
     b.compute("MLP down GEMM (bwd)", g * c.mlpDown, Phase::Backward, c.gemmBwdKernels(1, passes));
@@ -80,6 +85,7 @@ void mlpBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, double
     if (c.dequantMlp > 0)
         b.compute("dequantize base weights (MLP, bwd)", c.dequantMlp, Phase::Backward);
     b.compute("activation (bwd)", 2.0 * c.activation, Phase::Backward);
+    b.zeroFetch(c.zeroUp, c.zeroFetch, Phase::Backward);
     if (overlapsGradCollectives(s, passes)) {
         columnParallelBackward(b, s, c, false, c.mlpUp, 1);
         return;
@@ -93,6 +99,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
     const Strategy& st = s.strategy;
     const bool sp = st.sequenceParallel;
     b.compute("residual + norm (bwd)", 2.0 * (c.residual + c.norm), Phase::Backward);
+    b.zeroFetch(c.zeroOut, c.zeroFetch, Phase::Backward);
     if (sp) b.tpCollective("TP all-gather (bwd)", c.tpComm, Collective::AllGather, true);
     const int passes = gradientGemms(g);
     b.compute("output projection (bwd)", g * c.outProj, Phase::Backward,
@@ -109,6 +116,7 @@ void attentionBackward(LayerBuilder& b, const Scenario& s, const LayerCosts& c, 
                      Collective::ReduceScatter);
     b.compute("attention core (bwd)", c.attentionBwd, Phase::Backward);
     if (c.cpMergeBwd > 0) b.compute("CP gradient accumulation", c.cpMergeBwd, Phase::Backward);
+    b.zeroFetch(c.zeroQkv, c.zeroFetch, Phase::Backward);
     if (overlapsGradCollectives(s, passes) && c.loraAttn <= 0 && c.dequantAttn <= 0) {
         columnParallelBackward(b, s, c, true, c.qkv, c.projGemms);
         b.compute("norm (bwd)", 2.0 * c.norm, Phase::Backward);

@@ -44,6 +44,11 @@ struct LayerCosts {
     /// stored width, write 16-bit): attention's and the MLP's, once per use.
     double dequantAttn, dequantMlp;
     double fsdpGather, fsdpReduce; ///< ZeRO-3: one layer's weights gathered / gradients scattered
+    /// DeepSpeed's legacy ZeRO-3 (Strategy::fsdpStyle): each linear's weight gathered on its
+    /// own — QKV (the attention projections), output projection, MLP up, MLP down — and the
+    /// share of each its prefetch bucket serialises (LayerBuilder::zeroFetch).
+    double zeroQkv, zeroOut, zeroUp, zeroDown;
+    ZeroFetchCosts zeroFetch;
     /// Launches of `gemms` GEMMs below 16 bits (Transformer Engine): forward, each GEMM after
     /// the quantisation of its input; backward, the quantisation of its output gradient, which
     /// its `passes` data- and weight-gradient GEMMs share, then those GEMMs. `casts`: the

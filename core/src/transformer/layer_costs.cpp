@@ -13,6 +13,39 @@ namespace madmax::detail {
 
 namespace {
 
+/// DeepSpeed's stage-3 prefetch bucket up to v0.5.10 (stage3_prefetch_bucket_size, default
+/// 5·10⁷ elements; deepspeed/runtime/zero/stage3.py at v0.5.0).
+constexpr double kDeepSpeedPrefetchBucket = 5e7;
+
+/// DeepSpeed's legacy ZeRO-3 gathers: one all-gather per linear's weight (16-bit, this TP
+/// rank's shard; norms and biases, under the 10⁵-element param_persistence_threshold, stay
+/// whole). A prefetch takes the next weights in trace order until it holds a bucket, and
+/// _allgather_param synchronises the device before each weight's all-gather, so of a bucket
+/// of k weights k − 1 run one after another with the GPU idle and only the last overlaps the
+/// module's compute: the serial share 1 − 1/k, k = max(1, bucket / mean weight).
+void zeroLegacyGathers(const Scenario& s, const Shape& sh, const Groups& g, LayerCosts& c) {
+    const Model& m = s.model;
+    const AttentionGemms ag = attentionGemms(m, sh.t);
+    double projections = 0;
+    for (int i = 0; i < ag.count; ++i) projections += ag.projections[i].n * ag.projections[i].k;
+    const MlpGemms mlp = mlpGemms(m, sh.f, sh.t);
+    const double out = ag.output.n * ag.output.k, up = mlp.up.n * mlp.up.k,
+                 down = mlp.down.n * mlp.down.k;
+    auto gather = [&](double elements) {
+        return collectiveTime(s.system, g.dpShard, Collective::AllGather, elements * 2.0);
+    };
+    c.zeroQkv = gather(projections);
+    c.zeroOut = gather(out);
+    c.zeroUp = gather(up);
+    c.zeroDown = gather(down);
+    const double mean = (projections + out + up + down) / 4.0;
+    c.zeroFetch.serialShare = 1.0 - 1.0 / std::max(1.0, kDeepSpeedPrefetchBucket / mean);
+    // After each synchronise the GPU waits while the host runs the hook and launches again:
+    // one host op (the calibration's eager-mode launch time; none under CUDA graphs).
+    c.zeroFetch.hookS = s.strategy.cudaGraphs ? 0.0 : s.system.gpu.calibration.hostOpS;
+}
+
+
 /// The attention projections' GEMMs (madmax/layer_gemms.hpp) over the micro-batch's rows.
 double attentionProjections(const AttentionGemms& g, const Shape& sh, const OpCoster& oc) {
     double t = 0;
@@ -96,6 +129,15 @@ void layerCollectives(const Scenario& s, const Shape& sh, const OpCoster& oc, co
         c.cpMergeBwd = oc.elementwise(rows * (sh.qDim + 2.0 * sh.kvDim) * 10.0);
     }
     const double layerParams = m.paramsPerLayer() / sh.t;
+    if (st.fsdpStyle == FsdpStyle::DeepSpeedLegacy) {
+        zeroLegacyGathers(s, sh, g, c);
+        // The gradients fill DeepSpeed's reduce bucket (5·10⁸ elements, more than a layer)
+        // and are reduce-scattered together: one collective per layer's worth.
+        c.fsdpReduce = collectiveTime(s.system, g.dpShard, Collective::ReduceScatter,
+                                      layerParams * bytesPerElement(s.workload.gradReducePrecision));
+        c.fsdpGather = c.zeroQkv + c.zeroOut + c.zeroUp + c.zeroDown;
+        return;
+    }
     // Per weight tensor (DeepSpeed ZeRO-3 unbucketed): QKV as three, the output projection,
     // the MLP's two or three matrices and two norms, each its own collective and latency.
     const double tensors = st.fsdpPerTensor ? (m.gatedMlp ? 9.0 : 8.0) : 1.0;
