@@ -953,3 +953,41 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: dense within 15%, MoE serving predict
         }
     }
 }
+
+TEST_CASE("DeepSpeed ZeRO-3 runs dated before v0.6.0 take the legacy coordinator, and say so") {
+    // presets/frameworks/zero3-style.json: a source naming DeepSpeed, dated by its arXiv
+    // identifier before 2022-03, ran stage3.py's legacy coordinator; a later one the
+    // overlapped one; an undated one keeps the overlapped default and says it was assumed.
+    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
+    json c;
+    for (const auto& x : pub["cases"])
+        if (x["id"] == "megatron-sc21-t1-1.7B") c = x;
+    REQUIRE(c.is_object());
+    c["parallel"]["zero_stage"] = 3;
+    c["parallel"]["microbatch"] = 1;
+    c["source"]["title"] = "A DeepSpeed ZeRO-3 run";
+    auto at = [&](const std::string& url) {
+        json k = c;
+        k["source"]["url"] = url;
+        const ValidationReport r = runValidation(
+            json{{"schema", "madmax-validation/1"}, {"cases", {k}}}, PresetLibrary::builtin(), "v.json");
+        REQUIRE(r.cases.at(0).predicted);
+        std::string notes;
+        for (const auto& n : r.cases.at(0).notes) notes += n + "\n";
+        return std::make_pair(*r.cases.at(0).predicted, notes);
+    };
+    const auto [legacy, legacyNotes] = at("https://arxiv.org/abs/2104.07857");
+    CHECK_THAT(legacyNotes, Catch::Contains("ZeRO-3 coordinator: deepspeed-legacy") &&
+                                Catch::Contains("dated 2021-04"));
+    const auto [later, laterNotes] = at("https://arxiv.org/pdf/2306.10209");
+    CHECK_THAT(laterNotes, !Catch::Contains("ZeRO-3 coordinator"));
+    const auto [undated, undatedNotes] = at("https://github.com/microsoft/DeepSpeed");
+    CHECK_THAT(undatedNotes, Catch::Contains("overlapped assumed"));
+    // The measured metric is a throughput (TFLOP/s): the legacy coordinator's is lower.
+    CHECK(legacy < later);
+    CHECK(undated == later);
+    // Not DeepSpeed: no change, nothing said.
+    c["source"]["title"] = "Megatron-LM";
+    const Scenario s = scenarioForCase(c, PresetLibrary::builtin(), "v.json");
+    CHECK(s.strategy.fsdpStyle == FsdpStyle::Overlapped);
+}

@@ -262,6 +262,61 @@ const json* tpOverlapStyleFor(const json& c) {
     return entryOfSource(doc, c);
 }
 
+namespace {
+
+/// "20YY-MM" from an arXiv identifier in `url` (arxiv.org/abs/YYMM.NNNNN or /pdf/), else "".
+std::string arxivMonth(const std::string& url) {
+    for (const char* stem : {"arxiv.org/abs/", "arxiv.org/pdf/"}) {
+        const std::size_t at = url.find(stem);
+        if (at == std::string::npos) continue;
+        const std::string id = url.substr(at + std::string(stem).size(), 5);
+        if (id.size() == 5 && id[4] == '.' &&
+            std::all_of(id.begin(), id.begin() + 4, [](char ch) { return ch >= '0' && ch <= '9'; }))
+            return "20" + id.substr(0, 2) + "-" + id.substr(2, 2);
+    }
+    return "";
+}
+
+std::string lowered(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char ch) { return char(std::tolower(ch)); });
+    return text;
+}
+
+} // namespace
+
+Zero3Style zero3StyleFor(const json& c) {
+    static const json doc = frameworkDoc("zero3-style.json");
+    const json& src = c.value("source", json::object());
+    auto field = [](const json& o, const char* key) {
+        return o.is_object() && o.contains(key) && o.at(key).is_string()
+                   ? o.at(key).get<std::string>()
+                   : std::string();
+    };
+    const std::string url = field(src, "url");
+    const std::string text = lowered(field(src, "title") + " " + field(src, "where") + " " + url +
+                                     " " + field(c, "notes"));
+    Zero3Style out;
+    if (!doc.contains("entries")) return out;
+    for (const json& e : doc.at("entries")) {
+        bool named = false;
+        for (const json& marker : e.at("text_contains_any"))
+            named = named || text.find(marker.get<std::string>()) != std::string::npos;
+        if (!named) continue;
+        const std::string month = arxivMonth(url);
+        if (month.empty()) {
+            out.undated = true;
+            continue;
+        }
+        if (month < e.at("published_before").get<std::string>()) {
+            out.entry = &e;
+            out.month = month;
+            return out;
+        }
+    }
+    return out;
+}
+
 /// A published run did fit: when the modelled memory says otherwise, the run saved memory in a
 /// way the table does not give (activation offloading, partial recompute) or the memory model
 /// over-counts. The prediction stands as published, and says so.

@@ -54,6 +54,15 @@ const json* entryOfSource(const json& doc, const json& c);
 /// The TP overlap style of a case's framework (presets/frameworks/tp-overlap.json): the entry
 /// of its source, null when none names one (the strategy's default then holds).
 const json* tpOverlapStyleFor(const json& c);
+/// The ZeRO-3 coordinator of a case's framework (presets/frameworks/zero3-style.json): the
+/// entry its source names and dates before the entry's cut-off (null when none does), and
+/// whether a source named one but gave no date to place it by.
+struct Zero3Style {
+    const json* entry = nullptr;
+    std::string month; ///< the source's "YYYY-MM", when an entry applies
+    bool undated = false;
+};
+Zero3Style zero3StyleFor(const json& c);
 /// A published run did fit: when the modelled memory says otherwise, the run saved memory in a
 /// way the table does not give (activation offloading, partial recompute) or the memory model
 /// over-counts. The prediction stands as published, and says so.

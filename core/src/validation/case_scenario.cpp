@@ -251,6 +251,19 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     if (isNull(par, "microbatch")) note("micro-batch not published: 1 assumed");
     inferZeroStage(c, par, file, strategy);
     const bool moe = model.value("arch", "dense") == "moe";
+    if (strategy.value("zero_stage", 0) == 3 && !moe) {
+        const Zero3Style z = zero3StyleFor(c);
+        if (z.entry) {
+            strategy["fsdp_style"] = z.entry->at("fsdp_style");
+            note("ZeRO-3 coordinator: " + z.entry->at("fsdp_style").get<std::string>() +
+                 " (source dated " + z.month + " by its arXiv identifier; " +
+                 z.entry->at("note").get<std::string>() + ")");
+        } else if (z.undated) {
+            note("ZeRO-3 coordinator: overlapped assumed (the source names DeepSpeed but gives "
+                 "no arXiv date to place it before or after v0.6.0; "
+                 "presets/frameworks/zero3-style.json)");
+        }
+    }
     if (moe) inferMoeLayout(c, par, lib, strategy);
     inferPipelineLayout(c, par, file, layers, pp, strategy);
     const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
