@@ -1,5 +1,6 @@
 // Invariants over a randomized sweep of valid scenarios: every preset model and system, with
-// random parallel degrees, batch, recompute, ZeRO stage and overlap switches.
+// random parallel degrees, batch, recompute, ZeRO stage (and ZeRO-3 coordinator) and overlap
+// switches.
 #include "madmax/memory.hpp"
 #include "test_support.hpp"
 
@@ -49,6 +50,9 @@ std::vector<Scenario> randomScenarios(int count) {
         st.dp = pick(std::vector<int>{1, 2, 4, 8, 16, 32, 64});
         st.microBatch = pick(std::vector<int>{1, 2, 4});
         st.zeroStage = pick(std::vector<int>{0, 1, 2, 3});
+        // DeepSpeed's legacy ZeRO-3 coordinator on half the dense ZeRO-3 draws.
+        if (st.zeroStage == 3 && !s.model.isMoe() && rng() % 2)
+            st.fsdpStyle = FsdpStyle::DeepSpeedLegacy;
         st.sequenceParallel = rng() % 2;
         st.tpCommOverlap = rng() % 2;
         st.dpOverlap = rng() % 4 != 0;

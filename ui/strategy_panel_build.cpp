@@ -118,6 +118,12 @@ void StrategyPanel::buildSwitches(QVBoxLayout* outer) {
     addCombo(form, "zero_stage", numberLabel("zero_stage"),
              {"0 — replicated", "1 — optimizer sharded", "2 — + gradients", "3 — + weights (FSDP)"},
              fromView(findStrategyNumber("zero_stage")->help));
+    addCombo(form, "fsdp_style", "ZeRO-3 coordinator", {"overlapped", "deepspeed-legacy"},
+             "How ZeRO-3 gathers weights. overlapped: behind the compute (FSDP, Megatron-FSDP, "
+             "DeepSpeed ≥ 0.6). deepspeed-legacy: DeepSpeed's stage 3 up to v0.5.10 — each "
+             "linear's weight gathered at that linear after a device-wide host synchronise, "
+             "only the next weight prefetched, the gradient bucket's reduce-scatter exposed. "
+             "Needs ZeRO stage 3 and a dense model.");
     addCombo(form, "recompute", "Recompute", {"none", "selective", "full"},
              "Activation recompute (Korthikanti et al. 2022): selective recomputes the attention "
              "core, full the whole layer.");
@@ -358,6 +364,10 @@ void StrategyPanel::buildServing(QVBoxLayout* outer) {
 void StrategyPanel::connectSwitches() {
     connect(combos_["zero_stage"], &QComboBox::currentIndexChanged, this, [this](int i) {
         applyEdits({{"strategy.zero_stage", i}}, "ZeRO stage", combos_["zero_stage"]);
+    });
+    connect(combos_["fsdp_style"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
+        applyEdits({{"strategy.fsdp_style", t.toStdString()}}, "ZeRO-3 coordinator " + t,
+                   combos_["fsdp_style"]);
     });
     connect(combos_["recompute"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
         // A layer count applies to full recompute only: leaving full recomputes no layer fully.
