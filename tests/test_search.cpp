@@ -487,3 +487,32 @@ TEST_CASE("Training cost: time, GPU-hours, dollars and energy for a token budget
     CHECK(c.dollars == Approx(c.gpuHours * 2.99));    // presets/systems/dgx-h100-superpod.json
     CHECK(c.energyKWh == Approx(c.gpuHours * 0.700)); // H100 SXM 700 W
 }
+
+TEST_CASE("A search from a DeepSpeed-legacy scenario keeps its coordinator on ZeRO-3 and searches the other stages too") {
+    // The coordinator is a framework fact: ZeRO-3 candidates keep it (and are priced with it),
+    // candidates of other stages gather nothing and are not refused for it.
+    Scenario s = test::preset("llama3-8b-fsdp-64-h100", {"strategy.fsdp_style=deepspeed-legacy"});
+    SearchOptions o;
+    o.topN = 100000;
+    const SearchResult r = search(s, {}, o);
+    bool zero3 = false, other = false;
+    for (const Candidate& c : r.top) {
+        if (c.strategy.zeroStage == 3) {
+            zero3 = true;
+            CHECK(c.strategy.fsdpStyle == FsdpStyle::DeepSpeedLegacy);
+        } else {
+            other = true;
+            CHECK(c.strategy.fsdpStyle == FsdpStyle::Overlapped);
+        }
+    }
+    CHECK(zero3);
+    CHECK(other);
+    // Each ZeRO-3 candidate is exactly its scenario's evaluation under the legacy coordinator.
+    for (const Candidate& c : r.top)
+        if (c.strategy.zeroStage == 3) {
+            Scenario x = s;
+            x.strategy = c.strategy;
+            CHECK(toJson(evaluateCandidate(x, Objective::Throughput, 1e12)) == toJson(c));
+            break;
+        }
+}

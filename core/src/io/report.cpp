@@ -278,6 +278,7 @@ void appendTrainingHeader(std::string& o, const Scenario& s, const Result& r) {
          (st.vp > 1 ? " (v=" + std::to_string(st.vp) + ")" : "") + " CP" + std::to_string(st.cp) +
          " DP" + std::to_string(st.dp) + ", micro-batch " + std::to_string(st.microBatch) + " x " +
          std::to_string(r.microBatches) + ", ZeRO-" + std::to_string(st.zeroStage) +
+         (st.fsdpStyle == FsdpStyle::DeepSpeedLegacy ? " (DeepSpeed ≤ 0.5 coordinator)" : "") +
          ", recompute " + recomputeLabel(st) +
          (st.offloadLayers > 0
               ? ", activations of " + std::to_string(st.offloadLayers) + " layers offloaded"

@@ -356,6 +356,9 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                                                 ? std::span<const int>(kEveryLayer)
                                                 : std::span<const int>(space.recomputeLayers);
     const int chunkLayers = largestChunkLayers(s); // the task fixes pp, vp and the split
+    // The scenario's ZeRO-3 coordinator (a framework fact) applies where ZeRO-3 does; the
+    // other stages gather nothing.
+    const FsdpStyle zero3Style = st.fsdpStyle;
     for (int mb : divisorsOf(perReplica, perReplica)) {
         if (!allowed(space.microBatch, mb)) continue;
         st.microBatch = mb;
@@ -364,6 +367,7 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
         for (int zero : zeros) {
             if (!allowed(space.zeroStage, zero)) continue;
             st.zeroStage = zero;
+            st.fsdpStyle = zero == 3 ? zero3Style : FsdpStyle::Overlapped;
             for (int rcIndex = 0; rcIndex < 2 + int(fullLayers.size()); ++rcIndex) {
                 const Recompute rc = rcIndex == 0   ? Recompute::None
                                      : rcIndex == 1 ? Recompute::Selective
@@ -396,6 +400,7 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
             }
         }
     }
+    st.fsdpStyle = zero3Style; // the working copy serves the next task as the base gave it
 }
 
 /// At most the configurations runTask() visits for task `t`: micro-batches × ZeRO stages ×
