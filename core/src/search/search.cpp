@@ -390,8 +390,10 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                         st.sequenceParallel = sp;
                         for (int ov : binary) {
                             if (!allowed(space.tpCommOverlap, ov)) continue;
-                            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
+                            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) {
+                                st.fsdpStyle = zero3Style;
                                 return;
+                            }
                             st.tpCommOverlap = ov;
                             visitConfiguration(s, opt, sampleBelow, gemmFlopsPerStep, cell, L);
                         }
