@@ -884,18 +884,19 @@ TEST_CASE("The artifact's ViT validation rows: predicted, and said how far off (
     CHECK(predicted("madmax-ae-vit-120b-128gpu-gbs2048") == Approx(151.397015).epsilon(0.05));
 }
 
-TEST_CASE("Held-out TensorRT-LLM 0.19 rows: Llama 3.3 70B NVFP4 on one B200, predicted") {
+TEST_CASE("TensorRT-LLM 0.19 rows: Llama 3.3 70B NVFP4 on one B200, the B200 decode fit's row") {
     // presets/validation/trtllm-019-b200-fp4.json (TensorRT-LLM 0.19.0 perf overview, 'Llama 3.3
-    // 70B FP4', B200 TP1: 9,925.00 tokens/s at 128/2048, 7,559.88 at 500/2000). Nothing is
-    // fitted on them. This build: +29.5% and +37.9% — optimistic: the B200's serving
-    // efficiencies are the H100 fit's, and the KV cache is taken in FP8 (not published, said).
+    // 70B FP4', B200 TP1: 9,925.00 tokens/s at 128/2048, 7,559.88 at 500/2000). B200's
+    // decode_memory_efficiency (0.42) is fitted on the 128/2048 row (+29.5% with H100's 0.65,
+    // +0.3% with it); 500/2000 is out of sample (+37.9% before, +3.0%). The KV cache is taken in
+    // FP8 (not published, said).
     const ValidationReport r = runValidation(readJsonFile(MADMAX_TRTLLM019_DATASET),
                                              PresetLibrary::builtin(), "trtllm-019-b200-fp4.json");
     REQUIRE(r.overall.count == 2);
     for (const auto& c : r.cases) {
         INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
         REQUIRE(c.predicted);
-        CHECK(std::fabs(c.errorPct()) <= 40.0);
+        CHECK(std::fabs(c.errorPct()) <= (c.id.find("128-2048") != std::string::npos ? 1.0 : 5.0));
         CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
             return n.find("kv_precision not published: fp8 assumed") != std::string::npos;
         }));
@@ -933,25 +934,39 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: dense within 15%, MoE serving predict
     // presets/validation/trtllm-10-overview.json (TensorRT-LLM's v1.0-era perf overview, the
     // page and commit of public.json's Llama 3.3 70B rows). Nothing is fitted on them. Dense
     // Llama 3.1 405B (TP8) and 8B (TP1) on H100 and H200: this build -13.8% to +12.8%. MoE,
-    // Qwen3-235B-A22B FP8 on 8 H100 / 8 H200 (attention DP, EP8) and Qwen3-30B-A3B FP4 on a
-    // B200: +34.5% to +81.6%, every one optimistic — a mechanism of MoE serving in this
-    // framework that the model does not have yet (issue #29 names it; the dense rows of the
-    // same page are within 14%, so it is not the GPU's calibration). The test holds the
-    // direction, so a change that fixes it shows here, and the bound, so one that worsens it
-    // fails.
+    // Qwen3-235B-A22B FP8 on 8 H100 / 8 H200 (attention DP, EP8): +34.5% to +81.6%, every one
+    // optimistic — a mechanism of MoE serving in this framework that the model does not have
+    // yet (issue #29 names it; the dense rows of the same page are within 14%, so it is not
+    // the GPU's calibration). The test holds the direction, so a change that fixes it shows
+    // here, and the bound, so one that worsens it fails.
+    //
+    // The Blackwell columns (B200 and GB200, NVFP4) are out of sample for B200's
+    // decode_memory_efficiency, fitted (0.42) on TensorRT-LLM 0.19's Llama 3.3 70B B200
+    error|error| was 21.7% (17 rows added with the
+    // fit, +0.9% to +148.5%) and the B200 Qwen3-30B-A3B rows +39% to +63%; with the fit,
+    // 14.7% (-29.6% to +78.3%) and -4.8% to +19.0%.
     const ValidationReport r = runValidation(readJsonFile(MADMAX_TRTLLM10_DATASET),
                                              PresetLibrary::builtin(), "trtllm-10-overview.json");
-    REQUIRE(r.overall.count == 17);
+    REQUIRE(r.overall.count == 34);
+    std::vector<double> blackwell;
     for (const auto& c : r.cases) {
         INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
         REQUIRE(c.predicted);
-        if (c.id.find("qwen3") != std::string::npos) {
+        const bool isBlackwell = c.id.find("b200") != std::string::npos;
+        const bool moe = c.id.find("qwen3") != std::string::npos;
+        if (isBlackwell) {
+            blackwell.push_back(std::fabs(c.errorPct()));
+            CHECK(std::fabs(c.errorPct()) <= (moe ? 80.0 : 30.0));
+        } else if (moe) {
             CHECK(c.errorPct() > 0.0);
             CHECK(c.errorPct() <= 85.0);
         } else {
             CHECK(std::fabs(c.errorPct()) <= 15.0);
         }
     }
+    REQUIRE(blackwell.size() == 20);
+    // The B200 Qwen3-30B-A3B rows count among the 20; the median is over all of them.
+    CHECK(errorStats(blackwell).medianAbsPct <= 15.0);
 }
 
 TEST_CASE("DeepSpeed ZeRO-3 runs dated before v0.6.0 take the legacy coordinator, and say so") {
