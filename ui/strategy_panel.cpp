@@ -63,6 +63,8 @@ void StrategyPanel::syncCombos(const Strategy& st) {
     }
     const QSignalBlocker b(combos_["zero_stage"]);
     combos_["zero_stage"]->setCurrentIndex(st.zeroStage);
+    // The coordinator gathers ZeRO-3's weights: nothing to choose below stage 3.
+    combos_["fsdp_style"]->setEnabled(st.zeroStage == 3);
 }
 
 void StrategyPanel::refresh(const Scenario& s) {

@@ -363,7 +363,10 @@ void StrategyPanel::buildServing(QVBoxLayout* outer) {
 /// The sharding, recompute, offload, placement and overlap switches, each one undoable edit.
 void StrategyPanel::connectSwitches() {
     connect(combos_["zero_stage"], &QComboBox::currentIndexChanged, this, [this](int i) {
-        applyEdits({{"strategy.zero_stage", i}}, "ZeRO stage", combos_["zero_stage"]);
+        // DeepSpeed's legacy coordinator is ZeRO-3's: leaving stage 3 leaves it too.
+        std::vector<std::pair<std::string, nlohmann::json>> edits{{"strategy.zero_stage", i}};
+        if (i != 3) edits.push_back({"strategy.fsdp_style", "overlapped"});
+        applyEdits(edits, "ZeRO stage", combos_["zero_stage"]);
     });
     connect(combos_["fsdp_style"], &QComboBox::currentTextChanged, this, [this](const QString& t) {
         applyEdits({{"strategy.fsdp_style", t.toStdString()}}, "ZeRO-3 coordinator " + t,
