@@ -972,3 +972,31 @@ TEST_CASE("The request chart draws one request's path: one pool, or prefill pool
                  decode.inference.kvTransferS)
               .epsilon(1e-5));
 }
+
+TEST_CASE("The ZeRO-3 coordinator: chosen at stage 3, its fetches on the timeline, reset below it") {
+    test::Explorer e("llama3-8b-fsdp-64-h100");
+    auto& w = *e.window;
+    auto* style = w.strategyPanel()->combo("fsdp_style");
+    REQUIRE(w.document()->scenario().strategy.zeroStage == 3);
+    CHECK(style->isEnabled());
+    const double overlapped = w.shown().result.stepTimeS;
+    style->setCurrentText("deepspeed-legacy");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.fsdpStyle == FsdpStyle::DeepSpeedLegacy);
+    // The legacy coordinator is never faster, and the timeline shows its host syncs.
+    CHECK(w.shown().result.stepTimeS > overlapped);
+    bool hook = false;
+    for (const auto& row : w.chart("timeline")->table().rows)
+        hook = hook || row.join(" ").contains("ZeRO-3 fetch hook");
+    CHECK(hook);
+    // Leaving stage 3 leaves the coordinator in the same edit (one undo step) and disables it.
+    w.strategyPanel()->combo("zero_stage")->setCurrentIndex(1);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().strategy.zeroStage == 1);
+    CHECK(w.document()->scenario().strategy.fsdpStyle == FsdpStyle::Overlapped);
+    CHECK_FALSE(style->isEnabled());
+    w.document()->undoStack()->undo();
+    CHECK(w.document()->scenario().strategy.zeroStage == 3);
+    CHECK(w.document()->scenario().strategy.fsdpStyle == FsdpStyle::DeepSpeedLegacy);
+    CHECK(style->currentText() == "deepspeed-legacy");
+}
