@@ -1001,6 +1001,17 @@ TEST_CASE("DeepSpeed ZeRO-3 runs dated before v0.6.0 take the legacy coordinator
     // The measured metric is a throughput (TFLOP/s): the legacy coordinator's is lower.
     CHECK(legacy < later);
     CHECK(undated == later);
+    // A release the source names decides over its date: 0.5.6 is legacy even in a 2023 paper,
+    // 0.7.0 is not even in a 2021 one. Unnamed, a paper posted by May 2022 (v0.6.0 of March
+    // plus the measurement-to-posting lag the framework file states) is taken as legacy.
+    c["notes"] = "ZeRO-3 with DeepSpeed v0.5.6, 8 nodes";
+    CHECK_THAT(at("https://arxiv.org/abs/2306.10209").second,
+               Catch::Contains("deepspeed-legacy (DeepSpeed 0.5 named in the source"));
+    c["notes"] = "ZeRO-3 on DeepSpeed version 0.7.0";
+    CHECK_THAT(at("https://arxiv.org/abs/2104.07857").second, !Catch::Contains("ZeRO-3 coordinator"));
+    c["notes"] = "";
+    CHECK_THAT(at("https://arxiv.org/abs/2205.00119").second,
+               Catch::Contains("deepspeed-legacy (source dated 2022-05"));
     // Not DeepSpeed: no change, nothing said.
     c["source"]["title"] = "Megatron-LM";
     const Scenario s = scenarioForCase(c, PresetLibrary::builtin(), "v.json");

@@ -277,6 +277,30 @@ std::string arxivMonth(const std::string& url) {
     return "";
 }
 
+/// The first "deepspeed [v|version ]MAJOR.MINOR" in lowered `text` as {major, minor}, else
+/// {-1, -1}.
+std::pair<int, int> deepSpeedVersion(const std::string& text) {
+    for (std::size_t at = text.find("deepspeed"); at != std::string::npos;
+         at = text.find("deepspeed", at + 1)) {
+        std::size_t i = at + 9;
+        while (i < text.size() && (text[i] == ' ' || text[i] == '-')) ++i;
+        if (text.compare(i, 7, "version") == 0) i += 7;
+        while (i < text.size() && text[i] == ' ') ++i;
+        if (i < text.size() && text[i] == 'v') ++i;
+        auto digits = [&](int& v) {
+            const std::size_t from = i;
+            v = 0;
+            while (i < text.size() && std::isdigit((unsigned char)text[i]) && i - from < 4)
+                v = v * 10 + (text[i++] - '0');
+            return i > from;
+        };
+        int major = 0, minor = 0;
+        if (digits(major) && i < text.size() && text[i] == '.' && (++i, digits(minor)))
+            return {major, minor};
+    }
+    return {-1, -1};
+}
+
 std::string lowered(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(),
                    [](unsigned char ch) { return char(std::tolower(ch)); });
@@ -303,6 +327,21 @@ Zero3Style zero3StyleFor(const json& c) {
         for (const json& marker : e.at("text_contains_any"))
             named = named || text.find(marker.get<std::string>()) != std::string::npos;
         if (!named) continue;
+        // A release the source names decides; else the source's date.
+        const auto [major, minor] = deepSpeedVersion(text);
+        if (major >= 0) {
+            const std::string before = e.at("version_before").get<std::string>();
+            const auto dot = before.find('.');
+            const int bMajor = std::stoi(before.substr(0, dot)),
+                      bMinor = std::stoi(before.substr(dot + 1));
+            if (major < bMajor || (major == bMajor && minor < bMinor)) {
+                out.entry = &e;
+                out.basis = "DeepSpeed " + std::to_string(major) + "." + std::to_string(minor) +
+                            " named in the source";
+                return out;
+            }
+            continue;
+        }
         const std::string month = arxivMonth(url);
         if (month.empty()) {
             out.undated = true;
@@ -310,7 +349,7 @@ Zero3Style zero3StyleFor(const json& c) {
         }
         if (month < e.at("published_before").get<std::string>()) {
             out.entry = &e;
-            out.month = month;
+            out.basis = "source dated " + month + " by its arXiv identifier, no release named";
             return out;
         }
     }

@@ -55,11 +55,12 @@ const json* entryOfSource(const json& doc, const json& c);
 /// of its source, null when none names one (the strategy's default then holds).
 const json* tpOverlapStyleFor(const json& c);
 /// The ZeRO-3 coordinator of a case's framework (presets/frameworks/zero3-style.json): the
-/// entry its source names and dates before the entry's cut-off (null when none does), and
-/// whether a source named one but gave no date to place it by.
+/// entry whose framework the source names, when the release it names (or else its arXiv date)
+/// precedes the entry's cut-off (null when none does), and whether a source named one but gave
+/// neither to place it by.
 struct Zero3Style {
     const json* entry = nullptr;
-    std::string month; ///< the source's "YYYY-MM", when an entry applies
+    std::string basis; ///< why the entry applies: the release named, or the source's date
     bool undated = false;
 };
 Zero3Style zero3StyleFor(const json& c);

@@ -255,12 +255,11 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
         const Zero3Style z = zero3StyleFor(c);
         if (z.entry) {
             strategy["fsdp_style"] = z.entry->at("fsdp_style");
-            note("ZeRO-3 coordinator: " + z.entry->at("fsdp_style").get<std::string>() +
-                 " (source dated " + z.month + " by its arXiv identifier; " +
-                 z.entry->at("note").get<std::string>() + ")");
+            note("ZeRO-3 coordinator: " + z.entry->at("fsdp_style").get<std::string>() + " (" +
+                 z.basis + "; " + z.entry->at("note").get<std::string>() + ")");
         } else if (z.undated) {
-            note("ZeRO-3 coordinator: overlapped assumed (the source names DeepSpeed but gives "
-                 "no arXiv date to place it before or after v0.6.0; "
+            note("ZeRO-3 coordinator: overlapped assumed (the source names DeepSpeed but neither "
+                 "a release nor an arXiv date to place it before or after v0.6.0; "
                  "presets/frameworks/zero3-style.json)");
         }
     }
