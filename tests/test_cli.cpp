@@ -194,7 +194,7 @@ TEST_CASE("madmax validate --json reports cases and a summary") {
     std::string out;
     REQUIRE(runCli(std::string("validate ") + MADMAX_PUBLIC_DATASET + " --json", &out) == 0);
     const auto j = nlohmann::json::parse(out);
-    CHECK(j["cases"].size() == 58);
+    CHECK(j["cases"].size() == 62);
     for (const char* k :
          {"count", "median_abs_error_pct", "p90_abs_error_pct", "max_abs_error_pct", "spearman"})
         CHECK(j["summary"].contains(k));

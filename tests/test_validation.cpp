@@ -54,7 +54,7 @@ TEST_CASE("Every case is predicted, none skipped: dense, MoE, DLRM, inference, c
     CHECK(dlrm == 3);
     CHECK(dense == 25);
     CHECK(collective == 15); // 11 NCCL all-reduce (one across two nodes) + 4 DeepEP all-to-all
-    CHECK(inference == 5);
+    CHECK(inference == 7); // 5 MLPerf / TensorRT-LLM + 2 InferSim Qwen3-8B (H20)
     CHECK(moe == 12); // 8 Megatron-Bridge MoE training rows + 4 DeepEP
 }
 
@@ -140,11 +140,11 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
 }
 
 TEST_CASE("Every public case: median absolute error at most 10%, p90 at most 20%") {
-    // Issue #12's "done means", over all 58 cases (training of every kind, dense and MoE
-    // serving, collectives), none skipped. This build: median 6.2%, p90 18.4%
+    // Issue #12's "done means", over all 62 cases (training of every kind, dense and MoE
+    // serving, collectives), none skipped. This build: median 5.2%, p90 17.8%
     // (docs/guide/calibration-and-validation.md "Validation").
     const auto& r = report();
-    CHECK(r.overall.count == 58);
+    CHECK(r.overall.count == 62);
     CHECK(r.overall.medianAbsPct <= 10.0);
     CHECK(r.overall.p90AbsPct <= 20.0);
 }
@@ -155,7 +155,8 @@ TEST_CASE("Inference: median absolute error at most 25%, no dense case worse tha
     const auto& r = report();
     REQUIRE(r.byKind.count("inference"));
     const ErrorStats& s = r.byKind.at("inference");
-    CHECK(s.count == 7); // 5 dense + the two DeepSeek-V3/R1 pools, none skipped
+    // 5 dense + the two DeepSeek-V3/R1 pools + InferSim's four H20 rows, none skipped.
+    CHECK(s.count == 11);
     CHECK(s.medianAbsPct <= 25.0);
     for (const auto& o : r.cases) {
         if (o.kind != "inference" || !o.predicted) continue;
@@ -167,6 +168,11 @@ TEST_CASE("Inference: median absolute error at most 25%, no dense case worse tha
             // A day's average over every deployed node (open-infra-index day 6), below
             // saturation part of the day: a saturated pool's prediction can only be above it.
             CHECK(*o.predicted > o.measured);
+        } else if (o.id.rfind("infersim-", 0) == 0) {
+            // SGLang on H20 (InferSim's README), out of sample for the H20 preset's transfer
+            // from H100 (nothing fitted): prefill -0.0% and +0.6%, decode +1.8% (Qwen3-8B FP8)
+            // and +16.2% (Qwen3-30B-A3B, attention-DP with EP4).
+            CHECK(err <= 20.0);
         } else {
             CHECK(err <= 50.0);
         }

@@ -262,6 +262,10 @@ void predictServing(const json& c, const PresetLibrary& lib, const std::string& 
         o.predicted = r.inference.outputTokensPerS * perNode;
     else if (o.metric == "input_tokens_per_s_per_node")
         o.predicted = r.inference.inputTokensPerS * perNode;
+    else if (o.metric == "output_tokens_per_s_per_gpu")
+        o.predicted = r.inference.outputTokensPerS / sc.gpus;
+    else if (o.metric == "input_tokens_per_s_per_gpu")
+        o.predicted = r.inference.inputTokensPerS / sc.gpus;
     else if (o.metric == "ttft_s")
         o.predicted = r.inference.ttftS;
     else if (o.metric == "tpot_s")
