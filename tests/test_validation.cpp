@@ -1023,3 +1023,28 @@ TEST_CASE("DeepSpeed ZeRO-3 runs dated before v0.6.0 take the legacy coordinator
     const Scenario s = scenarioForCase(c, PresetLibrary::builtin(), "v.json");
     CHECK(s.strategy.fsdpStyle == FsdpStyle::Overlapped);
 }
+
+TEST_CASE("The H20 preset is H100's calibration at equal per-SM non-tensor time, by hand") {
+    // presets/gpus/h20-96gb.json: e' = 1/(1 + (1/e - 1) · k), k = (132/78) / (989/148) =
+    // 0.25325 (non-tensor work on 78 SMs instead of 132, tensor work at 148 TFLOPS instead of
+    // 989). H100's 0.75 ceiling: 1/(1 + 0.33333 · 0.25325) = 0.92217; attention 0.50:
+    // 1/(1 + 0.25325) = 0.79792; FP8's scale 0.85: 1/(1 + 0.17647 · 0.25325) = 0.95722.
+    const auto& lib = PresetLibrary::builtin();
+    const json& h20 = lib.find(PresetKind::Gpu, "h20-96gb")->json.at("calibration");
+    const json& h100 = lib.find(PresetKind::Gpu, "h100-sxm5-80gb")->json.at("calibration");
+    const double k = (132.0 / 78.0) / (989.0 / 148.0);
+    auto moved = [&](double e) { return 1.0 / (1.0 + (1.0 / e - 1.0) * k); };
+    REQUIRE(h20.at("gemm_efficiency").size() == h100.at("gemm_efficiency").size());
+    for (std::size_t i = 0; i < h100.at("gemm_efficiency").size(); ++i) {
+        const json& a = h100.at("gemm_efficiency")[i];
+        const json& b = h20.at("gemm_efficiency")[i];
+        CHECK(b[0].get<double>() == a[0].get<double>()); // the same FLOPs: no x-axis move
+        CHECK(b[1].get<double>() == Approx(moved(a[1].get<double>())).margin(1e-4));
+    }
+    CHECK(h20.at("gemm_efficiency").back()[1].get<double>() == Approx(0.92217).margin(1e-4));
+    CHECK(h20.at("attention_efficiency").get<double>() == Approx(0.79792).margin(1e-4));
+    CHECK(h20.at("low_precision_gemm_scale").get<double>() == Approx(0.95722).margin(1e-4));
+    // Memory-side values are H100's (the same HBM3 and software).
+    for (const char* key : {"memory_efficiency", "decode_memory_efficiency", "host_op_us"})
+        CHECK(h20.at(key) == h100.at(key));
+}
