@@ -448,6 +448,12 @@ TEST_CASE("Hand-derived: FSDP prefetch depth and per-tensor collectives") {
     CHECK(with({{"system.tiers.1.latency_us", 10}, {"strategy.fsdp_unit", "tensor"}}) -
               with({{"system.tiers.1.latency_us", 10}}) ==
           Approx(2.8e-4).epsilon(1e-4));
+    // A gated MLP has three matrices: 9 tensors, 8 more latencies a layer, 3.2e-4 s.
+    CHECK(with({{"system.tiers.1.latency_us", 10},
+                {"strategy.fsdp_unit", "tensor"},
+                {"model.gated_mlp", true}}) -
+              with({{"system.tiers.1.latency_us", 10}, {"model.gated_mlp", true}}) ==
+          Approx(3.2e-4).epsilon(1e-4));
 }
 
 TEST_CASE("Hand-derived: ZeRO-3 as DeepSpeed ran it before v0.6 (fsdp_style deepspeed-legacy)") {
