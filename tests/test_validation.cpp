@@ -27,6 +27,15 @@ const ValidationReport& report() {
 } // namespace
 
 namespace {
+/// The public set's case with this id (a failed test when there is none).
+nlohmann::json publicCase(const std::string& id) {
+    static const nlohmann::json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
+    for (const auto& x : pub["cases"])
+        if (x["id"] == id) return x;
+    FAIL("no public case " << id);
+    return {};
+}
+
 bool isMoeCase(const nlohmann::json& c) {
     return (c["kind"] == "training" && c["model"]["arch"] == "moe") ||
            (c["kind"] == "collective" && c["collective"]["op"] == "all_to_all");
@@ -283,11 +292,7 @@ TEST_CASE("Validation never guesses silently: family match, unknown HBM, padded 
               .notes.at(0) == "calibration v100-sxm2-32gb");
     // A vocabulary TP does not divide is padded to 128·TP (Megatron-LM), said so: Korthikanti's
     // 22B row (TP 8) with its vocabulary set to 51,201 pads to 52,224.
-    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
-    json row;
-    for (const auto& x : pub["cases"])
-        if (x["id"] == "korthikanti-t5-22B-selective") row = x;
-    REQUIRE(row.is_object());
+    json row = publicCase("korthikanti-t5-22B-selective");
     row["model"]["vocab"] = 51201;
     const ValidationReport rp = runValidation(
         json{{"schema", "madmax-validation/1"}, {"cases", {row}}}, PresetLibrary::builtin(), "v.json");
@@ -313,13 +318,7 @@ TEST_CASE("Validation never guesses silently: family match, unknown HBM, padded 
 }
 
 TEST_CASE("DLRM rows without table sizes: the preset of the published size, else the largest that fits") {
-    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
-    auto row = [&](const std::string& id) {
-        for (const auto& x : pub["cases"])
-            if (x["id"] == id) return x;
-        FAIL("no case " << id);
-        return json();
-    };
+    auto row = publicCase;
     auto tableParams = [](const Scenario& s) { return s.model.dlrm.tableParams(); };
     auto said = [](const std::vector<std::string>& notes, const std::string& what) {
         for (const auto& n : notes)
@@ -976,14 +975,11 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: dense within 15%, MoE serving predict
 }
 
 TEST_CASE("DeepSpeed ZeRO-3 runs dated before v0.6.0 take the legacy coordinator, and say so") {
-    // presets/frameworks/zero3-style.json: a source naming DeepSpeed, dated by its arXiv
-    // identifier before 2022-03, ran stage3.py's legacy coordinator; a later one the
-    // overlapped one; an undated one keeps the overlapped default and says it was assumed.
-    const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
-    json c;
-    for (const auto& x : pub["cases"])
-        if (x["id"] == "megatron-sc21-t1-1.7B") c = x;
-    REQUIRE(c.is_object());
+    // presets/frameworks/zero3-style.json: a source naming DeepSpeed ran stage3.py's legacy
+    // coordinator when the release it names is older than 0.6, or, naming none, when its arXiv
+    // identifier dates it before June 2022; a later one the overlapped one; one with neither
+    // keeps the overlapped default and says it was assumed.
+    json c = publicCase("megatron-sc21-t1-1.7B");
     c["parallel"]["zero_stage"] = 3;
     c["parallel"]["microbatch"] = 1;
     c["source"]["title"] = "A DeepSpeed ZeRO-3 run";
