@@ -176,6 +176,11 @@ def contradiction_cases():
         ("dlrm-dcnv2-64-h100", ["strategy.emb_group_size=3"], "emb_group_size"),
         ("dlrm-dcnv2-64-h100", ["strategy.tp=3"], "tp"),
         ("dlrm-dcnv2-64-h100", ["strategy.pp=2"], "pp"),
+        ("default", ['strategy.fsdp_style="deepspeed-legacy"'], "fsdp_style"),  # ZeRO-1
+        ("serve-deepseek-v3-16xh200", ['strategy.fsdp_style="deepspeed-legacy"'], "fsdp_style"),
+        ("dlrm-dcnv2-64-h100", ['strategy.fsdp_style="deepspeed-legacy"'], "fsdp_style"),
+        ("qwen3-235b-256-h100", ["strategy.zero_stage=3",
+                                 'strategy.fsdp_style="deepspeed-legacy"'], "fsdp_style"),
     ]
     for sc, sets, field in rows:
         args = ["evaluate", sc]
