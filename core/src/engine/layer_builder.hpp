@@ -6,6 +6,8 @@
 #include "engine/stream_sim.hpp"
 #include "madmax/strategy.hpp"
 
+#include <utility>
+
 namespace madmax::detail {
 
 /// DeepSpeed's legacy ZeRO-3 fetches (LayerBuilder::zeroFetch): the share of each weight's
@@ -106,15 +108,27 @@ class LayerBuilder {
             lastFetch_ = hostSyncAll(serial, phase, z.hookS);
         }
     }
+    /// Legacy ZeRO-3: the next layer's first weight, prefetched behind this layer's last gathered
+    /// module (issued there, so ahead of anything the layer issues after it on the same stream).
+    /// finish() does it when nothing did before.
+    void zeroPrefetchNextLayer() {
+        if (!legacyZero_ || lastFetch_ < 0) return;
+        nextLayerAhead_ = comm("ZeRO-3 all-gather (prefetched, next layer)",
+                               Lane::DataParallelComm, firstAhead_, ParallelDim::DP,
+                               Collective::AllGather, lastFetch_);
+        lastFetch_ = -1;
+    }
+    /// A data-parallel collective the layer's end waits for, issued after its last compute op
+    /// (legacy ZeRO-3's gradient bucket, whose wait the next module's synchronise makes exposed).
+    void dataParallelTail(const char* label, double dur, Collective kind) {
+        if (dur <= 0) return;
+        waitBeforeNext_ = comm(label, Lane::DataParallelComm, dur, ParallelDim::DP, kind,
+                               lastCompute_);
+    }
     /// Close the layer: the next layer starts only when every pending collective is done.
     void finish(int waitA, int waitB) {
-        int ahead = -1;
-        if (legacyZero_ && lastFetch_ >= 0) {
-            // The next layer's first weight, prefetched behind this layer's last module.
-            ahead = comm("ZeRO-3 all-gather (prefetched, next layer)", Lane::DataParallelComm,
-                         firstAhead_, ParallelDim::DP, Collective::AllGather, lastFetch_);
-            lastFetch_ = -1;
-        }
+        zeroPrefetchNextLayer();
+        const int ahead = std::exchange(nextLayerAhead_, -1);
         for (int w : {waitBeforeNext_, waitAfterNext_, waitA, waitB, detached_, ahead}) {
             if (w < 0) continue;
             SimOp op;
@@ -178,6 +192,7 @@ class LayerBuilder {
     int detached_ = -1;
     bool legacyZero_;
     int lastFetch_ = -1;     ///< the last legacy ZeRO-3 fetch's host sync (-1: none yet)
+    int nextLayerAhead_ = -1; ///< the next layer's first weight's prefetch, once issued
     double firstAhead_ = 0;  ///< the prefetched share of the layer's first gathered weight
 };
 

@@ -90,9 +90,11 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, const
         blockBackward(blocks.kinds[i], b, s, c, e, frozen ? 1.0 : 2.0);
     // Legacy: the gradients' bucket is reduced when it fills, and the next module's host
     // synchronise waits for it, with nothing issued in between: exposed.
-    if (b.legacyZero() && !frozen)
-        b.blocking("ZeRO-3 reduce-scatter (bucket)", c.fsdpReduce, ParallelDim::DP,
-                   Collective::ReduceScatter);
+    if (b.legacyZero() && !frozen) {
+        b.zeroPrefetchNextLayer(); // issued at the last module's fetch, before the bucket
+        b.dataParallelTail("ZeRO-3 reduce-scatter (bucket)", c.fsdpReduce,
+                           Collective::ReduceScatter);
+    }
     b.finish(prefetch ? gather : -1, reduce);
 }
 
