@@ -118,12 +118,12 @@ class LayerBuilder {
                                Collective::AllGather, lastFetch_);
         lastFetch_ = -1;
     }
-    /// A data-parallel collective the layer's end waits for, issued after its last compute op
-    /// (legacy ZeRO-3's gradient bucket, whose wait the next module's synchronise makes exposed).
-    void dataParallelTail(const char* label, double dur, Collective kind) {
-        if (dur <= 0) return;
-        waitBeforeNext_ = comm(label, Lane::DataParallelComm, dur, ParallelDim::DP, kind,
-                               lastCompute_);
+    /// A data-parallel collective issued after the layer's last compute op, for its end to wait
+    /// on (pass it to finish(); legacy ZeRO-3's gradient bucket, whose wait the next module's
+    /// synchronise makes exposed). -1 when there is nothing to send.
+    int dataParallelTail(const char* label, double dur, Collective kind) {
+        if (dur <= 0) return -1;
+        return comm(label, Lane::DataParallelComm, dur, ParallelDim::DP, kind, lastCompute_);
     }
     /// Close the layer: the next layer starts only when every pending collective is done.
     void finish(int waitA, int waitB) {

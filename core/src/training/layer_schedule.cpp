@@ -90,12 +90,13 @@ void buildBackward(StreamSim& sim, const Scenario& s, const LayerCosts& c, const
         blockBackward(blocks.kinds[i], b, s, c, e, frozen ? 1.0 : 2.0);
     // Legacy: the gradients' bucket is reduced when it fills, and the next module's host
     // synchronise waits for it, with nothing issued in between: exposed.
+    int bucket = -1;
     if (b.legacyZero() && !frozen) {
         b.zeroPrefetchNextLayer(); // issued at the last module's fetch, before the bucket
-        b.dataParallelTail("ZeRO-3 reduce-scatter (bucket)", c.fsdpReduce,
-                           Collective::ReduceScatter);
+        bucket = b.dataParallelTail("ZeRO-3 reduce-scatter (bucket)", c.fsdpReduce,
+                                    Collective::ReduceScatter);
     }
-    b.finish(prefetch ? gather : -1, reduce);
+    b.finish(prefetch ? gather : -1, reduce >= 0 ? reduce : bucket);
 }
 
 } // namespace
