@@ -53,11 +53,9 @@ void StrategyPanel::syncDeployment(const InferenceWorkload& inf) {
 /// The ZeRO, schedule and recompute combos show the strategy's values.
 void StrategyPanel::syncCombos(const Strategy& st) {
     const auto text = [](auto v) { return QString::fromStdString(std::string(toString(v))); };
-    const QString fsdpStyle =
-        st.fsdpStyle == FsdpStyle::DeepSpeedLegacy ? "deepspeed-legacy" : "overlapped";
     for (auto [key, value] : {std::pair{"schedule", text(st.schedule)},
                               std::pair{"recompute", text(st.recompute)},
-                              std::pair{"fsdp_style", fsdpStyle}}) {
+                              std::pair{"fsdp_style", text(st.fsdpStyle)}}) {
         const QSignalBlocker b(combos_[key]);
         combos_[key]->setCurrentText(value);
     }

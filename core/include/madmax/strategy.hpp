@@ -11,12 +11,6 @@
 namespace madmax {
 
 /// How MoE tokens reach their experts (docs/developer/workloads.md "Dispatch / combine all-to-all").
-/// ZeRO-3's parameter coordinator (Strategy::fsdpStyle).
-enum class FsdpStyle : std::uint8_t {
-    Overlapped,      ///< gathers and reduce-scatters behind the compute (FSDP, Megatron, DeepSpeed ≥ 0.6)
-    DeepSpeedLegacy, ///< DeepSpeed stage 3 up to v0.5.10: per-module host syncs, one bucket ahead
-};
-
 enum class MoeDispatcher : std::uint8_t {
     AllToAll, ///< one flat all-to-all over the EP group (Megatron-Core "alltoall")
     DeepEp,   ///< hierarchical: once per destination node over RDMA, then NVLink fan-out

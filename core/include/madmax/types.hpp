@@ -47,6 +47,14 @@ enum class Recompute : std::uint8_t { None, Selective, Full };
 std::string_view toString(Recompute r);
 std::optional<Recompute> parseRecompute(std::string_view s);
 
+/// ZeRO-3's parameter coordinator (Strategy::fsdpStyle): "overlapped" or "deepspeed-legacy".
+enum class FsdpStyle : std::uint8_t {
+    Overlapped,      ///< gathers and reduce-scatters behind the compute (FSDP, Megatron, DeepSpeed ≥ 0.6)
+    DeepSpeedLegacy, ///< DeepSpeed stage 3 up to v0.5.10: per-module host syncs, one bucket ahead
+};
+std::string_view toString(FsdpStyle f);
+std::optional<FsdpStyle> parseFsdpStyle(std::string_view s);
+
 /// Pipeline schedules (madmax/pipeline_schedule.hpp owns what each costs): 1F1B, interleaved
 /// 1F1B, zero-bubble ZB-H1 (Qi et al., ICLR 2024) and DeepSeek-V3's bidirectional DualPipe.
 enum class PipelineSchedule : std::uint8_t { OneFOneB, Interleaved, ZeroBubble, DualPipe };

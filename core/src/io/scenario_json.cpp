@@ -180,8 +180,7 @@ json toJson(const Strategy& st) {
             {"schedule", std::string(toString(st.schedule))},
             {"moe_dispatcher", st.dispatcher == MoeDispatcher::DeepEp ? "deepep" : "all_to_all"},
             {"fsdp_unit", st.fsdpPerTensor ? "tensor" : "layer"},
-            {"fsdp_style",
-             st.fsdpStyle == FsdpStyle::DeepSpeedLegacy ? "deepspeed-legacy" : "overlapped"},
+            {"fsdp_style", std::string(toString(st.fsdpStyle))},
             {"placement", placement}};
     for (const StrategyNumber& n : strategyNumbers()) {
         if (n.integer())

@@ -329,10 +329,8 @@ Strategy parseStrategy(const json& j, const std::string& file, int gpus) {
     detail::parseEmbPlan(r, file, st);
     st.fsdpPerTensor = r.choice("fsdp_unit", {"layer", "tensor"}, "layer") == "tensor";
     r.record("fsdp_unit", "ZeRO-3 collectives: one per layer (layer) or per weight tensor (tensor)");
-    st.fsdpStyle = r.choice("fsdp_style", {"overlapped", "deepspeed-legacy"}, "overlapped") ==
-                           "deepspeed-legacy"
-                       ? FsdpStyle::DeepSpeedLegacy
-                       : FsdpStyle::Overlapped;
+    st.fsdpStyle = *parseFsdpStyle(
+        r.choice("fsdp_style", {"overlapped", "deepspeed-legacy"}, "overlapped"));
     r.record("fsdp_style", "ZeRO-3's coordinator: overlapped, or DeepSpeed's up to v0.5.10 "
                            "(deepspeed-legacy: a host sync per gathered module)");
     parsePlacement(r, file, st);

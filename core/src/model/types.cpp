@@ -82,6 +82,16 @@ std::optional<Recompute> parseRecompute(std::string_view s) {
     return std::nullopt;
 }
 
+std::string_view toString(FsdpStyle f) {
+    return f == FsdpStyle::DeepSpeedLegacy ? "deepspeed-legacy" : "overlapped";
+}
+
+std::optional<FsdpStyle> parseFsdpStyle(std::string_view s) {
+    for (FsdpStyle f : {FsdpStyle::Overlapped, FsdpStyle::DeepSpeedLegacy})
+        if (toString(f) == s) return f;
+    return std::nullopt;
+}
+
 std::string_view toString(PipelineSchedule s) {
     switch (s) {
     case PipelineSchedule::OneFOneB: return "1f1b";

@@ -357,8 +357,14 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                                                 : std::span<const int>(space.recomputeLayers);
     const int chunkLayers = largestChunkLayers(s); // the task fixes pp, vp and the split
     // The scenario's ZeRO-3 coordinator (a framework fact) applies where ZeRO-3 does; the
-    // other stages gather nothing.
-    const FsdpStyle zero3Style = st.fsdpStyle;
+    // other stages gather nothing. The working copy serves the next task as the base gave it,
+    // however this one ends.
+    struct KeepStyle {
+        Strategy& st;
+        const FsdpStyle style;
+        ~KeepStyle() { st.fsdpStyle = style; }
+    } const keep{st, st.fsdpStyle};
+    const FsdpStyle zero3Style = keep.style;
     for (int mb : divisorsOf(perReplica, perReplica)) {
         if (!allowed(space.microBatch, mb)) continue;
         st.microBatch = mb;
@@ -390,10 +396,8 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
                         st.sequenceParallel = sp;
                         for (int ov : binary) {
                             if (!allowed(space.tpCommOverlap, ov)) continue;
-                            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) {
-                                st.fsdpStyle = zero3Style;
+                            if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
                                 return;
-                            }
                             st.tpCommOverlap = ov;
                             visitConfiguration(s, opt, sampleBelow, gemmFlopsPerStep, cell, L);
                         }
@@ -402,7 +406,6 @@ void runTask(const Task& t, Scenario& s, const SearchSpace& space, const SearchO
             }
         }
     }
-    st.fsdpStyle = zero3Style; // the working copy serves the next task as the base gave it
 }
 
 /// At most the configurations runTask() visits for task `t`: micro-batches × ZeRO stages ×

@@ -318,7 +318,7 @@ Zero3Style zero3StyleFor(const json& c) {
                    : std::string();
     };
     const std::string url = field(src, "url");
-    const std::string text = lowered(field(src, "title") + " " + field(src, "where") + " " + url +
+    const std::string text = lowered(sourceTitle(c) + " " + field(src, "where") + " " + url +
                                      " " + field(c, "notes"));
     Zero3Style out;
     if (!doc.contains("entries")) return out;
