@@ -29,13 +29,19 @@ struct GemmPrecision {
     /// the same ideal time, i.e. half its FLOPs (docs/developer/model.md §2, "equal ideal time").
     double efficiencyKey = 1.0;
 };
-inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, double N,
-                             double K) {
+/// The bounds at a GEMM efficiency the caller has already looked up (the serving engine keeps
+/// each weight's log2(2·N·K) and adds log2(M): one logarithm for a layer's GEMMs).
+inline GemmBounds gemmBoundsAt(const Gpu& gpu, const GemmPrecision& p, double M, double N,
+                               double K, double efficiency) {
     const double flops = 2.0 * M * N * K;
     const double bytes = K * N * p.weightBytes + M * K * p.inputBytes + M * N * p.outputBytes;
-    return {flops /
-                (p.peakFlops * gpu.calibration.gemmEfficiency(flops * p.efficiencyKey) * p.scale),
+    return {flops / (p.peakFlops * efficiency * p.scale),
             bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
+}
+inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, double N,
+                             double K) {
+    return gemmBoundsAt(gpu, p, M, N, K,
+                        gpu.calibration.gemmEfficiency(2.0 * M * N * K * p.efficiencyKey));
 }
 
 /// A fused attention kernel's backward pass sustains this share of its forward pass's

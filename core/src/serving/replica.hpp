@@ -17,6 +17,23 @@
 
 namespace madmax::detail::serving {
 
+/// A GEMM's row count with its logarithm, taken once for the GEMMs of a layer that share it:
+/// the efficiency curve is looked up at log2(M) + the weight's log2(2·N·K) (Weight).
+struct Rows {
+    double m, log2m;
+    explicit Rows(double rows) : m(rows), log2m(std::log2(rows)) {}
+};
+
+/// A weight GEMM's shape and log2 of its FLOPs per row at the efficiency key (the 16-bit peak
+/// ÷ this precision's: op_cost.hpp's GemmPrecision::efficiencyKey), fixed for a replica.
+struct Weight {
+    GemmShape g;
+    double log2KeyedFlopsPerRow = 0;
+    Weight() = default;
+    Weight(const GemmShape& shape, double key)
+        : g(shape), log2KeyedFlopsPerRow(std::log2(shape.flopsPerRow() * key)) {}
+};
+
 /// Everything about one replica that does not depend on the batch.
 struct Serving {
     const Scenario& s;
@@ -31,9 +48,13 @@ struct Serving {
     /// Prompt tokens computed per request (the prefix cache holds the rest) and the mean context
     /// they attend: the cached prefix and, causally, half the computed part.
     double computedInput, prefillContext;
-    AttentionGemms attentionShapes; ///< the layer's weight GEMMs on this GPU (layer_gemms.hpp)
-    MlpGemms mlpShapes, expertShapes, sharedShapes;
-    GemmShape routerShape;
+    /// The layer's weight GEMMs on this GPU (layer_gemms.hpp): the attention projections
+    /// (`projections` of them) and output, the dense MLP's, a routed expert's, the shared
+    /// experts', the router and the LM head.
+    std::array<Weight, 4> attnProj;
+    int projections = 0;
+    Weight attnOut, mlpUp, mlpDown, expertUp, expertDown, sharedUp, sharedDown, router, head;
+    GemmPrecision gemmPrecision{}; ///< the replica's GEMMs' precision (op_cost.hpp)
     double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
     double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
     bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
@@ -72,11 +93,10 @@ struct Serving {
         computedInput = std::max(1.0, std::round((1.0 - in.prefixCacheHit) * input));
         prefillContext = (input - computedInput) + computedInput / 2;
         verifyRows = 1.0 + in.draftTokens;
-        attentionShapes = attentionGemms(m, t);
-        mlpShapes = mlpGemms(m, f, t);
-        expertShapes = mlpGemms(m, double(m.moe.expertFfn), s.strategy.etp);
-        sharedShapes = mlpGemms(m, double(m.moe.sharedExperts) * m.moe.expertFfn, t);
-        routerShape = routerGemm(m);
+        // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
+        // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
+        gemmPrecision = {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak};
+        setWeights(m, gemmPrecision.efficiencyKey);
         tokensPerStep = in.tokensPerStep();
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
         localExperts = double(m.moe.experts + s.strategy.redundantExperts) / s.strategy.ep;
@@ -118,6 +138,26 @@ struct Serving {
         promptStage = prefillStage(computedInput, prefillContext, 1);
     }
 
+    /// The layer's weight GEMMs on this GPU (layer_gemms.hpp), keyed for the efficiency lookup.
+    void setWeights(const Model& m, double key) {
+        const AttentionGemms attention = attentionGemms(m, t);
+        projections = attention.count;
+        for (int i = 0; i < projections; ++i)
+            attnProj[std::size_t(i)] = Weight(attention.projections[std::size_t(i)], key);
+        attnOut = Weight(attention.output, key);
+        const MlpGemms mlp = mlpGemms(m, f, t);
+        mlpUp = Weight(mlp.up, key);
+        mlpDown = Weight(mlp.down, key);
+        const MlpGemms expert = mlpGemms(m, double(m.moe.expertFfn), s.strategy.etp);
+        expertUp = Weight(expert.up, key);
+        expertDown = Weight(expert.down, key);
+        const MlpGemms shared = mlpGemms(m, double(m.moe.sharedExperts) * m.moe.expertFfn, t);
+        sharedUp = Weight(shared.up, key);
+        sharedDown = Weight(shared.down, key);
+        router = Weight(routerGemm(m), key);
+        head = Weight({V / t, h}, key);
+    }
+
     /// Expert copies held per routed expert: (experts + redundant) / experts.
     double expertSlots() const {
         const MoeShape& moe = s.model.moe;
@@ -126,11 +166,10 @@ struct Serving {
     }
 
     /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
-    void gemm(Costs& c, double M, double N, double K, double overheadS) const {
-        // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
-        // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
+    void gemm(Costs& c, const Rows& M, const Weight& w, double overheadS) const {
         const GemmBounds g =
-            gemmBounds(gpu, {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak}, M, N, K);
+            gemmBoundsAt(gpu, gemmPrecision, M.m, w.g.n, w.g.k,
+                         gpu.calibration.gemmEfficiency.atLog2(M.log2m + w.log2KeyedFlopsPerRow));
         if (g.memoryS >= g.computeS)
             c.weight += g.memoryS;
         else
@@ -139,9 +178,6 @@ struct Serving {
         c.gemmSide += g.computeS;
         c.overhead += overheadS;
     }
-    void gemm(Costs& c, double M, const GemmShape& g, double overheadS) const {
-        gemm(c, M, g.n, g.k, overheadS);
-    }
 
     /// The attention half of a layer for `rows` tokens, each attending `context` keys.
     Costs attention(double rows, double context, bool decode, double ov) const {
@@ -149,9 +185,9 @@ struct Serving {
         const Model& m = s.model;
         // The projections and the output projection (madmax/layer_gemms.hpp); MLA's decode
         // attention core works on the cached latents (below).
-        const AttentionGemms& g = attentionShapes;
-        for (int i = 0; i < g.count; ++i) gemm(c, rows, g.projections[i], ov);
-        gemm(c, rows, g.output, ov);
+        const Rows M(rows);
+        for (int i = 0; i < projections; ++i) gemm(c, M, attnProj[std::size_t(i)], ov);
+        gemm(c, M, attnOut, ov);
         // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
         // a causal flash-attention pass.
         const double heads = m.heads / t;
@@ -185,19 +221,19 @@ struct Serving {
         // E_l(1 − (1 − 1/E_l)^copies) = −E_l·expm1(copies·ln(1 − 1/E_l)), ln once per replica.
         const double touched = copies > 0 ? -local * std::expm1(copies * logUntouched) : 0.0;
         if (touched > 0) {
-            const MlpGemms& expert = expertShapes;
-            const double perExpert = copies / touched;
+            const Rows perExpert(copies / touched);
             Costs e;
-            gemm(e, perExpert, expert.up, 0.0);
-            gemm(e, perExpert, expert.down, 0.0);
+            gemm(e, perExpert, expertUp, 0.0);
+            gemm(e, perExpert, expertDown, 0.0);
             c += e.scaled(touched);
             c.overhead += 2 * ov; // grouped GEMMs
         }
+        const Rows M(rows);
         if (moe.sharedExperts > 0) {
-            gemm(c, rows, sharedShapes.up, ov);
-            gemm(c, rows, sharedShapes.down, ov);
+            gemm(c, M, sharedUp, ov);
+            gemm(c, M, sharedDown, ov);
         }
-        if (moe.experts > 1) gemm(c, rows, routerShape, ov);
+        if (moe.experts > 1) gemm(c, M, router, ov);
         // Dispatch (optionally FP8) and combine over the EP group; with two-batch overlap they
         // hide behind the other micro-batch's work, up to its length. While hidden they hold
         // SMs (strategy moe_comm_sm_fraction; DeepEP's normal kernels, which prefill runs),
@@ -291,8 +327,9 @@ struct Serving {
         if (moe) {
             c += moeBlock(rows, ov, decode);
         } else {
-            gemm(c, rows, mlpShapes.up, ov);
-            gemm(c, rows, mlpShapes.down, ov);
+            const Rows M(rows);
+            gemm(c, M, mlpUp, ov);
+            gemm(c, M, mlpDown, ov);
         }
         return c;
     }
@@ -301,8 +338,9 @@ struct Serving {
         const double ov = layerOverheadS(decode);
         LayerKinds out{sharedLayerPart(rows, context, decode, ov), {}};
         out.moe = out.dense;
-        gemm(out.dense, rows, mlpShapes.up, ov);
-        gemm(out.dense, rows, mlpShapes.down, ov);
+        const Rows M(rows);
+        gemm(out.dense, M, mlpUp, ov);
+        gemm(out.dense, M, mlpDown, ov);
         out.moe += moeBlock(rows, ov, decode);
         return out;
     }
@@ -313,7 +351,7 @@ struct Serving {
                       ? bothKindsOfLayers(rows, context, decode)
                       : layer(rows, context, decode, moeLayers > 0)
                             .scaled(moeLayers > 0 ? moeLayers : denseLayers);
-        gemm(c, headRows, V / t, h, layerOverheadS(decode));
+        gemm(c, Rows(headRows), head, layerOverheadS(decode));
         return c;
     }
     /// A stage's dense and MoE layers for the same tokens, summed.
@@ -361,7 +399,7 @@ struct Serving {
         const double ov = gpu.calibration.decodeKernelOverheadS;
         Costs one = layer(rows, residentContext, true, moeLayers > 0)
                         .scaled(s.workload.inference.draftLayers);
-        gemm(one, rows, V / t, h, ov);
+        gemm(one, Rows(rows), head, ov);
         return one.scaled(k);
     }
 
