@@ -40,8 +40,13 @@ struct ComputeCalibration {
 /// Default latency and efficiency of a link generation, used by tiers that do not set their own.
 struct LinkCalibration {
     double latencyS = 5e-6;
-    LogCurve efficiency = LogCurve::constant(0.8);
+    LogCurve efficiency = defaultEfficiency();
     double allReduceSpeedup = 1;
+    /// 0.8 at every size; one table shared by every default-built GPU (a search builds many).
+    static LogCurve defaultEfficiency() {
+        static const LogCurve k = LogCurve::constant(0.8);
+        return k;
+    }
 };
 
 struct Gpu {

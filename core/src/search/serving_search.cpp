@@ -153,14 +153,9 @@ ServingCandidate candidateOf(Scenario s, const ServingFound& f) {
     // server mode a requested batch caps the 99th percentile in flight, not the mean, so the
     // batch is left to the solve, which finds f.batch again; offline, it is the batch.
     s.workload.inference.batch = s.workload.inference.mode == ServingMode::Server ? 0 : f.batch;
-    ServingCandidate c;
-    c.scenario = std::move(s);
-    c.batch = f.batch;
-    c.outputTokensPerSPerGpu = f.outputTokensPerSPerGpu;
-    c.ttftS = f.ttftS;
-    c.tpotS = f.tpotS;
-    c.score = f.score;
-    return c;
+    // (Built in place: a default-built candidate would build a scenario only to replace it.)
+    return ServingCandidate{std::move(s), f.outputTokensPerSPerGpu, f.ttftS, f.tpotS, f.score,
+                            f.batch};
 }
 
 /// Every layout evaluated, over `o.threads` threads (0: every hardware thread, one per 1,024

@@ -222,13 +222,14 @@ int servedBatch(const Scenario& sc, const Serving& sv, int fit, bool& meets) {
     };
     auto probe = [&](int n) {
         const auto it = sv.iteration(server ? serverPeak(n) : n);
-        const double tpot = it.roundS() / sv.tokensPerStep, ttft = sv.ttft(it);
         Probe p{true, std::numeric_limits<double>::infinity()};
         if (in.tpotObjectiveS > 0) {
+            const double tpot = it.roundS() / sv.tokensPerStep;
             p.ok = p.ok && tpot <= in.tpotObjectiveS;
             p.slack = std::min(p.slack, 1.0 - tpot / in.tpotObjectiveS);
         }
         if (in.ttftObjectiveS > 0) {
+            const double ttft = sv.ttft(it);
             p.ok = p.ok && ttft <= in.ttftObjectiveS;
             p.slack = std::min(p.slack, 1.0 - ttft / in.ttftObjectiveS);
         }

@@ -61,6 +61,8 @@ struct Serving {
     double localExperts = 1; ///< expert slots per EP rank: (experts + redundant) / EP
     double logUntouched = 0; ///< ln(1 − 1/localExperts) (−∞ for one: every copy touches it)
     Costs promptStage; ///< one prompt's prefill through the fullest stage (set last)
+    double promptS = 0;    ///< one prompt through every stage, with the stages' sends
+    double kvTransfer = 0; ///< one prompt's KV cache to the decode pool (kvTransferTimeS)
 
     PrefillMemo* memo = nullptr; ///< a serving search's kept prefill passes (or none)
 
@@ -136,6 +138,8 @@ struct Serving {
         // One prompt alone through the fullest stage (TTFT's service part): the same for
         // every batch, so computed once, not on each step of a batch solve.
         promptStage = prefillStage(computedInput, prefillContext, 1);
+        promptS = p * promptStage.total() + p * p2p(computedInput);
+        kvTransfer = kvTransferTimeS();
     }
 
     /// The layer's weight GEMMs on this GPU (layer_gemms.hpp), keyed for the efficiency lookup.
@@ -148,6 +152,8 @@ struct Serving {
         const MlpGemms mlp = mlpGemms(m, f, t);
         mlpUp = Weight(mlp.up, key);
         mlpDown = Weight(mlp.down, key);
+        head = Weight({V / t, h}, key);
+        if (!m.isMoe()) return; // (the expert, shared-expert and router GEMMs are MoE's)
         const MlpGemms expert = mlpGemms(m, double(m.moe.expertFfn), s.strategy.etp);
         expertUp = Weight(expert.up, key);
         expertDown = Weight(expert.down, key);
@@ -155,7 +161,6 @@ struct Serving {
         sharedUp = Weight(shared.up, key);
         sharedDown = Weight(shared.down, key);
         router = Weight(routerGemm(m), key);
-        head = Weight({V / t, h}, key);
     }
 
     /// Expert copies held per routed expert: (experts + redundant) / experts.
@@ -180,12 +185,12 @@ struct Serving {
     }
 
     /// The attention half of a layer for `rows` tokens, each attending `context` keys.
-    Costs attention(double rows, double context, bool decode, double ov) const {
+    Costs attention(const Rows& M, double context, bool decode, double ov) const {
         Costs c;
         const Model& m = s.model;
+        const double rows = M.m;
         // The projections and the output projection (madmax/layer_gemms.hpp); MLA's decode
         // attention core works on the cached latents (below).
-        const Rows M(rows);
         for (int i = 0; i < projections; ++i) gemm(c, M, attnProj[std::size_t(i)], ov);
         gemm(c, M, attnOut, ov);
         // Attention: decode reads the cached K and V of every sequence (bytes-bound); prefill is
@@ -210,7 +215,8 @@ struct Serving {
     /// A MoE block for `rows` tokens of this GPU's replica: its experts receive rows·k·ETP/TP
     /// copies (× the load imbalance) spread over E/EP local experts; each expert touched is read
     /// once, expected E_l(1 − (1 − 1/E_l)^copies) of them; dispatch and combine all-to-alls.
-    Costs moeBlock(double rows, double ov, bool decode) const {
+    Costs moeBlock(const Rows& M, double ov, bool decode) const {
+        const double rows = M.m;
         Costs c;
         const Model& m = s.model;
         const Strategy& st = s.strategy;
@@ -228,7 +234,6 @@ struct Serving {
             c += e.scaled(touched);
             c.overhead += 2 * ov; // grouped GEMMs
         }
-        const Rows M(rows);
         if (moe.sharedExperts > 0) {
             gemm(c, M, sharedUp, ov);
             gemm(c, M, sharedDown, ov);
@@ -309,8 +314,9 @@ struct Serving {
 
     /// What every kind of layer runs for one micro-batch of `rows` tokens: attention, the
     /// norms' and residuals' kernels, the TP all-reduces.
-    Costs sharedLayerPart(double rows, double context, bool decode, double ov) const {
-        Costs c = attention(rows, context, decode, ov);
+    Costs sharedLayerPart(const Rows& M, double context, bool decode, double ov) const {
+        const double rows = M.m;
+        Costs c = attention(M, context, decode, ov);
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
         c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
         c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
@@ -323,11 +329,11 @@ struct Serving {
     /// One micro-batch of `rows` tokens through one layer.
     Costs microBatchLayer(double rows, double context, bool decode, bool moe) const {
         const double ov = layerOverheadS(decode);
-        Costs c = sharedLayerPart(rows, context, decode, ov);
+        const Rows M(rows);
+        Costs c = sharedLayerPart(M, context, decode, ov);
         if (moe) {
-            c += moeBlock(rows, ov, decode);
+            c += moeBlock(M, ov, decode);
         } else {
-            const Rows M(rows);
             gemm(c, M, mlpUp, ov);
             gemm(c, M, mlpDown, ov);
         }
@@ -336,12 +342,12 @@ struct Serving {
     /// One micro-batch through both kinds of layer, their shared part costed once.
     LayerKinds microBatchLayers(double rows, double context, bool decode) const {
         const double ov = layerOverheadS(decode);
-        LayerKinds out{sharedLayerPart(rows, context, decode, ov), {}};
-        out.moe = out.dense;
         const Rows M(rows);
+        LayerKinds out{sharedLayerPart(M, context, decode, ov), {}};
+        out.moe = out.dense;
         gemm(out.dense, M, mlpUp, ov);
         gemm(out.dense, M, mlpDown, ov);
-        out.moe += moeBlock(rows, ov, decode);
+        out.moe += moeBlock(M, ov, decode);
         return out;
     }
 
@@ -446,7 +452,8 @@ struct Serving {
     /// The KV cache of one prompt sent from a prefill GPU to a decode GPU over the scale-out
     /// network (disaggregation): its tokens times this GPU's bytes per token.
     double kvTransferBytes() const { return input * kvPerToken; }
-    double kvTransferS() const {
+    double kvTransferS() const { return kvTransfer; }
+    double kvTransferTimeS() const {
         if (s.workload.inference.phase == ServingPhase::Aggregated) return 0;
         const long long offNode = s.system.tiers.empty() ? s.system.gpusPerNode
                                                          : s.system.tiers.front().gpus;
@@ -457,7 +464,7 @@ struct Serving {
         // Aggregated: the prompt alone through every stage, after waiting on average half a
         // round. Prefill pool: the prompt, then its KV cache leaves. Decode pool: its share, the
         // KV cache arriving and half a round before the next token.
-        const double prompt = p * promptStage.total() + p * p2p(computedInput);
+        const double prompt = promptS;
         switch (s.workload.inference.phase) {
         case ServingPhase::Prefill: return prompt + kvTransferS();
         case ServingPhase::Decode: return kvTransferS() + it.roundS() / 2;
