@@ -119,12 +119,14 @@ BENCHMARK(BM_CancelLatency)->UseManualTime()->Unit(benchmark::kMicrosecond)->Ite
 } // namespace
 
 // The serving search (issue #29): every TP, PP, EP, replica count, precision and batch, with
-// and without speculation; configurations evaluated per second (aim ≥ 1,000,000/s).
+// and without speculation; configurations evaluated per second (aim ≥ 1,000,000/s). The
+// argument is the thread count: 1, or 0 for the search's own choice (the pool's width).
 void servingLoop(benchmark::State& state, const char* id, double tpotObjectiveS = 0) {
     const madmax::Scenario s = madmax::loadScenario(id, madmax::PresetLibrary::builtin());
     madmax::ServingSearchOptions o;
     o.draftTokens = {0, 1, 2, 3};
     o.tpotObjectiveS = tpotObjectiveS; // server mode when set
+    o.threads = int(state.range(0));
     std::size_t evaluated = 0;
     for (auto _ : state) {
         const madmax::ServingSearchResult r = madmax::searchServing(s, o);
@@ -138,21 +140,35 @@ void servingLoop(benchmark::State& state, const char* id, double tpotObjectiveS 
 void BM_ServingSearchLlama70B_8xH100(benchmark::State& st) {
     servingLoop(st, "serve-llama2-70b-8xh100-offline");
 }
-BENCHMARK(BM_ServingSearchLlama70B_8xH100)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ServingSearchLlama70B_8xH100)
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 void BM_ServingSearchDeepSeekV3_16xH200(benchmark::State& st) {
     servingLoop(st, "serve-deepseek-v3-16xh200");
 }
-BENCHMARK(BM_ServingSearchDeepSeekV3_16xH200)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ServingSearchDeepSeekV3_16xH200)
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 // Under a latency objective each configuration's batch is the largest that meets it: the
 // search planners run (a 50 ms TPOT, 20 tokens/s per user).
 void BM_ServingSearchLlama70B_8xH100_Tpot50ms(benchmark::State& st) {
     servingLoop(st, "serve-llama2-70b-8xh100-offline", 0.05);
 }
-BENCHMARK(BM_ServingSearchLlama70B_8xH100_Tpot50ms)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ServingSearchLlama70B_8xH100_Tpot50ms)
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 void BM_ServingSearchDeepSeekV3_16xH200_Tpot50ms(benchmark::State& st) {
     servingLoop(st, "serve-deepseek-v3-16xh200", 0.05);
 }
 BENCHMARK(BM_ServingSearchDeepSeekV3_16xH200_Tpot50ms)
+    ->Arg(1)
+    ->Arg(0)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -254,8 +254,9 @@ TEST_CASE("A decode pool's model FLOPs count generated tokens only, an aggregate
 }
 
 TEST_CASE("The serving search's result does not depend on its thread count") {
-    // The layouts are split into contiguous runs, one a thread, and joined in order: 1, 2 and
-    // 7 threads find the same configurations, counts, ranking and front.
+    // The layouts are dealt round the threads (the pool's, evaluateLayouts) and their findings
+    // put back in order: 1, 2, 7 threads and the search's own choice (0) find the same
+    // configurations, counts, ranking and front.
     const Scenario base = test::preset("serve-deepseek-v3-16xh200");
     ServingSearchOptions o;
     o.draftTokens = {0, 1};
@@ -266,7 +267,7 @@ TEST_CASE("The serving search's result does not depend on its thread count") {
     };
     const ServingSearchResult one = run(1);
     REQUIRE(one.top.size() > 10);
-    for (int threads : {2, 7}) {
+    for (int threads : {2, 7, 0}) {
         const ServingSearchResult many = run(threads);
         INFO(threads << " threads");
         CHECK(many.evaluated == one.evaluated);

@@ -4,13 +4,16 @@
 #include "madmax/search.hpp"
 #include "madmax/search_io.hpp"
 #include "madmax/strategy_space.hpp"
+#include "search/worker_pool.hpp"
 #include "test_support.hpp"
 
 using nlohmann::json;
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 using namespace madmax;
@@ -515,4 +518,39 @@ TEST_CASE("A search from a DeepSpeed-legacy scenario keeps its coordinator on Ze
             CHECK(toJson(evaluateCandidate(x, Objective::Throughput, 1e12)) == toJson(c));
             break;
         }
+}
+
+TEST_CASE("The searches' thread pool runs every task once, nests, and passes errors on") {
+    // search/worker_pool.hpp: fn(0) on the caller, the rest on the kept threads; the caller
+    // helps while it waits, so a task that itself calls parallelRun cannot wait forever.
+    for (int n : {1, 2, 3, 17}) {
+        std::vector<std::atomic<int>> ran(static_cast<std::size_t>(n));
+        detail::parallelRun(n, [&](int k) { ++ran[std::size_t(k)]; });
+        for (int k = 0; k < n; ++k)
+            CHECK(ran[std::size_t(k)].load() == 1);
+    }
+    std::atomic<int> inner{0};
+    detail::parallelRun(3, [&](int) { detail::parallelRun(4, [&](int) { ++inner; }); });
+    CHECK(inner.load() == 12);
+    // Two callers at once (the explorer's worker and a sweep, say) each get all their tasks.
+    std::atomic<int> a{0}, b{0};
+    std::thread other([&] {
+        for (int r = 0; r < 200; ++r)
+            detail::parallelRun(3, [&](int) { ++a; });
+    });
+    for (int r = 0; r < 200; ++r)
+        detail::parallelRun(3, [&](int) { ++b; });
+    other.join();
+    CHECK(a.load() == 600);
+    CHECK(b.load() == 600);
+    // A task's exception reaches the caller after the others have run.
+    std::atomic<int> finished{0};
+    CHECK_THROWS_WITH(detail::parallelRun(4,
+                                          [&](int k) {
+                                              if (k == 2) throw std::runtime_error("task 2");
+                                              ++finished;
+                                          }),
+                      "task 2");
+    CHECK(finished.load() == 3);
+    CHECK(detail::parallelWidth() >= 1);
 }

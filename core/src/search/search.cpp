@@ -9,6 +9,7 @@
 #include "madmax/serving.hpp"
 #include "madmax/strategy_space.hpp"
 #include "search/search_parts.hpp"
+#include "search/worker_pool.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -445,15 +446,7 @@ std::vector<SearchResult> runWorkers(const std::vector<Task>& tasks, const Scena
             if (opt.progress && (d % 16 == 0 || d == tasks.size())) opt.progress(d, tasks.size());
         }
     };
-    if (threads == 1) {
-        worker(0);
-    } else {
-        std::vector<std::thread> pool;
-        for (int w = 0; w < threads; ++w)
-            pool.emplace_back(worker, w);
-        for (auto& t : pool)
-            t.join();
-    }
+    detail::parallelRun(threads, worker); // (the kept threads: search/worker_pool.hpp)
     std::vector<SearchResult> parts;
     if (locals.empty()) locals.emplace_back();
     for (auto& L : locals) {

@@ -4,11 +4,10 @@
 #include "madmax/engine.hpp"
 #include "madmax/strategy_space.hpp"
 #include "search/search_parts.hpp"
+#include "search/worker_pool.hpp"
 #include "serving/costs.hpp"
 
 #include <chrono>
-#include <exception>
-#include <thread>
 #include <limits>
 #include <map>
 
@@ -53,6 +52,7 @@ namespace {
 struct ServingFound {
     int tp = 1, pp = 1, replicas = 1, ep = 1, draft = 0;
     Precision precision = Precision::BF16;
+    int index = 0; ///< its place in the search's fixed order of layouts
     int batch = 0;
     double outputTokensPerSPerGpu = 0, ttftS = 0, tpotS = 0, score = 0;
 };
@@ -119,7 +119,7 @@ void applyServingLayout(Scenario& s, int tp, int pp, int replicas, int ep, int d
 }
 
 /// The configuration evaluated at its best batch; kept when it fits and meets the objectives.
-void offerServing(const Scenario& s, const ServingSearchOptions& o, std::size_t& evaluated,
+void offerServing(const Scenario& s, int index, const ServingSearchOptions& o, std::size_t& evaluated,
                   std::size_t& feasible, std::vector<ServingFound>& found,
                   detail::serving::PrefillMemo& memo) {
     if (explainInvalid(s)) return;
@@ -137,6 +137,7 @@ void offerServing(const Scenario& s, const ServingSearchOptions& o, std::size_t&
     c.ep = s.strategy.ep;
     c.draft = s.workload.inference.draftTokens;
     c.precision = s.workload.precision;
+    c.index = index;
     c.batch = r.inference.batch;
     c.outputTokensPerSPerGpu = r.inference.outputTokensPerSPerGpu;
     c.ttftS = r.inference.ttftS;
@@ -158,55 +159,42 @@ ServingCandidate candidateOf(Scenario s, const ServingFound& f) {
                             f.batch};
 }
 
-/// Every layout evaluated, over `o.threads` threads (0: every hardware thread, one per 1,024
-/// layouts at most: a layout takes 1-2 µs and starting a thread 20-50, a fifth of a 160-layout
-/// search on a 2-core VM by perf, so the presets' spaces run on one). Each thread takes a
-/// contiguous run and its own copy of the scenario; the runs are joined in order, so the result
-/// is the one-thread result whatever the thread count.
+/// Every layout evaluated, over `o.threads` threads (0: the pool's width, with at least 32
+/// layouts a thread: a layout takes 0.5-2 µs and handing work to a kept thread a few, where
+/// starting one took 20-50, a fifth of a 160-layout search on a 2-core VM by perf). Thread k
+/// takes every layout i with i mod threads = k (neighbouring layouts cost alike, so the threads
+/// finish together) with its own copy of the scenario; the findings are put back in the
+/// layouts' order, so the result is the one-thread result whatever the thread count.
 std::vector<ServingFound> evaluateLayouts(const Scenario& s, const std::vector<ServingFound>& ls,
                                           const ServingSearchOptions& o, ServingSearchResult& res) {
     const int n = int(ls.size());
-    // (hardware_concurrency reads a file: asked once, when a space is large enough to split.)
-    int threads = o.threads > 0 ? o.threads : 1;
-    if (o.threads <= 0 && n >= 2048) {
-        static const int hardware = int(std::max(1u, std::thread::hardware_concurrency()));
-        threads = std::min(hardware, n / 1024);
-    }
+    int threads = o.threads > 0 ? o.threads : std::min(detail::parallelWidth(), n / 32);
     threads = std::max(1, std::min(threads, n));
     struct Part {
         std::vector<ServingFound> found;
         std::size_t evaluated = 0, feasible = 0;
-        std::exception_ptr error;
     };
     std::vector<Part> parts(static_cast<std::size_t>(threads));
-    auto run = [&](int k) {
+    detail::parallelRun(threads, [&](int k) {
         Part& part = parts[std::size_t(k)];
-        try {
-            Scenario mine = s;
-            detail::serving::PrefillMemo memo;
-            for (int i = n * k / threads; i < n * (k + 1) / threads; ++i) {
-                if (o.cancel && o.cancel->load()) return;
-                const ServingFound& l = ls[std::size_t(i)];
-                applyServingLayout(mine, l.tp, l.pp, l.replicas, l.ep, l.draft, l.precision);
-                offerServing(mine, o, part.evaluated, part.feasible, part.found, memo);
-            }
-        } catch (...) {
-            part.error = std::current_exception();
+        Scenario mine = s;
+        detail::serving::PrefillMemo memo;
+        for (int i = k; i < n; i += threads) {
+            if (o.cancel && o.cancel->load()) return;
+            const ServingFound& l = ls[std::size_t(i)];
+            applyServingLayout(mine, l.tp, l.pp, l.replicas, l.ep, l.draft, l.precision);
+            offerServing(mine, i, o, part.evaluated, part.feasible, part.found, memo);
         }
-    };
-    std::vector<std::thread> pool;
-    for (int k = 1; k < threads; ++k)
-        pool.emplace_back(run, k);
-    run(0);
-    for (auto& t : pool)
-        t.join();
+    });
     std::vector<ServingFound> found;
     for (Part& part : parts) {
-        if (part.error) std::rethrow_exception(part.error);
         res.evaluated += part.evaluated;
         res.feasible += part.feasible;
         found.insert(found.end(), part.found.begin(), part.found.end());
     }
+    if (threads > 1)
+        std::sort(found.begin(), found.end(),
+                  [](const ServingFound& a, const ServingFound& b) { return a.index < b.index; });
     return found;
 }
 
