@@ -7,6 +7,7 @@
 #include "search/worker_pool.hpp"
 #include "serving/costs.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -161,12 +162,15 @@ ServingCandidate candidateOf(Scenario s, const ServingFound& f) {
 
 /// Every layout evaluated, over `o.threads` threads (0: the pool's width, with at least 32
 /// layouts a thread: a layout takes 0.5-2 µs and handing work to a kept thread a few, where
-/// starting one took 20-50, a fifth of a 160-layout search on a 2-core VM by perf). Thread k
-/// takes every layout i with i mod threads = k (neighbouring layouts cost alike, so the threads
-/// finish together) with its own copy of the scenario; the findings are put back in the
-/// layouts' order, so the result is the one-thread result whatever the thread count.
+/// starting one took 20-50, a fifth of a 160-layout search on a 2-core VM by perf). The threads
+/// take runs of `run` neighbouring layouts as they finish the last (layouts cost unevenly: an
+/// FP8 layout fits larger batches, so its batch search probes more), each with its own copy
+/// of the scenario and its own kept prefill passes, which a run's layouts share (they differ
+/// in draft length and precision); the findings are put back in the layouts' order, so the
+/// result is the one-thread result whatever the thread count.
 std::vector<ServingFound> evaluateLayouts(const Scenario& s, const std::vector<ServingFound>& ls,
-                                          const ServingSearchOptions& o, ServingSearchResult& res) {
+                                          const ServingSearchOptions& o, int run,
+                                          ServingSearchResult& res) {
     const int n = int(ls.size());
     int threads = o.threads > 0 ? o.threads : std::min(detail::parallelWidth(), n / 32);
     threads = std::max(1, std::min(threads, n));
@@ -175,16 +179,19 @@ std::vector<ServingFound> evaluateLayouts(const Scenario& s, const std::vector<S
         std::size_t evaluated = 0, feasible = 0;
     };
     std::vector<Part> parts(static_cast<std::size_t>(threads));
+    run = std::max(1, run);
+    std::atomic<int> next{0};
     detail::parallelRun(threads, [&](int k) {
         Part& part = parts[std::size_t(k)];
         Scenario mine = s;
         detail::serving::PrefillMemo memo;
-        for (int i = k; i < n; i += threads) {
-            if (o.cancel && o.cancel->load()) return;
-            const ServingFound& l = ls[std::size_t(i)];
-            applyServingLayout(mine, l.tp, l.pp, l.replicas, l.ep, l.draft, l.precision);
-            offerServing(mine, i, o, part.evaluated, part.feasible, part.found, memo);
-        }
+        for (int first = next.fetch_add(run); first < n; first = next.fetch_add(run))
+            for (int i = first; i < std::min(n, first + run); ++i) {
+                if (o.cancel && o.cancel->load()) return;
+                const ServingFound& l = ls[std::size_t(i)];
+                applyServingLayout(mine, l.tp, l.pp, l.replicas, l.ep, l.draft, l.precision);
+                offerServing(mine, i, o, part.evaluated, part.feasible, part.found, memo);
+            }
     });
     std::vector<ServingFound> found;
     for (Part& part : parts) {
@@ -238,7 +245,11 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
                     }
         }
     }
-    std::vector<ServingFound> found = evaluateLayouts(s, layouts, o, res);
+    // A run: two draft lengths of a layout in every precision (neighbours in the order above):
+    // long enough that the second reuses the first's prefill passes, short enough that the
+    // threads finish together.
+    const int run = int(precisions.size()) * 2;
+    std::vector<ServingFound> found = evaluateLayouts(s, layouts, o, run, res);
     if (o.cancel && o.cancel->load()) return res;
     rankServing(found);
     const std::vector<ServingFound> front = servingFront(found);

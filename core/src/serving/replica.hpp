@@ -299,12 +299,12 @@ struct Serving {
     }
 
     /// One layer (dense, or MoE) for `rows` tokens, each attending `context` keys on average.
-    Costs layer(double rows, double context, bool decode, bool moe) const {
+    Costs layer(const Rows& M, double context, bool decode, bool moe) const {
         // The one-batch case directly: through the generic helper the dense model's single
         // evaluation ran 14% slower (docs/developer/benchmarks.md).
-        if (!twoBatch || rows < 2) return microBatchLayer(rows, context, decode, moe);
+        if (!twoBatch || M.m < 2) return microBatchLayer(M, context, decode, moe);
         return inTwoBatches<Costs>(
-            rows, [&](double r) { return microBatchLayer(r, context, decode, moe); });
+            M.m, [&](double r) { return microBatchLayer(Rows(r), context, decode, moe); });
     }
     /// Both kinds of layer for the same tokens (a stage that holds both).
     LayerKinds layerKinds(double rows, double context, bool decode) const {
@@ -327,9 +327,8 @@ struct Serving {
     }
 
     /// One micro-batch of `rows` tokens through one layer.
-    Costs microBatchLayer(double rows, double context, bool decode, bool moe) const {
+    Costs microBatchLayer(const Rows& M, double context, bool decode, bool moe) const {
         const double ov = layerOverheadS(decode);
-        const Rows M(rows);
         Costs c = sharedLayerPart(M, context, decode, ov);
         if (moe) {
             c += moeBlock(M, ov, decode);
@@ -353,11 +352,12 @@ struct Serving {
 
     /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
     Costs stage(double rows, double context, bool decode, double headRows) const {
+        const Rows M(rows); // (a decode pass's head takes every row: one logarithm for both)
         Costs c = denseLayers > 0 && moeLayers > 0
                       ? bothKindsOfLayers(rows, context, decode)
-                      : layer(rows, context, decode, moeLayers > 0)
+                      : layer(M, context, decode, moeLayers > 0)
                             .scaled(moeLayers > 0 ? moeLayers : denseLayers);
-        gemm(c, Rows(headRows), head, layerOverheadS(decode));
+        gemm(c, headRows == rows ? M : Rows(headRows), head, layerOverheadS(decode));
         return c;
     }
     /// A stage's dense and MoE layers for the same tokens, summed.
@@ -403,9 +403,10 @@ struct Serving {
         const int k = s.workload.inference.draftTokens;
         if (k <= 0) return {};
         const double ov = gpu.calibration.decodeKernelOverheadS;
-        Costs one = layer(rows, residentContext, true, moeLayers > 0)
+        const Rows M(rows);
+        Costs one = layer(M, residentContext, true, moeLayers > 0)
                         .scaled(s.workload.inference.draftLayers);
-        gemm(one, Rows(rows), head, ov);
+        gemm(one, M, head, ov);
         return one.scaled(k);
     }
 
