@@ -646,3 +646,22 @@ TEST_CASE("Hand-derived: a ViT's classifier head over two images, forward and ba
     CHECK(test::opSeconds(toyVitTimeline(1000, 2, true), "LM head + loss (bwd)") ==
           Approx(2.068096e-6).epsilon(1e-9));
 }
+
+TEST_CASE("Hand-derived: FP8 training leaves the LM head in BF16, as Megatron-Core builds it") {
+    // Megatron-Core's output layer is its own tensor_parallel.ColumnParallelLinear, not a
+    // Transformer Engine layer (megatron/core/models/gpt/gpt_model.py; an MXFP8 head became an
+    // opt-in in May 2026, Megatron-LM #4825), so under FP8 it runs at the BF16 rate. The toy's
+    // head, forward: the final norm reads and writes T·h bf16, 2·1,048,576·2 B = 4.194304e-6 s;
+    // the GEMM 2·T·V·h = 2·1024·32768·1024 = 6.871948e10 FLOPs at 100 TFLOP/s · 0.5 =
+    // 1.374390e-3 s (compute-bound: its 136 MB take 1.4e-4 s); the fused cross-entropy reads
+    // the bf16 logits and writes fp32, T·V·6 B = 2.013266e-4 s. Sum 1.579911e-3 s — in FP8 too,
+    // where the same GPU with a 200 TFLOP/s FP8 peak runs the layers' GEMMs faster.
+    EvaluateOptions withTimeline;
+    withTimeline.timeline = true;
+    const Result bf16 = evaluate(toy({{"system.gpu.peak_tflops.fp8", 200}}), withTimeline);
+    const Result fp8 = evaluate(
+        toy({{"system.gpu.peak_tflops.fp8", 200}, {"workload.precision", "fp8"}}), withTimeline);
+    CHECK(opSeconds(bf16, "LM head + loss") == Approx(1.579911e-3).epsilon(1e-6));
+    CHECK(opSeconds(fp8, "LM head + loss") == Approx(1.579911e-3).epsilon(1e-6));
+    CHECK(opSeconds(fp8, "MLP up GEMM") < opSeconds(bf16, "MLP up GEMM"));
+}

@@ -95,6 +95,19 @@ struct OpCoster {
                               gpu.calibration.memoryEfficiency, efficiencyKey};
         return gemmBounds(gpu, p, M, N, K).timeS() + gpu.calibration.kernelLaunchS + cast(M * K);
     }
+    /// A GEMM that stays in 16 bits when the workload's GEMMs run below: Megatron-Core builds
+    /// the LM head from its own ColumnParallelLinear, not a Transformer Engine layer
+    /// (megatron/core/models/gpt/gpt_model.py; an MXFP8 head became an opt-in in May 2026,
+    /// Megatron-LM #4825), and computes the MoE router's logits in the input's dtype or fp32
+    /// (transformer/moe/router.py, moe_router_dtype), so FP8 training leaves both in BF16.
+    double gemm16(double M, double N, double K) const {
+        const GemmPrecision p{peak16, 1.0, 2.0, 2.0, 2.0, gpu.calibration.memoryEfficiency, 1.0};
+        return gemmBounds(gpu, p, M, N, K).timeS() + gpu.calibration.kernelLaunchS;
+    }
+    /// gemm16 when the workload's GEMMs run below 16 bits, else the workload's own GEMM.
+    double gemmAtLeast16(double M, double N, double K) const {
+        return elemBytes < 2 ? gemm16(M, N, K) : gemm(M, N, K);
+    }
     /// The cast of `elements` of a GEMM input below 16 bits: one memory-bound kernel.
     double cast(double elements) const {
         return castBytes > 0 ? memoryTime(elements * castBytes) + gpu.calibration.kernelLaunchS

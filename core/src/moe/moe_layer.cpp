@@ -121,7 +121,8 @@ MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& 
     // A single expert needs no router and no permutation: the block is a dense MLP.
     const bool routed = moe.experts > 1;
     const GemmShape router = routerGemm(m);
-    e.router = routed ? oc.gemm(sh.T, router.n, router.k) + oc.elementwise(sh.T * moe.experts * 8.0)
+    e.router = routed ? oc.gemmAtLeast16(sh.T, router.n, router.k) +
+                            oc.elementwise(sh.T * moe.experts * 8.0)
                       : 0.0;
     // Permute: gather each copy's row into expert order; unpermute: scatter back, weighted sum.
     e.permute = routed ? oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act) : 0.0;

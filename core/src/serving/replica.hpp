@@ -29,9 +29,11 @@ struct Rows {
 struct Weight {
     GemmShape g;
     double log2KeyedFlopsPerRow = 0;
+    bool sixteenBit = false; ///< kept in 16 bits below a 16-bit checkpoint (the head, the router)
     Weight() = default;
-    Weight(const GemmShape& shape, double key)
-        : g(shape), log2KeyedFlopsPerRow(std::log2(shape.flopsPerRow() * key)) {}
+    Weight(const GemmShape& shape, double key, bool sixteen = false)
+        : g(shape), log2KeyedFlopsPerRow(std::log2(shape.flopsPerRow() * (sixteen ? 1.0 : key))),
+          sixteenBit(sixteen) {}
 };
 
 /// Everything about one replica that does not depend on the batch.
@@ -55,6 +57,10 @@ struct Serving {
     int projections = 0;
     Weight attnOut, mlpUp, mlpDown, expertUp, expertDown, sharedUp, sharedDown, router, head;
     GemmPrecision gemmPrecision{}; ///< the replica's GEMMs' precision (op_cost.hpp)
+    /// The LM head's and the router's: 16-bit in a checkpoint quantized below 16 bits (DeepSeek-V3
+    /// §3.3.1 keeps 'the embedding module, the output head, MoE gating modules' in BF16;
+    /// NVIDIA's ModelOpt FP8/FP4 checkpoints list lm_head in exclude_modules).
+    GemmPrecision gemmPrecision16{};
     double verifyRows;    ///< rows per sequence in a decode pass: 1 + the draft tokens
     double tokensPerStep; ///< tokens a sequence gains per decode pass (speculation's closed form)
     bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
@@ -98,6 +104,8 @@ struct Serving {
         // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
         // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
         gemmPrecision = {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak};
+        gemmPrecision16 = wB < 2 ? GemmPrecision{peak16, 1.0, 2.0, aB, aB, etaMem, 1.0}
+                                 : gemmPrecision;
         setWeights(m, gemmPrecision.efficiencyKey);
         tokensPerStep = in.tokensPerStep();
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
@@ -114,8 +122,9 @@ struct Serving {
                                             m.moeRoutedParamsPerLayer() * expertSlots() /
                                                 (double(s.strategy.ep) * s.strategy.etp) * wB
                                       : 0.0;
+        // The embedding and the LM head stay in 16 bits below a 16-bit checkpoint (gemmPrecision16).
         weightsBytes = denseLayers * denseW + moeLayers * moeW +
-                       V * h / t * wB * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
+                       V * h / t * std::max(wB, 2.0) * (p == 1 ? (m.tiedEmbeddings ? 1 : 2) : 1);
         // MLA caches the KV latent and the shared rope key, whole on every TP rank.
         kvPerToken = layers * (m.mla ? m.kvCacheElementsPerTokenPerLayer() : 2.0 * kvDim) * kvB;
         // Admission reserves the prompt and the mean output (paged KV blocks absorb the spread,
@@ -152,7 +161,7 @@ struct Serving {
         const MlpGemms mlp = mlpGemms(m, f, t);
         mlpUp = Weight(mlp.up, key);
         mlpDown = Weight(mlp.down, key);
-        head = Weight({V / t, h}, key);
+        head = Weight({V / t, h}, key, wB < 2);
         if (!m.isMoe()) return; // (the expert, shared-expert and router GEMMs are MoE's)
         const MlpGemms expert = mlpGemms(m, double(m.moe.expertFfn), s.strategy.etp);
         expertUp = Weight(expert.up, key);
@@ -160,7 +169,7 @@ struct Serving {
         const MlpGemms shared = mlpGemms(m, double(m.moe.sharedExperts) * m.moe.expertFfn, t);
         sharedUp = Weight(shared.up, key);
         sharedDown = Weight(shared.down, key);
-        router = Weight(routerGemm(m), key);
+        router = Weight(routerGemm(m), key, wB < 2);
     }
 
     /// Expert copies held per routed expert: (experts + redundant) / experts.
@@ -173,7 +182,7 @@ struct Serving {
     /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
     void gemm(Costs& c, const Rows& M, const Weight& w, double overheadS) const {
         const GemmBounds g =
-            gemmBoundsAt(gpu, gemmPrecision, M.m, w.g.n, w.g.k,
+            gemmBoundsAt(gpu, w.sixteenBit ? gemmPrecision16 : gemmPrecision, M.m, w.g.n, w.g.k,
                          gpu.calibration.gemmEfficiency.atLog2(M.log2m + w.log2KeyedFlopsPerRow));
         if (g.memoryS >= g.computeS)
             c.weight += g.memoryS;

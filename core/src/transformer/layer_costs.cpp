@@ -239,11 +239,13 @@ EdgeCosts edgeCosts(const Scenario& s, const Shape& sh, const OpCoster& oc, cons
     e.embedFwd = oc.elementwise(2.0 * sh.T * sh.h * act);
     e.embedBwd = f.embedding ? 0.0 : oc.elementwise(3.0 * sh.T * sh.h * act);
     e.embedComm = collectiveTime(s.system, g.tp, e.embedKind, sh.T * sh.h * act);
-    // Vocab-parallel LM head: final norm, GEMM, fused cross-entropy over fp32 logits.
+    // Vocab-parallel LM head: final norm, GEMM (16-bit under FP8: OpCoster::gemm16), fused
+    // cross-entropy over fp32 logits.
     const double vocab = double(s.model.vocab) / sh.t;
-    e.headFwd = oc.elementwise(2.0 * sh.hSp * act) + oc.gemm(sh.T, vocab, sh.h) +
+    const double headGemm = oc.gemmAtLeast16(sh.T, vocab, sh.h);
+    e.headFwd = oc.elementwise(2.0 * sh.hSp * act) + headGemm +
                 oc.elementwise(sh.T * vocab * (act + 4.0));
-    e.headBwd = headPasses * oc.gemm(sh.T, vocab, sh.h) +
+    e.headBwd = headPasses * headGemm +
                 oc.elementwise(sh.T * vocab * (4.0 + act)) +
                 (belowTrains ? oc.elementwise(4.0 * sh.hSp * act) : 0.0);
     e.headComm = belowTrains ? collectiveTime(s.system, g.tp, e.headKind, sh.T * sh.h * act) : 0.0;
