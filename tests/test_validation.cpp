@@ -1048,3 +1048,33 @@ TEST_CASE("The H20 preset is H100's calibration at equal per-SM non-tensor time,
     for (const char* key : {"memory_efficiency", "decode_memory_efficiency", "host_op_us"})
         CHECK(h20.at(key) == h100.at(key));
 }
+
+TEST_CASE("Megatron-Bridge 25.11 cases with TP run Transformer Engine's TP overlap, and say so") {
+    // presets/frameworks/tp-overlap.json: the 25.11 performance configs (Megatron-Bridge at
+    // 455483003, scripts/performance/configs/llama3 and llama31) set a userbuffers
+    // tp_comm_overlap_cfg for Llama 3 70B and Llama 3.1 405B, so validation runs such a case
+    // with strategy.tp_comm_overlap and names the source; a TP-1 case (nothing to overlap) and
+    // a case of another source keep the default, off.
+    json c = publicCase("nemo2407-llama3-70B-64-h100-fp8");
+    auto notesOf = [](const json& k) {
+        const ValidationReport r = runValidation(
+            json{{"schema", "madmax-validation/1"}, {"cases", {k}}}, PresetLibrary::builtin(), "v.json");
+        REQUIRE(r.cases.at(0).predicted);
+        std::string notes;
+        for (const auto& n : r.cases.at(0).notes) notes += n + "\n";
+        return std::make_pair(*r.cases.at(0).predicted, notes);
+    };
+    CHECK_FALSE(scenarioForCase(c, PresetLibrary::builtin(), "v.json").strategy.tpCommOverlap);
+    const auto [nemo, nemoNotes] = notesOf(c);
+    CHECK_THAT(nemoNotes, !Catch::Contains("userbuffers"));
+    c["source"]["title"] = "NVIDIA Megatron-Bridge performance summary (NeMo Framework 25.11 container)";
+    CHECK(scenarioForCase(c, PresetLibrary::builtin(), "v.json").strategy.tpCommOverlap);
+    const auto [bridge, bridgeNotes] = notesOf(c);
+    CHECK_THAT(bridgeNotes, Catch::Contains("TP collectives overlapped with their GEMMs (userbuffers)") &&
+                                Catch::Contains("455483003"));
+    CHECK(bridge > nemo); // tokens/s: the overlapped TP collectives are no longer exposed
+    c["parallel"]["tp"] = 1;
+    c["parallel"]["dp"] = nullptr;
+    c["parallel"]["sequence_parallel"] = nullptr;
+    CHECK_FALSE(scenarioForCase(c, PresetLibrary::builtin(), "v.json").strategy.tpCommOverlap);
+}

@@ -243,9 +243,12 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
     if (!isNull(par, "dp_overlap")) strategy["dp_overlap"] = par.at("dp_overlap");
     if (const json* style = tpOverlapStyleFor(c); style && tp > 1) {
         strategy["tp_grad_overlap"] = style->at("tp_grad_overlap");
-        note(std::string("TP gradient collectives ") +
-             (style->at("tp_grad_overlap").get<bool>() ? "overlapped" : "in series") + " (" +
-             style->at("note").get<std::string>() + ")");
+        const bool comm = style->value("tp_comm_overlap", false);
+        if (comm) strategy["tp_comm_overlap"] = true;
+        note(std::string(comm ? "TP collectives overlapped with their GEMMs (userbuffers)"
+                              : "TP gradient collectives ") +
+             (comm ? "" : style->at("tp_grad_overlap").get<bool>() ? "overlapped" : "in series") +
+             " (" + style->at("note").get<std::string>() + ")");
     }
     noteGradAccumMismatch(par, strategy);
     if (isNull(par, "microbatch")) note("micro-batch not published: 1 assumed");
