@@ -36,6 +36,18 @@ nlohmann::json publicCase(const std::string& id) {
     return {};
 }
 
+/// One case run alone: its prediction and its notes, one per line.
+std::pair<double, std::string> predictAlone(const nlohmann::json& k) {
+    const ValidationReport r =
+        runValidation(nlohmann::json{{"schema", "madmax-validation/1"}, {"cases", {k}}},
+                      PresetLibrary::builtin(), "v.json");
+    REQUIRE(r.cases.at(0).predicted);
+    std::string notes;
+    for (const auto& n : r.cases.at(0).notes)
+        notes += n + "\n";
+    return {*r.cases.at(0).predicted, notes};
+}
+
 bool isMoeCase(const nlohmann::json& c) {
     return (c["kind"] == "training" && c["model"]["arch"] == "moe") ||
            (c["kind"] == "collective" && c["collective"]["op"] == "all_to_all");
@@ -990,12 +1002,7 @@ TEST_CASE("DeepSpeed ZeRO-3 runs dated before v0.6.0 take the legacy coordinator
     auto at = [&](const std::string& url) {
         json k = c;
         k["source"]["url"] = url;
-        const ValidationReport r = runValidation(
-            json{{"schema", "madmax-validation/1"}, {"cases", {k}}}, PresetLibrary::builtin(), "v.json");
-        REQUIRE(r.cases.at(0).predicted);
-        std::string notes;
-        for (const auto& n : r.cases.at(0).notes) notes += n + "\n";
-        return std::make_pair(*r.cases.at(0).predicted, notes);
+        return predictAlone(k);
     };
     const auto [legacy, legacyNotes] = at("https://arxiv.org/abs/2104.07857");
     CHECK_THAT(legacyNotes, Catch::Contains("ZeRO-3 coordinator: deepspeed-legacy") &&
@@ -1056,20 +1063,12 @@ TEST_CASE("Megatron-Bridge 25.11 cases with TP run Transformer Engine's TP overl
     // with strategy.tp_comm_overlap and names the source; a TP-1 case (nothing to overlap) and
     // a case of another source keep the default, off.
     json c = publicCase("nemo2407-llama3-70B-64-h100-fp8");
-    auto notesOf = [](const json& k) {
-        const ValidationReport r = runValidation(
-            json{{"schema", "madmax-validation/1"}, {"cases", {k}}}, PresetLibrary::builtin(), "v.json");
-        REQUIRE(r.cases.at(0).predicted);
-        std::string notes;
-        for (const auto& n : r.cases.at(0).notes) notes += n + "\n";
-        return std::make_pair(*r.cases.at(0).predicted, notes);
-    };
     CHECK_FALSE(scenarioForCase(c, PresetLibrary::builtin(), "v.json").strategy.tpCommOverlap);
-    const auto [nemo, nemoNotes] = notesOf(c);
+    const auto [nemo, nemoNotes] = predictAlone(c);
     CHECK_THAT(nemoNotes, !Catch::Contains("userbuffers"));
     c["source"]["title"] = "NVIDIA Megatron-Bridge performance summary (NeMo Framework 25.11 container)";
     CHECK(scenarioForCase(c, PresetLibrary::builtin(), "v.json").strategy.tpCommOverlap);
-    const auto [bridge, bridgeNotes] = notesOf(c);
+    const auto [bridge, bridgeNotes] = predictAlone(c);
     CHECK_THAT(bridgeNotes, Catch::Contains("TP collectives overlapped with their GEMMs (userbuffers)") &&
                                 Catch::Contains("455483003"));
     CHECK(bridge > nemo); // tokens/s: the overlapped TP collectives are no longer exposed

@@ -21,32 +21,16 @@ class LogCurve {
     static LogCurve constant(double y) { return LogCurve({{1.0, y}}); }
 
     double operator()(double x) const {
-        if (!d_) return 1.0;
-        const Table& d = *d_;
-        const int n = d.n;
         // The segment is found on x itself (the logarithm is monotonic), so a lookup held flat
         // past either end takes no logarithm; a NaN falls through to the interpolation and
         // stays NaN. Linear in log10(x) is linear in log2(x), the faster of the two in libm
         // (a fifth of the serving search's time went to log10).
-        if (x <= d.x[0]) return d.y[0];
-        if (x >= d.x[n - 1]) return d.y[n - 1];
-        int i = 1;
-        while (x > d.x[i])
-            ++i;
-        return d.y[i - 1] + (std::log2(x) - d.log2X[i - 1]) * d.slope[i];
+        return d_ ? d_->at(d_->x, x, [](double v) { return std::log2(v); }) : 1.0;
     }
     /// The curve at x given as log2(x): for callers that build log2(x) from parts they keep
     /// (a GEMM's log2(M) plus its shape's log2(2·N·K)), so one logarithm serves many lookups.
     double atLog2(double log2x) const {
-        if (!d_) return 1.0;
-        const Table& d = *d_;
-        const int n = d.n;
-        if (log2x <= d.log2X[0]) return d.y[0];
-        if (log2x >= d.log2X[n - 1]) return d.y[n - 1];
-        int i = 1;
-        while (log2x > d.log2X[i])
-            ++i;
-        return d.y[i - 1] + (log2x - d.log2X[i - 1]) * d.slope[i];
+        return d_ ? d_->at(d_->log2X, log2x, [](double v) { return v; }) : 1.0;
     }
 
     const std::vector<std::pair<double, double>>& points() const;
@@ -58,9 +42,21 @@ class LogCurve {
   private:
     struct Table {
         std::vector<std::pair<double, double>> points;
-        int n = 0;
+        std::size_t n = 0;
         std::vector<double> x, log2X, y;
         std::vector<double> slope; ///< [i]: dy per unit log2(x) on the segment ending at point i
+
+        /// y at `v`, a value of `keys` (x, or log2(x)): held flat past either end, else
+        /// interpolated on the segment `v` falls in, at log2(x) = toLog2(v).
+        template <typename ToLog2>
+        double at(const std::vector<double>& keys, double v, ToLog2 toLog2) const {
+            if (v <= keys[0]) return y[0];
+            if (v >= keys[n - 1]) return y[n - 1];
+            std::size_t i = 1;
+            while (v > keys[i])
+                ++i;
+            return y[i - 1] + (toLog2(v) - log2X[i - 1]) * slope[i];
+        }
     };
     std::shared_ptr<const Table> d_; ///< null: no points (the curve is 1 everywhere)
 };
