@@ -42,7 +42,6 @@ class LogCurve {
   private:
     struct Table {
         std::vector<std::pair<double, double>> points;
-        std::size_t n = 0;
         std::vector<double> x, log2X, y;
         std::vector<double> slope; ///< [i]: dy per unit log2(x) on the segment ending at point i
 
@@ -51,7 +50,7 @@ class LogCurve {
         template <typename ToLog2>
         double at(const std::vector<double>& keys, double v, ToLog2 toLog2) const {
             if (v <= keys[0]) return y[0];
-            if (v >= keys[n - 1]) return y[n - 1];
+            if (v >= keys.back()) return y.back();
             std::size_t i = 1;
             while (v > keys[i])
                 ++i;

@@ -28,6 +28,12 @@ struct GemmPrecision {
     /// time at any precision, so an FP8 GEMM reaches the efficiency of the 16-bit GEMM with
     /// the same ideal time, i.e. half its FLOPs (docs/developer/model.md §2, "equal ideal time").
     double efficiencyKey = 1.0;
+
+    /// A GEMM kept in 16 bits beside lower-precision ones (the LM head, the MoE router:
+    /// OpCoster::gemm16), at the 16-bit peak and this HBM efficiency.
+    static GemmPrecision sixteenBit(double peak16, double hbmEfficiency) {
+        return {peak16, 1.0, 2.0, 2.0, 2.0, hbmEfficiency, 1.0};
+    }
 };
 /// The bounds at a GEMM efficiency the caller has already looked up (the serving engine keeps
 /// each weight's log2(2·N·K) and adds log2(M): one logarithm for a layer's GEMMs).
@@ -101,8 +107,10 @@ struct OpCoster {
     /// Megatron-LM #4825), and computes the MoE router's logits in the input's dtype or fp32
     /// (transformer/moe/router.py, moe_router_dtype), so FP8 training leaves both in BF16.
     double gemm16(double M, double N, double K) const {
-        const GemmPrecision p{peak16, 1.0, 2.0, 2.0, 2.0, gpu.calibration.memoryEfficiency, 1.0};
-        return gemmBounds(gpu, p, M, N, K).timeS() + gpu.calibration.kernelLaunchS;
+        return gemmBounds(gpu, GemmPrecision::sixteenBit(peak16, gpu.calibration.memoryEfficiency),
+                          M, N, K)
+                   .timeS() +
+               gpu.calibration.kernelLaunchS;
     }
     /// gemm16 when the workload's GEMMs run below 16 bits, else the workload's own GEMM.
     double gemmAtLeast16(double M, double N, double K) const {

@@ -20,7 +20,6 @@ LogCurve::LogCurve(std::vector<std::pair<double, double>> points) {
                                ? (t->y[i] - t->y[i - 1]) / (t->log2X[i] - t->log2X[i - 1])
                                : 0.0);
     }
-    t->n = t->x.size();
     d_ = std::move(t);
 }
 

@@ -19,7 +19,6 @@
 #include <mutex>
 #include <span>
 #include <sstream>
-#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -428,7 +427,7 @@ std::vector<SearchResult> runWorkers(const std::vector<Task>& tasks, const Scena
                                      const SearchSpace& space, const SearchOptions& opt,
                                      double sampleBelow, double gemmFlops) {
     int threads =
-        opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+        opt.threads > 0 ? opt.threads : detail::parallelWidth();
     threads = std::max(1, std::min<int>(threads, int(tasks.size())));
     std::vector<LocalState> locals(threads);
     for (auto& l : locals)

@@ -56,7 +56,6 @@ class Pool {
     ~Pool() {
         {
             std::lock_guard<std::mutex> lock(m_);
-            stop_ = true;
             stopping_ = true;
         }
         wake_.notify_all();
@@ -122,8 +121,8 @@ class Pool {
                 continue;
             }
             std::unique_lock<std::mutex> lock(m_);
-            wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-            if (stop_ && queue_.empty()) return;
+            wake_.wait(lock, [&] { return stopping_.load() || !queue_.empty(); });
+            if (stopping_.load() && queue_.empty()) return;
         }
     }
 
@@ -132,8 +131,7 @@ class Pool {
     std::condition_variable done_; ///< a call's last task finished: for the callers
     std::deque<Job> queue_;
     std::atomic<int> queued_{0}; ///< queue_.size(), readable without the lock while polling
-    bool stop_ = false;
-    std::atomic<bool> stopping_{false};
+    std::atomic<bool> stopping_{false}; ///< set under m_, read while polling without it
     std::vector<std::thread> threads_;
 };
 

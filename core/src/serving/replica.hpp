@@ -104,8 +104,7 @@ struct Serving {
         // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
         // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
         gemmPrecision = {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak};
-        gemmPrecision16 = wB < 2 ? GemmPrecision{peak16, 1.0, 2.0, aB, aB, etaMem, 1.0}
-                                 : gemmPrecision;
+        gemmPrecision16 = wB < 2 ? GemmPrecision::sixteenBit(peak16, etaMem) : gemmPrecision;
         setWeights(m, gemmPrecision.efficiencyKey);
         tokensPerStep = in.tokensPerStep();
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
