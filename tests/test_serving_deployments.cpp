@@ -89,6 +89,51 @@ TEST_CASE("Prefix caching removes prefill compute, not KV memory") {
     CHECK(half.memory.kvCacheBytes == none.memory.kvCacheBytes);
 }
 
+TEST_CASE("An offloaded prefix cache loads its hits' KV layer by layer beside the prefill") {
+    // Half of each 1,000-token prompt hits the cache: 500 tokens × 16,384 B (the toy's KV per
+    // token, above) = 8.192 MB load into the GPU per prompt; at 1 GB/s, 8.192 ms.
+    const test::Edits pool = {{"workload.phase", "prefill"},
+                              {"workload.prefix_cache_hit", 0.5},
+                              {"system.tiers.1.gbps", 1e6}};
+    auto withTier = [&](test::Edits more) {
+        test::Edits e = pool;
+        e.insert(e.end(), more.begin(), more.end());
+        return evaluate(toyServing(e));
+    };
+    const Result gpu = withTier({});
+    const Result slow = withTier({{"workload.prefix_cache_tier", "host"},
+                                  {"workload.prefix_cache_load_gbps", 1.0}});
+    const Result fast = withTier({{"workload.prefix_cache_tier", "host"},
+                                  {"workload.prefix_cache_load_gbps", 1e4}});
+    CHECK(gpu.inference.prefixLoadS == 0.0);
+    CHECK(slow.inference.prefixLoadS == Approx(8.192e-3).epsilon(1e-12));
+    // A pass is the 8,192-token chunk: 8192 / 500 = 16.384 prompts, so D = 16.384 × 8.192 ms
+    // of loads beside C, the pass's compute (the GPU tier's pass, the network free). Each of
+    // the 4 layers loads before it computes: a two-stage pipeline, max(C, D) + min(C, D)/4.
+    const double C = gpu.stepTimeS;
+    const double slowD = 16.384 * 8.192e-3, fastD = slowD / 1e4;
+    REQUIRE(slowD > C);
+    CHECK(slow.stepTimeS == Approx(slowD + C / 4).epsilon(1e-9));
+    CHECK(fast.stepTimeS == Approx(C + fastD / 4).epsilon(1e-9));
+    // TTFT: one prompt, computing c and loading d = 8.192 ms, the same pipeline.
+    const double c = gpu.inference.ttftS - gpu.inference.kvTransferS, d = 8.192e-3;
+    CHECK(slow.inference.ttftS - slow.inference.kvTransferS ==
+          Approx(std::max(c, d) + std::min(c, d) / 4).epsilon(1e-9));
+    // The tier holds the cache, not the active sequences: GPU memory is unchanged.
+    CHECK(slow.memory.kvCacheBytes == gpu.memory.kvCacheBytes);
+    // Without a rate of its own the tier loads over the GPU's link to host memory.
+    const Result host = withTier({{"workload.prefix_cache_tier", "host"},
+                                  {"system.host_link_gbps", 2.0}});
+    CHECK(host.inference.prefixLoadS == Approx(8.192e-3 / 2).epsilon(1e-12));
+    // Aggregated serving: the interleaved prefills carry the same loads, so they grow.
+    const Result aggGpu = evaluate(toyServing({{"workload.prefix_cache_hit", 0.5}}));
+    const Result aggSlow = evaluate(toyServing({{"workload.prefix_cache_hit", 0.5},
+                                                {"workload.prefix_cache_tier", "host"},
+                                                {"workload.prefix_cache_load_gbps", 1.0}}));
+    CHECK(aggSlow.inference.prefillPerIterationS > aggGpu.inference.prefillPerIterationS);
+    CHECK(aggSlow.inference.tpotS > aggGpu.inference.tpotS);
+}
+
 TEST_CASE("A decode round shows both sides of each roofline") {
     // The MLA decode batch the issue names (DeepSeek-V3, 960 sequences): the attention core is
     // math-bound there, so no KV-read time is charged, but its KV-read side is still reported.
@@ -156,6 +201,24 @@ TEST_CASE("Serving deployment fields: each bad value names its field") {
     CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
                                              {"output_tokens", 10}, {"draft_tokens", 99}}}}),
                Contains("draft_tokens"));
+    // The prefix cache's tier: a known name; a rate only for an offload tier, never negative;
+    // an offload tier with no rate of its own and no host link is refused, naming both fixes.
+    auto served = [](nlohmann::json extra) {
+        nlohmann::json w = {{"kind", "inference"}, {"input_tokens", 10}, {"output_tokens", 10},
+                            {"prefix_cache_hit", 0.5}};
+        w.update(extra);
+        return w;
+    };
+    CHECK_THAT(test::toyError({{"workload", served({{"prefix_cache_tier", "disk"}})}}),
+               Contains("prefix_cache_tier"));
+    CHECK_THAT(test::toyError({{"workload", served({{"prefix_cache_load_gbps", 5}})}}),
+               Contains("prefix_cache_load_gbps") && Contains("prefix_cache_tier"));
+    CHECK_THAT(test::toyError({{"workload", served({{"prefix_cache_tier", "host"},
+                                                    {"prefix_cache_load_gbps", -1}})}}),
+               Contains("prefix_cache_load_gbps"));
+    CHECK_THAT(test::toyError({{"workload", served({{"prefix_cache_tier", "host"}})},
+                               {"system.host_link_gbps", 0}}),
+               Contains("prefix_cache_load_gbps") && Contains("host_link_gbps"));
 }
 
 TEST_CASE("Prefill and decode pools balanced for the request mix, by hand on the toy") {

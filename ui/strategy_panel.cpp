@@ -42,9 +42,14 @@ void StrategyPanel::syncServing(const Scenario& s, bool serving) {
 
 /// The serving deployment controls show the workload's pool, prefix cache and speculation.
 void StrategyPanel::syncDeployment(const InferenceWorkload& inf) {
-    const QSignalBlocker b1(combos_["phase"]), b2(prefixHit_), b3(draftTokens_), b4(acceptance_);
+    const QSignalBlocker b1(combos_["phase"]), b2(prefixHit_), b3(draftTokens_), b4(acceptance_),
+        b5(combos_["prefix_cache_tier"]), b6(prefixLoad_);
     combos_["phase"]->setCurrentText(QString::fromStdString(std::string(toString(inf.phase))));
     prefixHit_->setValue(inf.prefixCacheHit * 100);
+    combos_["prefix_cache_tier"]->setCurrentText(
+        QString::fromStdString(std::string(toString(inf.prefixCacheTier))));
+    prefixLoad_->setValue(inf.prefixCacheLoadBytesPerS / 1e9);
+    prefixLoad_->setEnabled(inf.prefixCacheTier == PrefixCacheTier::Host);
     draftTokens_->setValue(inf.draftTokens);
     acceptance_->setValue(inf.acceptanceRate * 100);
     acceptance_->setEnabled(inf.draftTokens > 0);

@@ -35,6 +35,7 @@ class StrategyPanel : public QWidget {
     QSpinBox* recomputeLayersBox() const { return recomputeLayers_; }
     QSpinBox* offloadLayersBox() const { return offloadLayers_; }
     QDoubleSpinBox* prefixHitBox() const { return prefixHit_; }
+    QDoubleSpinBox* prefixLoadBox() const { return prefixLoad_; }
     QSpinBox* draftTokensBox() const { return draftTokens_; }
     QDoubleSpinBox* acceptanceBox() const { return acceptance_; }
     QComboBox* workloadSwitch() const { return kind_; }
@@ -69,6 +70,7 @@ class StrategyPanel : public QWidget {
     void buildFineTuning(QVBoxLayout* outer);
     void buildServing(QVBoxLayout* outer);
     void buildDeployment(QVBoxLayout* outer);
+    void buildPrefixCache(QFormLayout* form);
     void syncDeployment(const InferenceWorkload& inf);
     void syncServing(const Scenario& s, bool serving);
     void syncVisibility(bool serving, bool moe, bool dlrm);
@@ -96,6 +98,7 @@ class StrategyPanel : public QWidget {
     QWidget* serving_;
     QWidget* deployment_;          ///< serving pool, prefix cache, speculation
     QDoubleSpinBox* prefixHit_;    ///< percent of prompt tokens from the prefix cache
+    QDoubleSpinBox* prefixLoad_;   ///< an offloaded prefix cache's load rate, GB/s (0: host link)
     QSpinBox* draftTokens_;        ///< speculative decoding: draft tokens per step (0: off)
     QDoubleSpinBox* acceptance_;   ///< percent of drafts accepted
     DlrmPanel* dlrm_;

@@ -295,6 +295,7 @@ void StrategyPanel::buildDeployment(QVBoxLayout* outer) {
                              "per step (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023).");
     acceptance_ = percent(100, "Chance each draft token is accepted (DeepSeek-V3 MTP: 85–90%).");
     form->addRow("Prefix-cache hits", prefixHit_);
+    buildPrefixCache(form);
     form->addRow("Draft tokens", draftTokens_);
     form->addRow("Acceptance", acceptance_);
     outer->addWidget(deployment_);
@@ -311,6 +312,34 @@ void StrategyPanel::buildDeployment(QVBoxLayout* outer) {
         applyEdits({{"workload.draft_tokens", doc_->scenario().workload.inference.draftTokens},
                     {"workload.acceptance_rate", v / 100}},
                    "draft acceptance", acceptance_);
+    });
+}
+
+/// Where the prefix cache keeps its hits, and an offload tier's load rate.
+void StrategyPanel::buildPrefixCache(QFormLayout* form) {
+    auto* tier = addCombo(form, "prefix_cache_tier", "Prefix cache in", {"gpu", "host"},
+                          "gpu: the hits' KV cache stays in GPU memory. host: an offload tier "
+                          "(host memory, or storage at the rate below) holds it; each prompt's "
+                          "hits load into the GPU layer by layer beside its prefill.");
+    prefixLoad_ = new QDoubleSpinBox;
+    prefixLoad_->setRange(0, 1e4);
+    prefixLoad_->setDecimals(1);
+    prefixLoad_->setSuffix(" GB/s");
+    prefixLoad_->setSpecialValueText("host link");
+    prefixLoad_->setKeyboardTracking(false);
+    prefixLoad_->setToolTip("The offload tier's read rate per GPU; 'host link': the system's "
+                            "host_link_gbps (PCIe or NVLink-C2C to host memory).");
+    form->addRow("Prefix load rate", prefixLoad_);
+    connect(tier, &QComboBox::currentTextChanged, this, [this, tier](const QString& t) {
+        const bool host = t == "host";
+        applyEdits({{"workload.prefix_cache_tier", t.toStdString()},
+                    {"workload.prefix_cache_load_gbps",
+                     host ? nlohmann::json(prefixLoad_->value()) : nlohmann::json(nullptr)}},
+                   "prefix cache in " + t, tier);
+    });
+    connect(prefixLoad_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.prefix_cache_tier", "host"}, {"workload.prefix_cache_load_gbps", v}},
+                   "prefix load rate", prefixLoad_);
     });
 }
 

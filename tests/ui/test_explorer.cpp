@@ -434,10 +434,10 @@ TEST_CASE("The explorer switches to serving and back without restarting") {
     CHECK(w.chart("curve")->isVisibleTo(&w));
     CHECK_FALSE(w.chart("breakdown")->isVisibleTo(&w));
     CHECK_FALSE(w.chart("timeline")->isVisibleTo(&w));
-    // TTFT and TPOT × 9 components (weights, KV, compute, TP comm, EP all-to-all, overheads,
-    // prefills, p2p, the disaggregated KV transfer); the table keeps the zero ones the legend
-    // hides.
-    CHECK(w.chart("serving")->table().rows.size() == 2 * 9);
+    // TTFT and TPOT × 10 components (weights, KV, compute, TP comm, EP all-to-all, overheads,
+    // prefills, p2p, the disaggregated KV transfer, the offloaded prefix cache's load); the
+    // table keeps the zero ones the legend hides.
+    CHECK(w.chart("serving")->table().rows.size() == 2 * 10);
     CHECK(w.chart("curve")->table().rows.size() >= 6);
     const Result expected = evaluate(w.document()->scenario());
     CHECK(w.shown().result.inference.tpotS == Approx(expected.inference.tpotS));
@@ -886,8 +886,27 @@ TEST_CASE("Serving deployment controls: pool, prefix cache and speculation, each
     // A prefix cache: half the prompt tokens skip prefill.
     panel->prefixHitBox()->setValue(50);
     CHECK(w.document()->scenario().workload.inference.prefixCacheHit == Approx(0.5));
-    // Each was one undo step: four back is the preset again.
-    for (int i = 0; i < 4; ++i)
+    // The cache in host memory: the load rate wakes, and a slow rate shows in TTFT's bar.
+    CHECK_FALSE(panel->prefixLoadBox()->isEnabled());
+    panel->combo("prefix_cache_tier")->setCurrentText("host");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.inference.prefixCacheTier == PrefixCacheTier::Host);
+    CHECK(panel->prefixLoadBox()->isEnabled());
+    panel->prefixLoadBox()->setValue(1);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.inference.prefixCacheLoadBytesPerS == 1e9);
+    CHECK(w.shown().result.inference.prefixLoadWaitS == 0.0); // a decode pool runs no prompt
+    panel->combo("phase")->setCurrentText("aggregated");
+    REQUIRE(e.settle());
+    const Result& r = w.shown().result;
+    CHECK(r.inference.prefixLoadWaitS > 0);
+    double shownLoad = 0;
+    for (const auto& row : w.chart("serving")->table().rows)
+        if (row[0] == "TTFT" && row[1].startsWith("Prefix-cache load"))
+            shownLoad = row[2].toDouble() / 1e3;
+    CHECK(shownLoad == Approx(r.inference.prefixLoadWaitS).epsilon(1e-4));
+    // Each was one undo step: seven back is the preset again.
+    for (int i = 0; i < 7; ++i)
         w.document()->undoStack()->undo();
     CHECK(w.document()->scenario().workload.inference.phase == ServingPhase::Aggregated);
     CHECK(w.document()->scenario().workload.inference.draftTokens == 0);

@@ -10,10 +10,12 @@ namespace madmax::ui {
 namespace {
 const char* kParts[] = {"Weight reads",  "KV-cache reads", "Compute",
                         "TP comm",       "EP all-to-all",  "Overheads",
-                        "Prefills / waiting", "Pipeline p2p", "KV transfer (prefill → decode pool)"};
+                        "Prefills / waiting", "Pipeline p2p", "KV transfer (prefill → decode pool)",
+                        "Prefix-cache load (offload tier)"};
 const Component kColours[] = {Component::Weights,   Component::KvCache, Component::Backward,
                               Component::CommTP,    Component::CommEP,  Component::Optimizer,
-                              Component::Recompute, Component::Bubble,  Component::CommDP};
+                              Component::Recompute, Component::Bubble,  Component::CommDP,
+                              Component::CommPP};
 
 /// TPOT = one iteration; TTFT = the prompt's prefill + half an iteration of waiting.
 std::vector<double> tpotParts(const Result& r) {
@@ -27,6 +29,7 @@ std::vector<double> tpotParts(const Result& r) {
             i.decodeOverheadS,
             i.prefillPerIterationS,
             r.commTime(ParallelDim::PP, Collective::P2P).serializedS,
+            0.0,
             0.0};
 }
 /// Disaggregated, the first token crosses both pools: the prompt's prefill on the prefill pool,
@@ -38,7 +41,7 @@ std::vector<double> ttftParts(const Result& r, ServingPhase phase) {
     const double prefill = decodePool ? 0.0 : 1.0; // the prompt runs on the prefill pool
     const double wait =
         std::max(0.0, i.ttftS - prefill * (i.prefillComputeS + i.prefillCommS +
-                                           i.prefillOverheadS) -
+                                           i.prefillOverheadS + i.prefixLoadWaitS) -
                           i.kvTransferS);
     // (Below a part in 1e9 of TTFT the remainder is rounding, not waiting.)
     const double shownWait = wait > 1e-9 * i.ttftS ? wait : 0.0;
@@ -50,7 +53,8 @@ std::vector<double> ttftParts(const Result& r, ServingPhase phase) {
             prefill * i.prefillOverheadS,
             shownWait,
             0.0,
-            i.kvTransferS};
+            i.kvTransferS,
+            prefill * i.prefixLoadWaitS};
 }
 } // namespace
 
@@ -80,7 +84,9 @@ QString ServingChart::description() const {
            "plus, on "
            "average, half an iteration of waiting. Disaggregated (workload.phase prefill or "
            "decode), the first token crosses both pools: the prompt's prefill on the prefill "
-           "pool, its KV cache over the network, then the decode pool's wait for its next round.";
+           "pool, its KV cache over the network, then the decode pool's wait for its next round. "
+           "With the prefix cache in an offload tier, the prompt also waits on the part of its "
+           "hits' KV load that its prefill did not hide.";
 }
 
 void ServingChart::restyle() {

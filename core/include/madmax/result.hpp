@@ -125,6 +125,10 @@ struct InferenceResult {
     /// Disaggregation: one prompt's KV cache sent prefill → decode pool (bytes and seconds, per
     /// GPU, over the scale-out network); 0 when aggregated.
     double kvTransferBytes = 0, kvTransferS = 0;
+    /// An offloaded prefix cache: one prompt's hits' KV loaded into each GPU (seconds; the load
+    /// overlaps its prefill layer by layer); 0 when the hits stay in GPU memory.
+    double prefixLoadS = 0;
+    double prefixLoadWaitS = 0; ///< of TTFT: the prompt waiting on that load (what it did not hide)
     double inputTokensPerS = 0; ///< prefill pool: prompt tokens per second, cache hits included
     double dollarsPerMillionTokens = 0; ///< the GPUs' hourly price over the tokens served
     double joulesPerToken = 0;          ///< the GPUs' board power over the tokens served

@@ -19,6 +19,11 @@ enum class ServingMode : std::uint8_t { Offline, Server };
 
 enum class ServingPhase : std::uint8_t { Aggregated, Prefill, Decode };
 std::string_view toString(ServingPhase p);
+/// Where a prefix cache keeps the KV of its hits: resident in the GPU's memory, or in an
+/// offload tier (host memory, or storage at a rate given) from which a hit's KV is loaded into
+/// the GPU before the prompt's computed part attends to it.
+enum class PrefixCacheTier : std::uint8_t { Gpu, Host };
+std::string_view toString(PrefixCacheTier t);
 
 struct InferenceWorkload {
     int inputTokens = 0;  ///< mean prompt length
@@ -38,6 +43,10 @@ struct InferenceWorkload {
     /// Share of each prompt's tokens whose KV cache a prefix cache already holds: their prefill
     /// compute is skipped, not their KV memory or the context later tokens attend.
     double prefixCacheHit = 0;
+    /// Where the hits' KV is kept (Gpu: no load), and, for the Host tier, the rate per GPU at
+    /// which it loads (bytes/s; 0: the system's host link, host_link_gbps).
+    PrefixCacheTier prefixCacheTier = PrefixCacheTier::Gpu;
+    double prefixCacheLoadBytesPerS = 0;
     /// Speculative decoding / multi-token prediction: draft tokens proposed per step (0: off),
     /// the chance each is accepted, and the draft's layers (DeepSeek-V3's MTP module: one).
     int draftTokens = 0;

@@ -388,6 +388,12 @@ std::optional<std::string> explainInvalidServing(const Scenario& s) {
     if (st.cp != 1)
         return "context parallelism is not modelled for inference: set strategy.cp = 1";
     if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
+    if (in.prefixCacheTier == PrefixCacheTier::Host && in.prefixCacheLoadBytesPerS <= 0 &&
+        s.system.hostLinkBytesPerS <= 0)
+        return std::string("workload.prefix_cache_tier \"host\" loads each hit's KV cache into "
+                           "the GPU, but no rate is given: set workload.prefix_cache_load_gbps "
+                           "(the tier's read rate per GPU) or system.host_link_gbps (the GPU's "
+                           "link to host memory)");
     return std::nullopt;
 }
 

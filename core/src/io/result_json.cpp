@@ -42,7 +42,9 @@ static json inferenceJson(const InferenceResult& i) {
                          {{"compute_s", i.prefillComputeS},
                           {"comm_s", i.prefillCommS},
                           {"all_to_all_s", i.prefillAllToAllS},
-                          {"overhead_s", i.prefillOverheadS}}}};
+                          {"overhead_s", i.prefillOverheadS},
+                          {"prefix_load_s", i.prefixLoadS},
+                          {"prefix_load_wait_s", i.prefixLoadWaitS}}}};
 }
 
 /// Communication by parallel dimension, by collective, and each non-zero pair.

@@ -210,6 +210,10 @@ json toJson(const Workload& w) {
                 {"phase", std::string(toString(i.phase))},
                 {"prefix_cache_hit", i.prefixCacheHit},
                 {"attention", std::string(toString(w.attention))}};
+        if (i.prefixCacheTier != PrefixCacheTier::Gpu) {
+            out["prefix_cache_tier"] = std::string(toString(i.prefixCacheTier));
+            out["prefix_cache_load_gbps"] = i.prefixCacheLoadBytesPerS / 1e9;
+        }
         if (i.draftTokens > 0 || i.acceptanceRate != 0.85 || i.draftLayers != 1) {
             out["draft_tokens"] = i.draftTokens;
             out["acceptance_rate"] = i.acceptanceRate;

@@ -231,6 +231,14 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
                                     : ServingPhase::Aggregated;
     // A hit share of 1 would leave no prompt token to compute: the last one always is.
     inf.prefixCacheHit = r.number("prefix_cache_hit", 0.0, 0.999, 0.0);
+    // The offload tier's rate applies to it alone (the GPU tier loads nothing).
+    const std::string tier = r.choice("prefix_cache_tier", {"gpu", "host"}, "gpu");
+    inf.prefixCacheTier = tier == "host" ? PrefixCacheTier::Host : PrefixCacheTier::Gpu;
+    if (inf.prefixCacheTier == PrefixCacheTier::Gpu && r.has("prefix_cache_load_gbps"))
+        r.fail("prefix_cache_load_gbps",
+               "applies to an offloaded prefix cache only: set prefix_cache_tier to \"host\", "
+               "or remove it");
+    inf.prefixCacheLoadBytesPerS = r.number("prefix_cache_load_gbps", 0.0, 1e6, 0.0) * 1e9;
     // Speculation's settings need draft_tokens named (0 keeps them, switched off).
     const bool drafts = r.has("draft_tokens");
     inf.draftTokens = int(r.integer("draft_tokens", 0, 16, 0));

@@ -179,6 +179,14 @@ std::string_view toString(ServingPhase p) {
     return "?";
 }
 
+std::string_view toString(PrefixCacheTier t) {
+    switch (t) {
+    case PrefixCacheTier::Gpu: return "gpu";
+    case PrefixCacheTier::Host: return "host";
+    }
+    return "?";
+}
+
 double InferenceWorkload::tokensPerStep() const {
     if (draftTokens <= 0) return 1.0;
     const double a = acceptanceRate;

@@ -76,7 +76,8 @@ void prefillPool(const Scenario& sc, const Serving& sv, Result& r) {
         std::max(sv.computedInput, double(sc.workload.inference.prefillChunkTokens));
     const double prompts = chunk / sv.computedInput;
     const Costs pass = sv.stage(chunk, sv.prefillContext, false, prompts);
-    const double computeS = pass.total() + sv.p2p(chunk); // one stage's share, pipelined
+    // One stage's share, pipelined; an offloaded prefix cache's hits load beside it.
+    const double computeS = sv.withPrefixLoad(pass.total(), prompts) + sv.p2p(chunk);
     const double sendS = prompts * sv.kvTransferS();
     const double passS = std::max(computeS, sendS);
     const double replicas = sc.strategy.dp;
@@ -297,6 +298,8 @@ Result evaluateInference(const Scenario& sc, PrefillMemo* memo) {
     ir.tokensPerStep = sv.tokensPerStep;
     ir.kvTransferBytes = sv.kvTransferBytes();
     ir.kvTransferS = sv.kvTransferS();
+    ir.prefixLoadS = sv.prefixLoadS;
+    ir.prefixLoadWaitS = sv.promptLoadWaitS;
     ir.kvBytesPerToken = sv.kvPerToken;
     ir.kvBytesPerSequence = perSequence;
     roundBreakdown(sv, it, ir);

@@ -66,6 +66,10 @@ struct Serving {
     bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
     double localExperts = 1; ///< expert slots per EP rank: (experts + redundant) / EP
     double logUntouched = 0; ///< ln(1 − 1/localExperts) (−∞ for one: every copy touches it)
+    /// An offloaded prefix cache (workload prefix_cache_tier host): one prompt's hits' KV
+    /// loaded into this GPU (its layers' share, seconds; 0 when the hits stay in its memory).
+    double prefixLoadS = 0;
+    double promptLoadWaitS = 0; ///< of promptS: the prompt waiting on that load (not hidden)
     Costs promptStage; ///< one prompt's prefill through the fullest stage (set last)
     double promptS = 0;    ///< one prompt through every stage, with the stages' sends
     double kvTransfer = 0; ///< one prompt's KV cache to the decode pool (kvTransferTimeS)
@@ -143,10 +147,12 @@ struct Serving {
         }
         reservedContext = input + reserveOut;
         residentContext = input + residentOut;
+        prefixLoadS = prefixHitsLoadS();
         // One prompt alone through the fullest stage (TTFT's service part): the same for
         // every batch, so computed once, not on each step of a batch solve.
         promptStage = prefillStage(computedInput, prefillContext, 1);
-        promptS = p * promptStage.total() + p * p2p(computedInput);
+        promptLoadWaitS = p * (withPrefixLoad(promptStage.total(), 1) - promptStage.total());
+        promptS = p * (promptStage.total() + p2p(computedInput)) + promptLoadWaitS;
         kvTransfer = kvTransferTimeS();
     }
 
@@ -390,6 +396,28 @@ struct Serving {
         return c;
     }
 
+    /// One prompt's prefix-cache hits loaded from an offload tier into this GPU: their tokens
+    /// times its KV bytes per token, at the tier's rate (the host link unless one is given).
+    double prefixHitsLoadS() const {
+        const auto& in = s.workload.inference;
+        // (A decode pool computes no prompt: its KV cache arrives from the prefill pool.)
+        if (in.prefixCacheTier != PrefixCacheTier::Host || in.phase == ServingPhase::Decode)
+            return 0;
+        const double rate = in.prefixCacheLoadBytesPerS > 0 ? in.prefixCacheLoadBytesPerS
+                                                            : s.system.hostLinkBytesPerS;
+        return (input - computedInput) * kvPerToken / rate;
+    }
+
+    /// A prefill pass of `prompts` prompts taking `computeS`, with their offloaded prefix hits
+    /// loaded layer by layer ahead of the computation (as LMCache and Mooncake pipeline it): a
+    /// two-stage pipeline over the stage's L layers, each layer's load before its compute, lasts
+    /// max(C, D) + min(C, D)/L for computation C and load D in all. No load: C.
+    double withPrefixLoad(double computeS, double prompts) const {
+        if (prefixLoadS <= 0) return computeS;
+        const double load = prompts * prefixLoadS;
+        return std::max(computeS, load) + std::min(computeS, load) / layers;
+    }
+
     double p2p(double rows) const {
         if (p <= 1) return 0;
         const long long stride = s.strategy.tp;
@@ -445,8 +473,10 @@ struct Serving {
         const double chunk = prefillChunk(batch);
         if (chunk != lastChunk) {
             lastChunk = chunk;
-            lastPerRequest = prefillStage(chunk, prefillContext, chunk / computedInput).total() *
-                             (computedInput / chunk);
+            const double prompts = chunk / computedInput;
+            lastPerRequest =
+                withPrefixLoad(prefillStage(chunk, prefillContext, prompts).total(), prompts) /
+                prompts;
         }
         return lastPerRequest;
     }
