@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 
 #include "madmax/report.hpp"
+#include "madmax/scenario_io.hpp"
 #include "madmax/serving.hpp"
 
 #include <catch2/catch.hpp>
@@ -219,6 +220,15 @@ TEST_CASE("Serving deployment fields: each bad value names its field") {
     CHECK_THAT(test::toyError({{"workload", served({{"prefix_cache_tier", "host"}})},
                                {"system.host_link_gbps", 0}}),
                Contains("prefix_cache_load_gbps") && Contains("host_link_gbps"));
+    CHECK_THAT(test::toyError({{"workload", served({{"prefix_cache_tier", "host"},
+                                                    {"prefix_cache_load_gbps", 1e-6}})}}),
+               Contains("prefix_cache_load_gbps") && Contains("0.001"));
+    // A valid offload tier survives the file's round trip.
+    const Scenario host = test::toy({{"workload", served({{"prefix_cache_tier", "host"},
+                                                          {"prefix_cache_load_gbps", 5}})}});
+    const nlohmann::json once = toJson(host);
+    CHECK(once["workload"]["prefix_cache_tier"] == "host");
+    CHECK(toJson(parseScenario(once, "roundtrip")) == once);
 }
 
 TEST_CASE("Prefill and decode pools balanced for the request mix, by hand on the toy") {

@@ -52,6 +52,7 @@ std::span<const CrossFieldRule> crossFieldRules() {
         {"workload.global_batch", "divisible by DP × micro-batch"},
         {"workload.output_tokens", "input + output ≤ the model's max_seq_len"},
         {"workload.input_tokens", "input + output ≤ the model's max_seq_len"},
+        {"workload.prefix_cache_tier", "host: a rate, prefix_cache_load_gbps or system.host_link_gbps"},
     };
     return rules;
 }

@@ -239,6 +239,9 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
                "applies to an offloaded prefix cache only: set prefix_cache_tier to \"host\", "
                "or remove it");
     inf.prefixCacheLoadBytesPerS = r.number("prefix_cache_load_gbps", 0.0, 1e6, 0.0) * 1e9;
+    if (inf.prefixCacheLoadBytesPerS > 0 && inf.prefixCacheLoadBytesPerS < kMinGbps * 1e9)
+        r.fail("prefix_cache_load_gbps", "a load rate below 0.001 GB/s is no machine's: give "
+                                         "GB/s, or 0 for the system's host link");
     // Speculation's settings need draft_tokens named (0 keeps them, switched off).
     const bool drafts = r.has("draft_tokens");
     inf.draftTokens = int(r.integer("draft_tokens", 0, 16, 0));
