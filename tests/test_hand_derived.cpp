@@ -542,19 +542,27 @@ TEST_CASE("Hand-derived: serving's model FLOPs, a decode round and a prefill pas
     CHECK(p.modelTflopsPerGpu == Approx(2.0 * P * 8192 * 8 / (p.stepTimeS * 8) / 1e12));
 }
 
-TEST_CASE("Hand-derived: a memory-bound grouped GEMM reads every expert's weights once") {
+TEST_CASE("Hand-derived: a grouped GEMM reads every expert's weights once, in 64-row tiles") {
     // Megatron-Core's grouped GEMM over 8 experts of K = 1,024 → N = 4,096 with 16 token rows in
-    // all (2 per expert), bf16 on the toy GPU (docs/developer/model.md §2 at the real row count):
-    //   compute 2·16·4,096·1,024 = 134,217,728 FLOPs / (100 TFLOP/s · 0.5) = 2.684e-6 s;
+    // all (2 per expert), bf16 on the toy GPU (docs/developer/model.md §2):
     //   memory  8 experts · 1,024·4,096 · 2 B (weights) + 16·1,024·2 B (rows in) + 16·4,096·2 B
     //           (rows out) = 67,108,864 + 32,768 + 131,072 = 67,272,704 B / 1 TB/s
-    //           = 6.7272704e-5 s, the larger: the GEMM waits on HBM.
+    //           = 6.7272704e-5 s;
+    //   compute each expert's 2 rows as one 64-row tile (op_cost.hpp kGemmRowTile, the M of a
+    //           Hopper warpgroup MMA): 2·(8·64)·4,096·1,024 = 4,294,967,296 FLOPs
+    //           / (100 TFLOP/s · 0.5) = 8.589934592e-5 s, the larger.
     const Scenario s = toy();
     const Gpu& gpu = s.system.gpu;
     const detail::OpCoster oc{gpu, gpu.peak(Precision::BF16), gpu.peak16(), 2.0, 1.0};
-    CHECK(oc.groupedGemm(16, 4096, 1024, 8) == Approx(6.7272704e-5).epsilon(1e-9));
-    // 8,192 rows make it compute-bound: 2·8,192·4,096·1,024 / 5e13 = 1.37438953472e-3 s.
+    CHECK(oc.groupedGemm(16, 4096, 1024, 8) == Approx(8.589934592e-5).epsilon(1e-9));
+    // Not routed (a single expert's block is a dense MLP): the 16 real rows' 2.684e-6 s of math,
+    // so the GEMM waits on HBM.
+    CHECK(oc.groupedGemm(16, 4096, 1024, 8, false) == Approx(6.7272704e-5).epsilon(1e-9));
+    // 8,192 rows, 1,024 an expert (whole tiles): 2·8,192·4,096·1,024 / 5e13 = 1.37438953472e-3 s.
     CHECK(oc.groupedGemm(8192, 4096, 1024, 8) == Approx(1.37438953472e-3).epsilon(1e-9));
+    // 8,200 rows, 1,025 an expert, compute 1,088 (17 tiles): 2·8,704·4,096·1,024 / 5e13.
+    CHECK(oc.groupedGemm(8200, 4096, 1024, 8) ==
+          Approx(2.0 * 8704 * 4096 * 1024 / 5e13).epsilon(1e-9));
 }
 
 namespace {

@@ -35,11 +35,25 @@ struct GemmPrecision {
         return {peak16, 1.0, 2.0, 2.0, 2.0, hbmEfficiency, 1.0};
     }
 };
+/// The rows a grouped (MoE expert) GEMM computes for each group of `rows` token rows: the
+/// tensor cores work in tiles of 64 rows, the M of one Hopper warpgroup MMA (PTX ISA
+/// wgmma.mma_async .m64nNk16) and the smaller of Blackwell's single-CTA tcgen05.mma (M 64 or
+/// 128), so a group's last tile computes its padding too (DeepGEMM's grouped layouts align each
+/// expert's rows to its block M for the same reason). Where a group has few rows — decode, whose
+/// experts see tens of tokens each — its math grows up to 64/rows times; a dense GEMM's skinny M
+/// is not padded this way (cuBLAS runs it as a split-K or GEMV-like kernel).
+inline constexpr double kGemmRowTile = 64;
+inline double groupRowsComputed(double rows) {
+    return rows > 0 ? std::ceil(rows / kGemmRowTile) * kGemmRowTile : 0.0;
+}
+
 /// The bounds at a GEMM efficiency the caller has already looked up (the serving engine keeps
-/// each weight's log2(2·N·K) and adds log2(M): one logarithm for a layer's GEMMs).
+/// each weight's log2(2·N·K) and adds log2(M): one logarithm for a layer's GEMMs). `mathRows`:
+/// the rows the tensor cores compute, when padding makes them more than the M rows read and
+/// written (groupRowsComputed); by default M.
 inline GemmBounds gemmBoundsAt(const Gpu& gpu, const GemmPrecision& p, double M, double N,
-                               double K, double efficiency) {
-    const double flops = 2.0 * M * N * K;
+                               double K, double efficiency, double mathRows = -1) {
+    const double flops = 2.0 * (mathRows >= 0 ? mathRows : M) * N * K;
     const double bytes = K * N * p.weightBytes + M * K * p.inputBytes + M * N * p.outputBytes;
     return {flops / (p.peakFlops * efficiency * p.scale),
             bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
@@ -124,10 +138,14 @@ struct OpCoster {
     /// Grouped GEMM over `groups` experts sharing `rows` token rows (Megatron-Core grouped
     /// GEMM): every expert's weights are read, and each expert's GEMM has only rows/groups rows,
     /// so its efficiency is that of the small GEMM (docs/developer/model.md §2 at the real row count).
-    double groupedGemm(double rows, double N, double K, int groups) const {
+    /// `routed`: the rows are routed tokens, each expert's computed in whole tiles
+    /// (groupRowsComputed); a single expert's block is a dense MLP, its GEMM not padded.
+    double groupedGemm(double rows, double N, double K, int groups, bool routed = true) const {
         if (rows <= 0 || groups < 1) return 0.0;
-        const double perExpertFlops = 2.0 * (rows / groups) * N * K;
-        const double flops = 2.0 * rows * N * K;
+        const double perExpertRows = rows / groups;
+        const double perExpertFlops =
+            2.0 * (routed ? groupRowsComputed(perExpertRows) : perExpertRows) * N * K;
+        const double flops = perExpertFlops * groups;
         const double bytes = groups * K * N * elemBytes + rows * K * elemBytes + rows * N * 2.0;
         const double compute = flops / (peak *
                                         gpu.calibration.gemmEfficiency(perExpertFlops *

@@ -126,9 +126,9 @@ MoeLayerCosts moeLayerCosts(const Scenario& s, const Shape& sh, const OpCoster& 
                       : 0.0;
     // Permute: gather each copy's row into expert order; unpermute: scatter back, weighted sum.
     e.permute = routed ? oc.elementwise(2.0 * sh.moeSend * moe.topK * sh.h * act) : 0.0;
-    e.expertUp = oc.groupedGemm(sh.moeCopies, up, expert.up.k, local);
+    e.expertUp = oc.groupedGemm(sh.moeCopies, up, expert.up.k, local, routed);
     e.expertAct = oc.elementwise((up + fe) * sh.moeCopies * act);
-    e.expertDown = oc.groupedGemm(sh.moeCopies, expert.down.n, fe, local);
+    e.expertDown = oc.groupedGemm(sh.moeCopies, expert.down.n, fe, local, routed);
     expertEpilogues(m, st, sh, oc, fe, local, e);
     e.unpermute = e.permute;
     // MoEAlltoAllTokenDispatcher (moe/token_dispatcher.py): the dispatch's output arrives

@@ -185,10 +185,14 @@ struct Serving {
     }
 
     /// One GEMM of M rows; memory-bound time is charged to weight reads, compute-bound to compute.
-    void gemm(Costs& c, const Rows& M, const Weight& w, double overheadS) const {
-        const GemmBounds g =
-            gemmBoundsAt(gpu, w.sixteenBit ? gemmPrecision16 : gemmPrecision, M.m, w.g.n, w.g.k,
-                         gpu.calibration.gemmEfficiency.atLog2(M.log2m + w.log2KeyedFlopsPerRow));
+    /// `math`: the rows the tensor cores compute when padding adds some (an expert's, below).
+    void gemm(Costs& c, const Rows& M, const Weight& w, double overheadS,
+              const Rows* math = nullptr) const {
+        const Rows& computed = math ? *math : M;
+        const GemmBounds g = gemmBoundsAt(
+            gpu, w.sixteenBit ? gemmPrecision16 : gemmPrecision, M.m, w.g.n, w.g.k,
+            gpu.calibration.gemmEfficiency.atLog2(computed.log2m + w.log2KeyedFlopsPerRow),
+            computed.m);
         if (g.memoryS >= g.computeS)
             c.weight += g.memoryS;
         else
@@ -241,10 +245,13 @@ struct Serving {
         // E_l(1 − (1 − 1/E_l)^copies) = −E_l·expm1(copies·ln(1 − 1/E_l)), ln once per replica.
         const double touched = copies > 0 ? -local * std::expm1(copies * logUntouched) : 0.0;
         if (touched > 0) {
+            // Each touched expert's rows, computed in whole tiles (groupRowsComputed) when
+            // they are routed tokens; a single expert is a dense MLP, not padded.
             const Rows perExpert(copies / touched);
+            const Rows tiled(moe.experts > 1 ? groupRowsComputed(perExpert.m) : perExpert.m);
             Costs e;
-            gemm(e, perExpert, expertUp, 0.0);
-            gemm(e, perExpert, expertDown, 0.0);
+            gemm(e, perExpert, expertUp, 0.0, &tiled);
+            gemm(e, perExpert, expertDown, 0.0, &tiled);
             c += e.scaled(touched);
             c.overhead += 2 * ov; // grouped GEMMs
         }
