@@ -119,19 +119,20 @@ std::optional<std::string> detail::explainInvalidSystem(const Scenario& s) {
         return "system.gpu: hbm_gb and hbm_tbps must be positive";
     for (std::size_t k = 0; k < sys.tiers.size(); ++k) {
         const auto& t = sys.tiers[k];
-        const std::string at = "system.tiers[" + std::to_string(k) + "]";
+        // (Named only on failure: the check runs for every configuration a search tries.)
+        auto at = [k] { return "system.tiers[" + std::to_string(k) + "]"; };
         if (t.gpus < 1 || t.bytesPerS <= 0 || t.latencyS < 0 || t.oversubscription < 1 ||
             t.allReduceSpeedup <= 0)
-            return at + ": gpus ≥ 1, gbps > 0, latency_us ≥ 0, oversubscription ≥ 1 and "
+            return at() + ": gpus ≥ 1, gbps > 0, latency_us ≥ 0, oversubscription ≥ 1 and "
                         "all_reduce_speedup > 0 are required";
         if (k > 0 && t.gpus < sys.tiers[k - 1].gpus)
-            return at + ".gpus (" + str(t.gpus) + ") is smaller than the tier inside it (" +
+            return at() + ".gpus (" + str(t.gpus) + ") is smaller than the tier inside it (" +
                    str(sys.tiers[k - 1].gpus) +
                    "): list tiers innermost first, each containing the last";
         // (The outermost tier is the cluster, or the job's share of it: 256 GPUs over NVL72
         // racks take three whole domains and part of a fourth.)
         if (k > 0 && k + 1 < sys.tiers.size() && t.gpus % sys.tiers[k - 1].gpus != 0)
-            return at + ".gpus (" + str(t.gpus) + ") is not a whole number of the tier inside "
+            return at() + ".gpus (" + str(t.gpus) + ") is not a whole number of the tier inside "
                    "it (" + str(sys.tiers[k - 1].gpus) + " GPUs): each domain of a tier must "
                    "hold whole domains of the one inside";
     }
