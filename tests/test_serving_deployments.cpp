@@ -135,6 +135,39 @@ TEST_CASE("An offloaded prefix cache loads its hits' KV layer by layer beside th
     CHECK(aggSlow.inference.tpotS > aggGpu.inference.tpotS);
 }
 
+TEST_CASE("A finite benchmark runs its requests in waves; throughput is over the makespan") {
+    // The toy serves 8 replicas (TP 1 on 8 GPUs) at batch 8: waves of C = 64 requests, each
+    // 100 output rounds long. 160 requests: two full waves and a last one of 32, spread 4 a
+    // replica, so makespan = TTFT + 2·100·TPOT(8) + 100·TPOT(4) (the last wave's rounds run
+    // batch 4; TPOT is the round, one token a sequence per round without speculation).
+    const Result steady8 = evaluate(toyServing());
+    const Result steady4 = evaluate(toyServing({{"workload.batch", 4}}));
+    const Result finite = evaluate(toyServing({{"workload.requests", 160}}));
+    const double makespan =
+        steady8.inference.ttftS + 200 * steady8.inference.tpotS + 100 * steady4.inference.tpotS;
+    CHECK(finite.inference.waves == 3);
+    CHECK(finite.inference.makespanS == Approx(makespan).epsilon(1e-12));
+    CHECK(finite.inference.outputTokensPerS == Approx(160 * 100 / makespan).epsilon(1e-12));
+    CHECK(finite.tokensPerS == finite.inference.outputTokensPerS);
+    CHECK(finite.inference.requestsPerS == Approx(160 / makespan).epsilon(1e-12));
+    CHECK(finite.inference.tpotS == steady8.inference.tpotS); // a full wave's round
+    CHECK(finite.inference.outputTokensPerS < steady8.inference.outputTokensPerS);
+    // Fewer requests than the batch holds: 20 run at once, ceil(20/8) = 3 a replica.
+    const Result few = evaluate(toyServing({{"workload.requests", 20}}));
+    const Result steady3 = evaluate(toyServing({{"workload.batch", 3}}));
+    CHECK(few.inference.batch == 3);
+    CHECK(few.inference.waves == 1);
+    CHECK(few.inference.makespanS ==
+          Approx(steady3.inference.ttftS + 100 * steady3.inference.tpotS).epsilon(1e-12));
+    // Many waves tend to the steady state: 64,000 requests, 1,000 full waves.
+    const Result many = evaluate(toyServing({{"workload.requests", 64000}}));
+    CHECK(many.inference.outputTokensPerS ==
+          Approx(steady8.inference.outputTokensPerS).epsilon(1e-4));
+    // Without a request count nothing changes.
+    CHECK(steady8.inference.makespanS == 0.0);
+    CHECK(steady8.inference.waves == 0);
+}
+
 TEST_CASE("A decode round shows both sides of each roofline") {
     // The MLA decode batch the issue names (DeepSeek-V3, 960 sequences): the attention core is
     // math-bound there, so no KV-read time is charged, but its KV-read side is still reported.
@@ -223,6 +256,16 @@ TEST_CASE("Serving deployment fields: each bad value names its field") {
     CHECK_THAT(test::toyError({{"workload", served({{"prefix_cache_tier", "host"},
                                                     {"prefix_cache_load_gbps", 1e-6}})}}),
                Contains("prefix_cache_load_gbps") && Contains("0.001"));
+    // A finite benchmark: fixed-length requests all queued at once, offline and aggregated.
+    for (const auto& [key, value] :
+         std::vector<std::pair<std::string, nlohmann::json>>{{"mode", "server"},
+                                                             {"phase", "decode"},
+                                                             {"output_distribution", "uniform"}}) {
+        INFO(key);
+        CHECK_THAT(test::toyError({{"workload", served({{"requests", 100}, {key, value}})}}),
+                   Contains("workload.requests") && Contains("set requests to 0"));
+    }
+    CHECK_THAT(test::toyError({{"workload", served({{"requests", -5}})}}), Contains("requests"));
     // A valid offload tier survives the file's round trip.
     const Scenario host = test::toy({{"workload", served({{"prefix_cache_tier", "host"},
                                                           {"prefix_cache_load_gbps", 5}})}});

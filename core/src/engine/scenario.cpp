@@ -53,6 +53,7 @@ std::span<const CrossFieldRule> crossFieldRules() {
         {"workload.output_tokens", "input + output ≤ the model's max_seq_len"},
         {"workload.input_tokens", "input + output ≤ the model's max_seq_len"},
         {"workload.prefix_cache_tier", "host: a rate, prefix_cache_load_gbps or system.host_link_gbps"},
+        {"workload.requests", "> 0 only offline, aggregated, fixed-length"},
     };
     return rules;
 }
@@ -390,6 +391,12 @@ std::optional<std::string> explainInvalidServing(const Scenario& s) {
     if (st.cp != 1)
         return "context parallelism is not modelled for inference: set strategy.cp = 1";
     if (st.vp != 1) return "virtual pipeline stages apply to training: set strategy.vp = 1";
+    if (in.requests > 0 && (in.mode != ServingMode::Offline || in.phase != ServingPhase::Aggregated ||
+                            in.outputDistribution != LengthDistribution::Fixed))
+        return std::string("workload.requests (a finite benchmark of fixed-length requests, all "
+                           "queued at the start) needs mode \"offline\", phase \"aggregated\" "
+                           "and output_distribution \"fixed\"; set requests to 0 (an endless "
+                           "stream) otherwise");
     if (in.prefixCacheTier == PrefixCacheTier::Host && in.prefixCacheLoadBytesPerS <= 0 &&
         s.system.hostLinkBytesPerS <= 0)
         return std::string("workload.prefix_cache_tier \"host\" loads each hit's KV cache into "

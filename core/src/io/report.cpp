@@ -102,6 +102,11 @@ std::string deploymentLines(const InferenceWorkload& w, const InferenceResult& i
         o += "Pool       " + std::string(toString(w.phase)) + " (disaggregated): one prompt's KV "
              "cache " + formatBytes(ir.kvTransferBytes) + " per GPU sent in " +
              formatSeconds(ir.kvTransferS) + " over the scale-out network\n";
+    if (w.requests > 0)
+        o += "Benchmark  " + std::to_string(w.requests) + " requests, all queued at the start: " +
+             std::to_string(ir.waves) + (ir.waves == 1 ? " wave" : " waves") + " of up to " +
+             std::to_string(ir.batch) + " a replica, makespan " + formatSeconds(ir.makespanS) +
+             " (throughput over it)\n";
     if (w.draftTokens > 0)
         o += "Speculation " + std::to_string(w.draftTokens) + " draft tokens at " +
              fmt("%.0f%% acceptance: ", 100 * w.acceptanceRate) +

@@ -38,6 +38,8 @@ static json inferenceJson(const InferenceResult& i) {
                         {"input_tokens_per_s", i.inputTokensPerS},
                         {"dollars_per_million_tokens", i.dollarsPerMillionTokens},
                         {"joules_per_token", i.joulesPerToken},
+                        {"benchmark_makespan_s", i.makespanS},
+                        {"benchmark_waves", i.waves},
                         {"prefill",
                          {{"compute_s", i.prefillComputeS},
                           {"comm_s", i.prefillCommS},

@@ -242,6 +242,7 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
     if (inf.prefixCacheLoadBytesPerS > 0 && inf.prefixCacheLoadBytesPerS < kMinGbps * 1e9)
         r.fail("prefix_cache_load_gbps", "a load rate below 0.001 GB/s is no machine's: give "
                                          "GB/s, or 0 for the system's host link");
+    inf.requests = r.integer("requests", 0, 1LL << 40, 0);
     // Speculation's settings need draft_tokens named (0 keeps them, switched off).
     const bool drafts = r.has("draft_tokens");
     inf.draftTokens = int(r.integer("draft_tokens", 0, 16, 0));

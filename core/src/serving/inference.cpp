@@ -8,6 +8,7 @@
 #include "serving/replica.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -270,6 +271,33 @@ void roundBreakdown(const Serving& sv, const Serving::Iteration& it, InferenceRe
     ir.prefillOverheadS = prompt.overhead;
 }
 
+/// A finite benchmark (workload.requests R, trtllm-bench's --num-requests): R fixed-length
+/// requests, all queued at the start, run in waves of C = batch × replicas. Every sequence of a
+/// wave finishes in the same round and the next wave takes its place, so the makespan is the
+/// first token's TTFT, each full wave's output rounds, and those of a last wave of the R mod C
+/// left over (spread over the replicas, so its rounds run a smaller batch). Throughput is the
+/// benchmark's: R·O output tokens over the makespan.
+void finiteBenchmark(const Scenario& sc, const Serving& sv, int batch, Result& r) {
+    const long long requests = sc.workload.inference.requests;
+    if (requests <= 0) return;
+    InferenceResult& ir = r.inference;
+    const long long replicas = sc.strategy.dp, wave = batch * replicas;
+    const long long full = requests / wave, rest = requests % wave;
+    double makespan = ir.ttftS + double(full) * sv.output * ir.tpotS;
+    if (rest > 0) {
+        const double lastBatch = std::ceil(double(rest) / double(replicas));
+        makespan += sv.output * sv.iteration(lastBatch).roundS() / sv.tokensPerStep;
+    }
+    ir.waves = int(std::min<long long>(full + (rest > 0 ? 1 : 0), INT_MAX));
+    ir.makespanS = makespan;
+    ir.outputTokensPerS = double(requests) * sv.output / makespan;
+    ir.outputTokensPerSPerGpu = ir.outputTokensPerS / sc.gpus;
+    ir.requestsPerS = double(requests) / makespan;
+    r.tokensPerS = ir.outputTokensPerS;
+    r.tokensPerSPerGpu = ir.outputTokensPerSPerGpu;
+    r.samplesPerS = ir.requestsPerS;
+}
+
 } // namespace
 
 Result evaluateInference(const Scenario& sc, PrefillMemo* memo) {
@@ -278,7 +306,10 @@ Result evaluateInference(const Scenario& sc, PrefillMemo* memo) {
     const double perSequence = sv.kvPerToken * sv.reservedContext;
     const int fit = maxBatchThatFits(sc, sv);
     bool meets = true;
-    const int batch = servedBatch(sc, sv, fit, meets);
+    int batch = servedBatch(sc, sv, fit, meets);
+    // A finite benchmark never runs more sequences than it has requests.
+    if (in.requests > 0)
+        batch = int(std::min<double>(batch, std::ceil(double(in.requests) / sc.strategy.dp)));
     const auto it = sv.iteration(batch);
     const double tpot = it.roundS() / sv.tokensPerStep;
     const double replicas = sc.strategy.dp;
@@ -306,6 +337,7 @@ Result evaluateInference(const Scenario& sc, PrefillMemo* memo) {
     roundView(sc, sv, it, batch, r);
     servingMemory(sc, sv, batch * perSequence, batch, r);
     if (in.phase == ServingPhase::Prefill) prefillPool(sc, sv, r);
+    finiteBenchmark(sc, sv, batch, r);
     servingCost(sc, r);
     return r;
 }

@@ -308,7 +308,7 @@ static bool servingDeploymentForCase(const json& c, const json& inf, json& workl
         noteIfImbalanceAssumed(c);
     }
     for (const char* key : {"prefix_cache_hit", "prefill_chunk_tokens", "draft_tokens",
-                            "acceptance_rate"})
+                            "acceptance_rate", "requests"})
         if (!isNull(inf, key)) workload[key] = inf.at(key);
     if (!inf.value("disaggregated", false)) return false;
     if (isNull(inf, "phase"))
