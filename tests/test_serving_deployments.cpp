@@ -135,7 +135,7 @@ TEST_CASE("An offloaded prefix cache loads its hits' KV layer by layer beside th
     CHECK(aggSlow.inference.tpotS > aggGpu.inference.tpotS);
 }
 
-TEST_CASE("A finite benchmark runs its requests in waves; throughput is over the makespan") {
+TEST_CASE("A finite benchmark runs its requests in waves, its throughput over the makespan") {
     // The toy serves 8 replicas (TP 1 on 8 GPUs) at batch 8: waves of C = 64 requests, each
     // 100 output rounds long. 160 requests: two full waves and a last one of 32, spread 4 a
     // replica, so makespan = TTFT + 2·100·TPOT(8) + 100·TPOT(4) (the last wave's rounds run
