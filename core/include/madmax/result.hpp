@@ -128,11 +128,11 @@ struct InferenceResult {
     /// An offloaded prefix cache: one prompt's hits' KV loaded into each GPU (seconds; the load
     /// overlaps its prefill layer by layer); 0 when the hits stay in GPU memory.
     double prefixLoadS = 0;
+    double prefixLoadWaitS = 0; ///< of TTFT: the prompt waiting on that load (what it did not hide)
     /// A finite benchmark (workload requests): its makespan and the waves it ran in; 0 for an
     /// endless stream (throughput is then the steady state's).
     double makespanS = 0;
     int waves = 0;
-    double prefixLoadWaitS = 0; ///< of TTFT: the prompt waiting on that load (what it did not hide)
     double inputTokensPerS = 0; ///< prefill pool: prompt tokens per second, cache hits included
     double dollarsPerMillionTokens = 0; ///< the GPUs' hourly price over the tokens served
     double joulesPerToken = 0;          ///< the GPUs' board power over the tokens served

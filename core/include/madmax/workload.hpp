@@ -47,12 +47,12 @@ struct InferenceWorkload {
     /// which it loads (bytes/s; 0: the system's host link, host_link_gbps).
     PrefixCacheTier prefixCacheTier = PrefixCacheTier::Gpu;
     double prefixCacheLoadBytesPerS = 0;
-    /// Speculative decoding / multi-token prediction: draft tokens proposed per step (0: off),
-    /// the chance each is accepted, and the draft's layers (DeepSeek-V3's MTP module: one).
     /// A finite benchmark (trtllm-bench's --num-requests): this many fixed-length requests,
     /// all queued at the start, served in waves of the batch; throughput is their output tokens
     /// over the makespan. 0: an endless stream, the steady state.
     long long requests = 0;
+    /// Speculative decoding / multi-token prediction: draft tokens proposed per step (0: off),
+    /// the chance each is accepted, and the draft's layers (DeepSeek-V3's MTP module: one).
     int draftTokens = 0;
     double acceptanceRate = 0.85; ///< DeepSeek-V3 report §5.4.3: 85–90% for the second token
     int draftLayers = 1;

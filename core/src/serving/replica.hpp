@@ -248,7 +248,8 @@ struct Serving {
             // Each touched expert's rows, computed in whole tiles (groupRowsComputed) when
             // they are routed tokens; a single expert is a dense MLP, not padded.
             const Rows perExpert(copies / touched);
-            const Rows tiled(moe.experts > 1 ? groupRowsComputed(perExpert.m) : perExpert.m);
+            const double padded = moe.experts > 1 ? groupRowsComputed(perExpert.m) : perExpert.m;
+            const Rows tiled = padded == perExpert.m ? perExpert : Rows(padded);
             Costs e;
             gemm(e, perExpert, expertUp, 0.0, &tiled);
             gemm(e, perExpert, expertDown, 0.0, &tiled);
