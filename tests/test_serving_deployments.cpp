@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -166,6 +167,17 @@ TEST_CASE("A finite benchmark runs its requests in waves, its throughput over th
     // Without a request count nothing changes.
     CHECK(steady8.inference.makespanS == 0.0);
     CHECK(steady8.inference.waves == 0);
+    // The latency-throughput curve sweeps steady states: a request count does not cap it.
+    const auto endless = latencyThroughputCurve(toyServing(), 64);
+    const auto bounded = latencyThroughputCurve(toyServing({{"workload.requests", 20}}), 64);
+    REQUIRE(bounded.size() >= endless.size());
+    for (const CurvePoint& p : bounded) {
+        const auto same = std::find_if(endless.begin(), endless.end(),
+                                       [&](const CurvePoint& q) { return q.batch == p.batch; });
+        if (same == endless.end()) continue; // the capped operating point, an extra batch
+        CHECK(p.outputTokensPerSPerGpu == same->outputTokensPerSPerGpu);
+    }
+    CHECK(bounded.back().batch == 64);
 }
 
 TEST_CASE("A decode round shows both sides of each roofline") {

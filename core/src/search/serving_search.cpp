@@ -19,8 +19,8 @@
 namespace madmax {
 
 std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatch) {
-    // The curve is the batch swept as given (offline, no objectives): server mode and objectives
-    // only choose a point on it. That point — the scenario's own batch — and the largest batch
+    // The curve is the batch swept as given (offline, no objectives, an endless stream of
+    // requests): server mode, objectives and a finite benchmark only choose a point on it. That point — the scenario's own batch — and the largest batch
     // that fits are on the curve too, so the operating point lies on its own line.
     const int operating = evaluate(base).inference.batch;
     Scenario s = base;
@@ -28,6 +28,7 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
     s.workload.inference.mode = ServingMode::Offline;
     s.workload.inference.ttftObjectiveS = 0;
     s.workload.inference.tpotObjectiveS = 0;
+    s.workload.inference.requests = 0; // each point a steady state, not a finite benchmark
     const Result autoFit = evaluate(s);
     if (maxBatch <= 0) maxBatch = std::max(2, 2 * autoFit.inference.maxBatchThatFits);
     std::vector<int> batches;
