@@ -321,6 +321,35 @@ static bool servingDeploymentForCase(const json& c, const json& inf, json& workl
     return true;
 }
 
+/// The request count of a finite benchmark the case's source ran but its row does not give
+/// (presets/frameworks/benchmark-requests.json: trtllm-bench's $num_requests by request shape),
+/// for an offline, aggregated case of fixed-length requests; said in the notes. 0: none.
+static long long benchmarkRequestsFor(const json& c, const json& workload) {
+    static const json doc = frameworkDoc("benchmark-requests.json");
+    if (!doc.contains("entries") || workload.value("mode", "offline") != "offline" ||
+        workload.value("phase", "aggregated") != "aggregated" ||
+        workload.value("output_distribution", "fixed") != "fixed")
+        return 0;
+    const std::string title = sourceTitle(c);
+    for (const json& e : doc.at("entries")) {
+        bool all = true;
+        for (const json& part : e.at("source_title_contains_all"))
+            all = all && title.find(part.get<std::string>()) != std::string::npos;
+        if (!all) continue;
+        for (const json& shape : e.at("shapes"))
+            if (shape.at("input_tokens") == workload.at("input_tokens") &&
+                shape.at("output_tokens") == workload.at("output_tokens")) {
+                const long long requests = shape.at("requests").get<long long>();
+                note("benchmark request count not in the case: " + std::to_string(requests) +
+                     " (" + e.at("note").get<std::string>() +
+                     "; presets/frameworks/benchmark-requests.json), predicted as that finite "
+                     "benchmark");
+                return requests;
+            }
+    }
+    return 0;
+}
+
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
                                   const std::string& file) {
     const json& m = c.at("model");
@@ -383,6 +412,9 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
         workload["ttft_objective_s"] = 2.0;
         workload["tpot_objective_s"] = 0.2;
     }
+    if (!workload.contains("requests"))
+        if (const long long requests = benchmarkRequestsFor(c, workload))
+            workload["requests"] = requests;
     json doc = {{"name", c.at("id")},
                 {"model", model},
                 {"system", systemFor(sys, lib, gpus)},
