@@ -372,6 +372,12 @@ TEST_CASE("The serving search sets aggregated against disaggregated on the same 
     const PoolBalance again = balancePools(d.prefill.scenario, d.decode.scenario, base.gpus);
     CHECK(d.pools.outputTokensPerSPerGpu == Approx(again.outputTokensPerSPerGpu));
     CHECK(d.evaluated > 0);
+    // A finite benchmark is the aggregated engine's: its pools are planned as a stream.
+    Scenario finite = base;
+    finite.workload.inference.requests = 3000;
+    const DisaggregatedPlan f = searchDisaggregated(finite, {});
+    REQUIRE(f.found);
+    CHECK(f.pools.outputTokensPerSPerGpu == Approx(d.pools.outputTokensPerSPerGpu));
     // A training scenario has no pools, and says why.
     const DisaggregatedPlan none = searchDisaggregated(test::preset("default"), {});
     CHECK_FALSE(none.found);

@@ -331,6 +331,8 @@ DisaggregatedPlan searchDisaggregated(const Scenario& base, const ServingSearchO
     Scenario pre = base, dec = base;
     pre.workload.inference.phase = ServingPhase::Prefill;
     dec.workload.inference.phase = ServingPhase::Decode;
+    // Pools serve a stream: a finite benchmark's request count is the aggregated engine's.
+    pre.workload.inference.requests = dec.workload.inference.requests = 0;
     pre.gpus = dec.gpus = std::max(1, base.gpus / 2);
     const ServingSearchResult p = searchServing(pre, each);
     const ServingSearchResult d = searchServing(dec, each);
