@@ -372,6 +372,16 @@ TEST_CASE("The serving search sets aggregated against disaggregated on the same 
     const PoolBalance again = balancePools(d.prefill.scenario, d.decode.scenario, base.gpus);
     CHECK(d.pools.outputTokensPerSPerGpu == Approx(again.outputTokensPerSPerGpu));
     CHECK(d.evaluated > 0);
+    // A finite benchmark runs offline: under latency objectives the search refuses it by name.
+    {
+        Scenario offline = base;
+        offline.workload.inference.requests = 3000;
+        offline.workload.inference.outputDistribution = LengthDistribution::Fixed;
+        ServingSearchOptions tpot;
+        tpot.tpotObjectiveS = 0.05;
+        CHECK_THROWS_WITH(searchServing(offline, tpot), Contains("workload.requests"));
+        CHECK_FALSE(searchServing(offline, {}).top.empty());
+    }
     // A finite benchmark is the aggregated engine's: its pools are planned as a stream.
     Scenario finite = base;
     finite.workload.inference.requests = 3000;

@@ -219,6 +219,12 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     if (precisions.empty())
         for (Precision p : {Precision::BF16, Precision::FP8, Precision::FP4})
             if (base.system.gpu.peak(p) > 0) precisions.push_back(p);
+    if (base.workload.inference.requests > 0 && (o.ttftObjectiveS > 0 || o.tpotObjectiveS > 0))
+        throw InputError("search", "workload.requests",
+                         "a finite benchmark (" + std::to_string(base.workload.inference.requests) +
+                             " requests queued at once) runs offline, but latency objectives "
+                             "make the search serve a stream of arrivals: drop the objectives, "
+                             "or set requests to 0");
     Scenario s = base;
     auto& inf = s.workload.inference;
     inf.ttftObjectiveS = o.ttftObjectiveS;
