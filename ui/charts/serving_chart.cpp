@@ -11,7 +11,7 @@ namespace {
 const char* kParts[] = {"Weight reads",  "KV-cache reads", "Compute",
                         "TP comm",       "EP all-to-all",  "Overheads",
                         "Prefills / waiting", "Pipeline p2p", "KV transfer (prefill → decode pool)",
-                        "Prefix-cache load (offload tier)"};
+                        "Prefix-cache load"};
 const Component kColours[] = {Component::Weights,   Component::KvCache, Component::Backward,
                               Component::CommTP,    Component::CommEP,  Component::Optimizer,
                               Component::Recompute, Component::Bubble,  Component::CommDP,
