@@ -554,14 +554,14 @@ TEST_CASE("Hand-derived: a grouped GEMM reads every expert's weights once, in 64
     const Scenario s = toy();
     const Gpu& gpu = s.system.gpu;
     const detail::OpCoster oc{gpu, gpu.peak(Precision::BF16), gpu.peak16(), 2.0, 1.0};
-    CHECK(oc.groupedGemm(16, 4096, 1024, 8) == Approx(8.589934592e-5).epsilon(1e-9));
+    CHECK(oc.groupedGemm(16, 4096, 1024, 8, true) == Approx(8.589934592e-5).epsilon(1e-9));
     // Not routed (a single expert's block is a dense MLP): the 16 real rows' 2.684e-6 s of math,
     // so the GEMM waits on HBM.
     CHECK(oc.groupedGemm(16, 4096, 1024, 8, false) == Approx(6.7272704e-5).epsilon(1e-9));
     // 8,192 rows, 1,024 an expert (whole tiles): 2·8,192·4,096·1,024 / 5e13 = 1.37438953472e-3 s.
-    CHECK(oc.groupedGemm(8192, 4096, 1024, 8) == Approx(1.37438953472e-3).epsilon(1e-9));
+    CHECK(oc.groupedGemm(8192, 4096, 1024, 8, true) == Approx(1.37438953472e-3).epsilon(1e-9));
     // 8,200 rows, 1,025 an expert, compute 1,088 (17 tiles): 2·8,704·4,096·1,024 / 5e13.
-    CHECK(oc.groupedGemm(8200, 4096, 1024, 8) ==
+    CHECK(oc.groupedGemm(8200, 4096, 1024, 8, true) ==
           Approx(2.0 * 8704 * 4096 * 1024 / 5e13).epsilon(1e-9));
 }
 

@@ -127,6 +127,9 @@ TEST_CASE("An offloaded prefix cache loads its hits' KV layer by layer beside th
     const Result host = withTier({{"workload.prefix_cache_tier", "host"},
                                   {"system.host_link_gbps", 2.0}});
     CHECK(host.inference.prefixLoadS == Approx(8.192e-3 / 2).epsilon(1e-12));
+    CHECK(host.inference.prefixLoadBytesPerS == 2e9);
+    CHECK(slow.inference.prefixLoadBytesPerS == 1e9);
+    CHECK(gpu.inference.prefixLoadBytesPerS == 0.0);
     // Aggregated serving: the interleaved prefills carry the same loads, so they grow.
     const Result aggGpu = evaluate(toyServing({{"workload.prefix_cache_hit", 0.5}}));
     const Result aggSlow = evaluate(toyServing({{"workload.prefix_cache_hit", 0.5},

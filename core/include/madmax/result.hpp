@@ -129,6 +129,7 @@ struct InferenceResult {
     /// overlaps its prefill layer by layer); 0 when the hits stay in GPU memory.
     double prefixLoadS = 0;
     double prefixLoadWaitS = 0; ///< of TTFT: the prompt waiting on that load (what it did not hide)
+    double prefixLoadBytesPerS = 0; ///< the tier's read rate it loaded at (0: no load)
     /// A finite benchmark (workload requests): its makespan and the waves it ran in; 0 for an
     /// endless stream (throughput is then the steady state's).
     double makespanS = 0;

@@ -56,7 +56,7 @@ DenseCosts denseCosts(const DlrmShape& d, double b, const OpCoster& oc, double p
                    bool trains, bool inputGrad, double& fwd, double& bwd) {
         bool firstLayer = true;
         for (std::int64_t w : widths) {
-            const double g = groups > 1 ? oc.groupedGemm(rows, double(w), in, groups)
+            const double g = groups > 1 ? oc.groupedGemm(rows, double(w), in, groups, true)
                                         : oc.gemm(rows, double(w), in);
             const double act = oc.elementwise(2.0 * rows * double(w) * pB); // bias + ReLU
             fwd += g + act;

@@ -138,13 +138,13 @@ struct OpCoster {
     /// Grouped GEMM over `groups` experts sharing `rows` token rows (Megatron-Core grouped
     /// GEMM): every expert's weights are read, and each expert's GEMM has only rows/groups rows,
     /// so its efficiency is that of the small GEMM (docs/developer/model.md §2 at the real row count).
-    /// `routed`: the rows are routed tokens, each expert's computed in whole tiles
-    /// (groupRowsComputed); a single expert's block is a dense MLP, its GEMM not padded.
-    double groupedGemm(double rows, double N, double K, int groups, bool routed = true) const {
+    /// `tiled`: each group's rows computed in whole tiles (groupRowsComputed), as a grouped
+    /// kernel runs them; false for a block that is one plain GEMM (a single expert's MLP).
+    double groupedGemm(double rows, double N, double K, int groups, bool tiled) const {
         if (rows <= 0 || groups < 1) return 0.0;
         const double perExpertRows = rows / groups;
         const double perExpertFlops =
-            2.0 * (routed ? groupRowsComputed(perExpertRows) : perExpertRows) * N * K;
+            2.0 * (tiled ? groupRowsComputed(perExpertRows) : perExpertRows) * N * K;
         const double flops = perExpertFlops * groups;
         const double bytes = groups * K * N * elemBytes + rows * K * elemBytes + rows * N * 2.0;
         const double compute = flops / (peak *

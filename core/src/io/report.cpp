@@ -158,12 +158,10 @@ std::string formatInference(const Scenario& s, const Result& r) {
                                      100 * w.prefixCacheHit)
                                : std::string()) +
          "\n";
-    if (w.prefixCacheTier == PrefixCacheTier::Host && w.prefixCacheHit > 0)
+    if (ir.prefixLoadS > 0)
         o += "Prefix     cache offloaded (tier host): one prompt's hits load into each GPU in " +
              formatSeconds(ir.prefixLoadS) +
-             fmt(" at %.1f GB/s, layer by layer beside its prefill\n",
-                 (w.prefixCacheLoadBytesPerS > 0 ? w.prefixCacheLoadBytesPerS
-                                                 : s.system.hostLinkBytesPerS) / 1e9);
+             fmt(" at %.1f GB/s, layer by layer beside its prefill\n", ir.prefixLoadBytesPerS / 1e9);
     o += deploymentLines(w, ir) + "\n";
     o += "Batch per replica    " + std::to_string(ir.batch) + " (" +
          std::to_string(ir.maxBatchThatFits) + " fit in KV memory)" +

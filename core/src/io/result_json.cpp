@@ -46,7 +46,8 @@ static json inferenceJson(const InferenceResult& i) {
                           {"all_to_all_s", i.prefillAllToAllS},
                           {"overhead_s", i.prefillOverheadS},
                           {"prefix_load_s", i.prefixLoadS},
-                          {"prefix_load_wait_s", i.prefixLoadWaitS}}}};
+                          {"prefix_load_wait_s", i.prefixLoadWaitS},
+                          {"prefix_load_gbps", i.prefixLoadBytesPerS / 1e9}}}};
 }
 
 /// Communication by parallel dimension, by collective, and each non-zero pair.

@@ -330,6 +330,7 @@ Result evaluateInference(const Scenario& sc, PrefillMemo* memo) {
     ir.kvTransferBytes = sv.kvTransferBytes();
     ir.kvTransferS = sv.kvTransferS();
     ir.prefixLoadS = sv.prefixLoadS;
+    ir.prefixLoadBytesPerS = sv.prefixLoadS > 0 ? sv.prefixLoadRate() : 0.0;
     ir.prefixLoadWaitS = sv.promptLoadWaitS;
     ir.kvBytesPerToken = sv.kvPerToken;
     ir.kvBytesPerSequence = perSequence;

@@ -411,9 +411,13 @@ struct Serving {
         // (A decode pool computes no prompt: its KV cache arrives from the prefill pool.)
         if (in.prefixCacheTier != PrefixCacheTier::Host || in.phase == ServingPhase::Decode)
             return 0;
-        const double rate = in.prefixCacheLoadBytesPerS > 0 ? in.prefixCacheLoadBytesPerS
-                                                            : s.system.hostLinkBytesPerS;
-        return (input - computedInput) * kvPerToken / rate;
+        return (input - computedInput) * kvPerToken / prefixLoadRate();
+    }
+    /// The offload tier's read rate per GPU: its own, else the GPU's link to host memory.
+    double prefixLoadRate() const {
+        const auto& in = s.workload.inference;
+        return in.prefixCacheLoadBytesPerS > 0 ? in.prefixCacheLoadBytesPerS
+                                               : s.system.hostLinkBytesPerS;
     }
 
     /// A prefill pass of `prompts` prompts taking `computeS`, with their offloaded prefix hits
