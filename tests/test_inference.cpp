@@ -161,6 +161,44 @@ TEST_CASE("Server mode's batch is the largest whose 99th percentile meets the ob
     CHECK(peak(n + 1) > fit);
 }
 
+TEST_CASE("The batch solve ends on the largest meeting batch for MoE, speculation and TTFT") {
+    // Whatever order the probes take (secant, chord or bisection), the answer is unique: the
+    // largest mean batch whose peak, run offline, meets the objectives; one more does not. Here
+    // on DeepSeek-V3 with two-batch overlap (TPOT bends where the experts turn compute-bound)
+    // and on Llama with drafts and a TTFT objective as well.
+    auto peak = [](int n) { return int(std::ceil(n + 2.33 * std::sqrt(double(n)))); };
+    struct Case {
+        const char* preset;
+        double tpot, ttft; // objectives (0: none)
+        int drafts;
+    };
+    for (const Case& c : {Case{"serve-deepseek-v3-16xh200", 0.05, 0, 0},
+                          Case{"serve-deepseek-v3-16xh200", 0.03, 0, 0},
+                          Case{"serve-llama33-70b-2xh100-tp2", 0.04, 0, 3},
+                          Case{"serve-llama33-70b-2xh100-tp2", 0.05, 0.3, 0}}) {
+        const std::vector<std::string> common = {"workload.draft_tokens=" +
+                                                 std::to_string(c.drafts)};
+        std::vector<std::string> server = common;
+        server.push_back("workload.mode=server");
+        server.push_back("workload.tpot_objective_s=" + std::to_string(c.tpot));
+        if (c.ttft > 0) server.push_back("workload.ttft_objective_s=" + std::to_string(c.ttft));
+        const Result srv = evaluate(test::preset(c.preset, server));
+        const int n = srv.inference.batch;
+        INFO(c.preset << " TPOT " << c.tpot << " TTFT " << c.ttft << " batch " << n);
+        REQUIRE(srv.inference.meetsObjectives);
+        REQUIRE(n > 1);
+        // Offline at batch b, no objectives: the figures the probes compared.
+        auto meetsAt = [&](int b) {
+            std::vector<std::string> offline = common;
+            offline.push_back("workload.batch=" + std::to_string(b));
+            const Result r = evaluate(test::preset(c.preset, offline));
+            return r.inference.tpotS <= c.tpot && (c.ttft <= 0 || r.inference.ttftS <= c.ttft);
+        };
+        CHECK(meetsAt(peak(n)));
+        CHECK((peak(n + 1) > srv.inference.maxBatchThatFits || !meetsAt(peak(n + 1))));
+    }
+}
+
 TEST_CASE(
     "The latency-throughput curve rises in both latency and throughput until memory runs out") {
     const auto curve = latencyThroughputCurve(tp2());

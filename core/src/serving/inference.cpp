@@ -151,22 +151,32 @@ int maxBatchThatFits(const Scenario& sc, const Serving& sv) {
 /// The largest n in [lo, hi) that meets the objectives, given that lo does and hi does not
 /// (both grow with n: the peak, TPOT and TTFT). The margins are nearly affine in the batch a
 /// round runs (weights read once a round, KV reads and math per sequence), so each probe goes
-/// where the line through the bracket's margins crosses zero, in run batches (`run(n)`: the
-/// server's peak; `below(x)`: the largest n running at most x). TPOT bends upwards where the
-/// round turns compute-bound, so that line falls short; when one end of the bracket stays put
-/// twice, its margin is halved (the Illinois rule of regula falsi), and a bracket that fails to
-/// halve three times running is bisected once, so the worst case stays logarithmic. Any probe
-/// order ends on the same n: the one before the first that fails.
+/// where the secant through the two latest probes' margins crosses zero, in run batches
+/// (`run(n)`: the server's peak; `below(x)`: the largest n running at most x). TPOT bends
+/// upwards where the round turns compute-bound, so the bracket's own chord falls short; the
+/// latest two probes follow the local slope. A secant crossing outside the bracket falls back
+/// to the bracket's chord with the Illinois rule (an end that stays put twice has its margin
+/// halved), and a bracket that neither halves nor sees its steps halve (Brent's rule) three
+/// times running is bisected once, so the worst case stays logarithmic. Any probe order ends
+/// on the same n: the one before the first that fails.
 template <typename ProbeFn, typename RunFn, typename BelowFn>
 int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe, RunFn run,
                    BelowFn below) {
+    // The two latest probes (the bracket's ends to begin with): the secant through them
+    // follows the curve's local slope, which the bracket's chord misses where it bends.
+    double xa = run(lo), sa = loSlack, xb = run(hi), sb = hiSlack;
     int lastSide = 0, slow = 0; // lastSide: +1 when lo moved last, −1 when hi did
+    double step = 0, stepBefore = std::numeric_limits<double>::infinity();
+    int last = hi;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        if (slow < 3 && std::isfinite(loSlack) && std::isfinite(hiSlack) && loSlack > hiSlack) {
+        if (slow < 3 && std::isfinite(sa) && std::isfinite(sb) && sa != sb) {
             const double xlo = run(lo), xhi = run(hi);
-            const double cross = xlo + (xhi - xlo) * (loSlack / (loSlack - hiSlack));
-            mid = std::clamp(below(std::floor(cross)), lo + 1, hi - 1);
+            double cross = xb + (xa - xb) * (sb / (sb - sa));
+            if (!(cross > xlo && cross < xhi) && std::isfinite(loSlack) &&
+                std::isfinite(hiSlack) && loSlack > hiSlack)
+                cross = xlo + (xhi - xlo) * (loSlack / (loSlack - hiSlack));
+            if (cross > xlo && cross < xhi) mid = std::clamp(below(std::floor(cross)), lo + 1, hi - 1);
         } else {
             slow = 0;
         }
@@ -177,7 +187,14 @@ int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe
         (p.ok ? loSlack : hiSlack) = p.slack;
         if (side == lastSide) (p.ok ? hiSlack : loSlack) /= 2;
         lastSide = side;
-        slow = 2 * (hi - lo) > width ? slow + 1 : 0;
+        xa = xb, sa = sb;
+        xb = run(mid), sb = p.slack;
+        // Progress: the bracket halved, or the step is under half the one before the last
+        // (Brent's rule: the secant closing in from one side).
+        const double thisStep = std::abs(double(mid - last));
+        const bool closing = 2 * thisStep <= stepBefore;
+        stepBefore = step, step = thisStep, last = mid;
+        slow = 2 * (hi - lo) > width && !closing ? slow + 1 : 0;
     }
     return lo;
 }
