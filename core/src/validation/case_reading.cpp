@@ -359,6 +359,14 @@ Zero3Style zero3StyleFor(const json& c) {
 /// A published run did fit: when the modelled memory says otherwise, the run saved memory in a
 /// way the table does not give (activation offloading, partial recompute) or the memory model
 /// over-counts. The prediction stands as published, and says so.
+void rejectRecipe(const json& c, const std::string& file, const char* kind) {
+    if (!isNull(c, "recipe"))
+        throw InputError(file, casePath(c, "recipe"),
+                         std::string("recipe switches are read for dense and MoE training cases, "
+                                     "not for ") +
+                             kind + " cases: remove the block");
+}
+
 void noteIfOverCapacity(const Scenario& s) {
     const MemoryBreakdown m = peakMemory(s);
     if (m.fits()) return;

@@ -68,5 +68,7 @@ Zero3Style zero3StyleFor(const json& c);
 /// way the table does not give (activation offloading, partial recompute) or the memory model
 /// over-counts. The prediction stands as published, and says so.
 void noteIfOverCapacity(const Scenario& s);
+/// A `recipe` block on a case that does not read it (serving, DLRM): an error naming it.
+void rejectRecipe(const json& c, const std::string& file, const char* kind);
 
 } // namespace madmax::validation_detail

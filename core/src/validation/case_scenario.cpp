@@ -116,6 +116,44 @@ void noteIfImbalanceAssumed(const json& c) {
              "routing not stated as force-balanced)");
 }
 
+/// The switches the row's own recipe sets (this project's extension, `recipe`): CUDA graphs,
+/// the MoE all-to-all overlapped with the other micro-batch's work, the fused MoE MLP, the
+/// token dispatcher, TP communication overlap — read from the recipe file the row cites, and
+/// said. Each is checked here, so a wrong key or type names the case's field.
+void applyRecipe(const json& c, const std::string& file, json& strategy) {
+    if (isNull(c, "recipe")) return;
+    const json& r = c.at("recipe");
+    if (!r.is_object())
+        throw InputError(file, casePath(c, "recipe"),
+                         "expected an object of recipe switches, got " + r.dump());
+    static const std::map<std::string, const char*> switches = {
+        {"cuda_graphs", "cuda_graphs"},
+        {"moe_a2a_overlap", "moe_a2a_overlap"},
+        {"moe_fused_mlp", "moe_fused_mlp"},
+        {"tp_comm_overlap", "tp_comm_overlap"}};
+    std::string said;
+    for (const auto& [key, value] : r.items()) {
+        const std::string path = "recipe." + key;
+        if (key == "dispatcher") {
+            if (!value.is_string() || (value != "deepep" && value != "all_to_all"))
+                throw InputError(file, casePath(c, path.c_str()),
+                                 "expected \"deepep\" or \"all_to_all\", got " + value.dump());
+            strategy["moe_dispatcher"] = value;
+        } else if (const auto it = switches.find(key); it != switches.end()) {
+            if (!value.is_boolean())
+                throw InputError(file, casePath(c, path.c_str()),
+                                 "expected true or false, got " + value.dump());
+            strategy[it->second] = value;
+        } else {
+            throw InputError(file, casePath(c, path.c_str()),
+                             "unknown recipe switch; known: cuda_graphs, moe_a2a_overlap, "
+                             "moe_fused_mlp, tp_comm_overlap, dispatcher");
+        }
+        said += (said.empty() ? "" : ", ") + key + " " + value.dump();
+    }
+    if (!said.empty()) note("recipe: " + said + " (as the row's recipe sets them)");
+}
+
 /// An MoE case's expert layout as published, and the dispatcher the framework's recipe runs
 /// (presets/frameworks/moe-dispatchers.json: Megatron-Bridge's flex dispatcher, DeepEP /
 /// HybridEP, unless the model's recipe sets Megatron-Core's flat one) —
@@ -123,9 +161,12 @@ void noteIfImbalanceAssumed(const json& c) {
 void inferMoeLayout(const json& c, const json& par, const PresetLibrary& lib, json& strategy) {
     strategy["ep"] = intField(par, "ep", 1, "parallel");
     strategy["etp"] = intField(par, "etp", 1, "parallel");
-    if (const json* d = moeDispatcherFor(c, lib)) {
+    if (strategy.contains("moe_dispatcher")) {
+        // The row's recipe names it (applyRecipe).
+    } else if (const json* d = moeDispatcherFor(c, lib)) {
         strategy["moe_dispatcher"] = d->at("dispatcher");
-        if (d->contains("moe_a2a_overlap")) strategy["moe_a2a_overlap"] = d->at("moe_a2a_overlap");
+        if (d->contains("moe_a2a_overlap") && !strategy.contains("moe_a2a_overlap"))
+            strategy["moe_a2a_overlap"] = d->at("moe_a2a_overlap");
         note("dispatcher not published: " + d->at("dispatcher").get<std::string>() + " (" +
              d->at("note").get<std::string>() + ")");
     }
@@ -211,8 +252,9 @@ Scenario inferMoeRecompute(json& doc, const std::string& where) {
     else
         noteIfOverCapacity(out);
     // Dropless routing syncs the host after every router, so the launch mode matters here.
-    note("CUDA graphs not published: eager launches assumed (docs/reference/scenario.md \"The "
-         "host launch bound\")");
+    if (!doc["strategy"].contains("cuda_graphs"))
+        note("CUDA graphs not published: eager launches assumed (docs/reference/scenario.md "
+             "\"The host launch bound\")");
     return out;
 }
 
@@ -266,6 +308,7 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
                  "presets/frameworks/zero3-style.json)");
         }
     }
+    applyRecipe(c, file, strategy);
     if (moe) inferMoeLayout(c, par, lib, strategy);
     inferPipelineLayout(c, par, file, layers, pp, strategy);
     const std::string prec = isNull(c, "precision") ? "bf16" : c.at("precision").get<std::string>();
@@ -352,6 +395,7 @@ static long long benchmarkRequestsFor(const json& c, const json& workload) {
 
 Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
                                   const std::string& file) {
+    rejectRecipe(c, file, "serving");
     const json& m = c.at("model");
     const json& sys = c.at("system");
     const json& inf = c.at("inference");

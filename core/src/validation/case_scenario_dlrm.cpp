@@ -306,6 +306,7 @@ static void applyInputLoading(const json& c, Scenario& out) {
 }
 
 Scenario dlrmScenarioForCase(const json& c, const PresetLibrary& lib, const std::string& file) {
+    rejectRecipe(c, file, "DLRM");
     Scenario out = dlrmCaseScenario(c, lib, file);
     applyInputLoading(c, out);
     const json* cost = frameworkStepCost(c, out.workload.precision);
