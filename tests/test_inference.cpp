@@ -199,6 +199,27 @@ TEST_CASE("The batch solve ends on the largest meeting batch for MoE, speculatio
     }
 }
 
+TEST_CASE("An objective batch 1 just misses is not met, one it just meets is, by batch 1") {
+    // The solve starts its bracket at no batch, whose margin it only estimates (the weights'
+    // read time), and probes batch 1 only when every batch above fails: an objective 0.1%
+    // under batch 1's TPOT must still come out unmet, and 0.1% over it met at batch 1 or more.
+    for (const char* preset : {"serve-llama33-70b-2xh100-tp2", "serve-deepseek-v3-16xh200"}) {
+        INFO(preset);
+        const double t1 = evaluate(test::preset(preset, {"workload.batch=1"})).inference.tpotS;
+        auto at = [&](double objective) {
+            return evaluate(test::preset(
+                preset, {"workload.tpot_objective_s=" + std::to_string(objective)}));
+        };
+        const Result under = at(0.999 * t1);
+        CHECK_FALSE(under.inference.meetsObjectives);
+        CHECK(under.inference.batch == 1);
+        const Result over = at(1.001 * t1);
+        CHECK(over.inference.meetsObjectives);
+        CHECK(over.inference.batch >= 1);
+        CHECK(over.inference.tpotS <= 1.001 * t1);
+    }
+}
+
 TEST_CASE(
     "The latency-throughput curve rises in both latency and throughput until memory runs out") {
     const auto curve = latencyThroughputCurve(tp2());

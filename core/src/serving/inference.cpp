@@ -166,17 +166,20 @@ int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe
     // follows the curve's local slope, which the bracket's chord misses where it bends.
     double xa = run(lo), sa = loSlack, xb = run(hi), sb = hiSlack;
     int lastSide = 0, slow = 0; // lastSide: +1 when lo moved last, −1 when hi did
-    double step = 0, stepBefore = std::numeric_limits<double>::infinity();
+    double step = std::numeric_limits<double>::infinity(), stepBefore = step;
     int last = hi;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        if (slow < 3 && std::isfinite(sa) && std::isfinite(sb) && sa != sb) {
+        if (slow < 3) {
             const double xlo = run(lo), xhi = run(hi);
-            double cross = xb + (xa - xb) * (sb / (sb - sa));
+            double cross = std::numeric_limits<double>::quiet_NaN();
+            if (std::isfinite(sa) && std::isfinite(sb) && sa != sb)
+                cross = xb + (xa - xb) * (sb / (sb - sa));
             if (!(cross > xlo && cross < xhi) && std::isfinite(loSlack) &&
                 std::isfinite(hiSlack) && loSlack > hiSlack)
                 cross = xlo + (xhi - xlo) * (loSlack / (loSlack - hiSlack));
-            if (cross > xlo && cross < xhi) mid = std::clamp(below(std::floor(cross)), lo + 1, hi - 1);
+            if (cross > xlo && cross < xhi)
+                mid = std::clamp(below(std::floor(cross)), lo + 1, hi - 1);
         } else {
             slow = 0;
         }
@@ -256,16 +259,34 @@ int servedBatch(const Scenario& sc, const Serving& sv, int fit, bool& meets) {
     };
     const Probe high = probe(top);
     if (high.ok) return top;
-    const Probe low = top > 1 ? probe(1) : high;
-    if (!low.ok) {
+    if (top == 1) {
         meets = false;
         return 1;
     }
+    // The bracket's low end is no batch at all, whose margin is only estimated — a round that
+    // reads the stage's weights and nothing else, and the prompt alone for TTFT — to place the
+    // first probe; batch 1 is probed only if every batch above it fails (then nothing meets).
+    const double weightsOnlyS = sv.p * sv.weightsBytes / (sv.bw * sv.etaMem) / sv.tokensPerStep;
+    double emptySlack = std::numeric_limits<double>::infinity();
+    if (in.tpotObjectiveS > 0) emptySlack = 1.0 - weightsOnlyS / in.tpotObjectiveS;
+    if (in.ttftObjectiveS > 0)
+        emptySlack = std::min(emptySlack, 1.0 - sv.promptS / in.ttftObjectiveS);
     auto run = [&](int n) { return server ? serverPeak(n) : double(n); };
     auto below = [&](double x) {
         return server ? largestMeanUnderPeak(x) : int(std::min<double>(x, top));
     };
-    return largestMeeting(1, low.slack, top, high.slack, probe, run, below);
+    if (!(emptySlack > 0)) {
+        // Even the estimate fails: batch 1 decides at once whether anything meets.
+        const Probe low = probe(1);
+        if (!low.ok) {
+            meets = false;
+            return 1;
+        }
+        return largestMeeting(1, low.slack, top, high.slack, probe, run, below);
+    }
+    const int n = largestMeeting(0, emptySlack, top, high.slack, probe, run, below);
+    if (n < 1) meets = false; // batch 1 was probed and failed
+    return std::max(1, n);
 }
 
 /// The round's parts by cause and by roofline side, and the prompt's prefill parts.
