@@ -2,10 +2,12 @@
 // configurations.
 #pragma once
 
+#include "madmax/layer_gemms.hpp"
 #include "madmax/types.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace madmax::detail::serving {
 
@@ -30,6 +32,27 @@ struct Costs {
             *v *= f;
         return c;
     }
+};
+
+/// A weight GEMM's shape and log2 of its FLOPs per row at the efficiency key (the 16-bit peak
+/// ÷ this precision's: op_cost.hpp's GemmPrecision::efficiencyKey), fixed for a replica.
+struct Weight {
+    GemmShape g;
+    double log2KeyedFlopsPerRow = 0;
+    bool sixteenBit = false; ///< kept in 16 bits below a 16-bit checkpoint (the head, the router)
+    Weight() = default;
+    Weight(const GemmShape& shape, double key, bool sixteen = false)
+        : g(shape), log2KeyedFlopsPerRow(std::log2(shape.flopsPerRow() * (sixteen ? 1.0 : key))),
+          sixteenBit(sixteen) {}
+};
+
+/// A layer's weight GEMMs on one GPU (layer_gemms.hpp): the attention projections
+/// (`projections` of them) and output, the dense MLP's, a routed expert's, the shared
+/// experts', the router and the LM head.
+struct WeightSet {
+    std::array<Weight, 4> attnProj;
+    int projections = 0;
+    Weight attnOut, mlpUp, mlpDown, expertUp, expertDown, sharedUp, sharedDown, router, head;
 };
 
 /// Prefill passes of the fullest stage (one prompt for TTFT, a chunk of prompts for an
@@ -58,11 +81,36 @@ class PrefillMemo {
         count_ = std::min(count_ + 1, kSlots);
     }
 
+    /// A replica's weight GEMMs (WeightSet) depend on the model, which one search never
+    /// changes, and on these: the TP and expert-TP degrees, the efficiency key of the GEMMs'
+    /// precision, and whether the head and router stay in 16 bits.
+    struct WeightKey {
+        int tp = 0, etp = 0;
+        double efficiencyKey = 0;
+        bool sixteenBitHead = false;
+        bool operator==(const WeightKey&) const = default;
+    };
+    const WeightSet* findWeights(const WeightKey& k) const {
+        for (int i = 0; i < weightCount_; ++i)
+            if (weightKeys_[std::size_t(i)] == k) return &weights_[std::size_t(i)];
+        return nullptr;
+    }
+    void addWeights(const WeightKey& k, const WeightSet& w) {
+        weightKeys_[std::size_t(weightNext_)] = k;
+        weights_[std::size_t(weightNext_)] = w;
+        weightNext_ = (weightNext_ + 1) % kWeightSlots;
+        weightCount_ = std::min(weightCount_ + 1, kWeightSlots);
+    }
+
   private:
     static constexpr int kSlots = 8; ///< the prompt and the chunk pass of each precision tried
     std::array<Key, kSlots> keys_{};
     std::array<Costs, kSlots> costs_{};
     int count_ = 0, next_ = 0;
+    static constexpr int kWeightSlots = 4; ///< a layout's precisions (BF16, FP8, FP4)
+    std::array<WeightKey, kWeightSlots> weightKeys_{};
+    std::array<WeightSet, kWeightSlots> weights_{};
+    int weightCount_ = 0, weightNext_ = 0;
 };
 
 } // namespace madmax::detail::serving

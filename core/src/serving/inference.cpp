@@ -164,14 +164,14 @@ int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe
                    BelowFn below) {
     // The two latest probes (the bracket's ends to begin with): the secant through them
     // follows the curve's local slope, which the bracket's chord misses where it bends.
-    double xa = run(lo), sa = loSlack, xb = run(hi), sb = hiSlack;
+    double xlo = run(lo), xhi = run(hi); // the bracket's ends in run batches
+    double xa = xlo, sa = loSlack, xb = xhi, sb = hiSlack;
     int lastSide = 0, slow = 0; // lastSide: +1 when lo moved last, −1 when hi did
     double step = std::numeric_limits<double>::infinity(), stepBefore = step;
     int last = hi;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
         if (slow < 3) {
-            const double xlo = run(lo), xhi = run(hi);
             double cross = std::numeric_limits<double>::quiet_NaN();
             if (std::isfinite(sa) && std::isfinite(sb) && sa != sb)
                 cross = xb + (xa - xb) * (sb / (sb - sa));
@@ -186,12 +186,14 @@ int largestMeeting(int lo, double loSlack, int hi, double hiSlack, ProbeFn probe
         const int width = hi - lo;
         const auto p = probe(mid);
         const int side = p.ok ? 1 : -1;
+        const double xmid = run(mid);
         (p.ok ? lo : hi) = mid;
+        (p.ok ? xlo : xhi) = xmid;
         (p.ok ? loSlack : hiSlack) = p.slack;
         if (side == lastSide) (p.ok ? hiSlack : loSlack) /= 2;
         lastSide = side;
         xa = xb, sa = sb;
-        xb = run(mid), sb = p.slack;
+        xb = xmid, sb = p.slack;
         // Progress: the bracket halved, or the step is under half the one before the last
         // (Brent's rule: the secant closing in from one side).
         const double thisStep = std::abs(double(mid - last));

@@ -24,20 +24,10 @@ struct Rows {
     explicit Rows(double rows) : m(rows), log2m(std::log2(rows)) {}
 };
 
-/// A weight GEMM's shape and log2 of its FLOPs per row at the efficiency key (the 16-bit peak
-/// ÷ this precision's: op_cost.hpp's GemmPrecision::efficiencyKey), fixed for a replica.
-struct Weight {
-    GemmShape g;
-    double log2KeyedFlopsPerRow = 0;
-    bool sixteenBit = false; ///< kept in 16 bits below a 16-bit checkpoint (the head, the router)
-    Weight() = default;
-    Weight(const GemmShape& shape, double key, bool sixteen = false)
-        : g(shape), log2KeyedFlopsPerRow(std::log2(shape.flopsPerRow() * (sixteen ? 1.0 : key))),
-          sixteenBit(sixteen) {}
-};
-
-/// Everything about one replica that does not depend on the batch.
-struct Serving {
+/// Everything about one replica that does not depend on the batch. Its layer's weight GEMMs
+/// (WeightSet, costs.hpp) are its base: the attention projections and output, the dense MLP's,
+/// a routed expert's, the shared experts', the router and the LM head.
+struct Serving : WeightSet {
     const Scenario& s;
     const Gpu& gpu;
     double t, p, h, f, V, qDim, kvDim, layers; ///< per GPU (÷TP) and per stage (÷PP)
@@ -50,12 +40,6 @@ struct Serving {
     /// Prompt tokens computed per request (the prefix cache holds the rest) and the mean context
     /// they attend: the cached prefix and, causally, half the computed part.
     double computedInput, prefillContext;
-    /// The layer's weight GEMMs on this GPU (layer_gemms.hpp): the attention projections
-    /// (`projections` of them) and output, the dense MLP's, a routed expert's, the shared
-    /// experts', the router and the LM head.
-    std::array<Weight, 4> attnProj;
-    int projections = 0;
-    Weight attnOut, mlpUp, mlpDown, expertUp, expertDown, sharedUp, sharedDown, router, head;
     GemmPrecision gemmPrecision{}; ///< the replica's GEMMs' precision (op_cost.hpp)
     /// The LM head's and the router's: 16-bit in a checkpoint quantized below 16 bits (DeepSeek-V3
     /// §3.3.1 keeps 'the embedding module, the output head, MoE gating modules' in BF16;
@@ -109,7 +93,7 @@ struct Serving {
         // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
         gemmPrecision = {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak};
         gemmPrecision16 = wB < 2 ? GemmPrecision::sixteenBit(peak16, etaMem) : gemmPrecision;
-        setWeights(m, gemmPrecision.efficiencyKey);
+        keptOrSetWeights(m);
         tokensPerStep = in.tokensPerStep();
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
         localExperts = double(m.moe.experts + s.strategy.redundantExperts) / s.strategy.ep;
@@ -154,6 +138,19 @@ struct Serving {
         promptLoadWaitS = p * (withPrefixLoad(promptStage.total(), 1) - promptStage.total());
         promptS = p * (promptStage.total() + p2p(computedInput)) + promptLoadWaitS;
         kvTransfer = kvTransferTimeS();
+    }
+
+    /// The weights' shapes and keyed logarithms depend on the degrees and precision only: a
+    /// search's memo keeps them across the configurations that share those.
+    void keptOrSetWeights(const Model& m) {
+        const PrefillMemo::WeightKey key{s.strategy.tp, s.strategy.etp,
+                                         gemmPrecision.efficiencyKey, wB < 2};
+        if (const WeightSet* kept = memo ? memo->findWeights(key) : nullptr) {
+            static_cast<WeightSet&>(*this) = *kept;
+            return;
+        }
+        setWeights(m, gemmPrecision.efficiencyKey);
+        if (memo) memo->addWeights(key, *this);
     }
 
     /// The layer's weight GEMMs on this GPU (layer_gemms.hpp), keyed for the efficiency lookup.
