@@ -36,6 +36,27 @@ TEST_CASE("Ring all-reduce on one tier: 2(n-1)α + 2(n-1)/n·S/B") {
     CHECK(collectiveTime(s, g, Collective::ReduceScatter, 1e9) == Approx(0.008785).epsilon(1e-9));
 }
 
+TEST_CASE("A prepared all-reduce is collectiveTime's, bit for bit, in one tier or several") {
+    // AllReducePlan (the serving replica's TP all-reduce) takes a one-tier group's ring directly
+    // and hands any other group to collectiveTime: the same number either way, for the presets'
+    // curved link efficiencies and the hand systems above.
+    const System h100 = test::preset("default").system;
+    const System hand = twoTier(100, 5, 10, 10);
+    for (const System* sys : {&h100, &hand})
+        for (int n : {1, 2, 4, 8, 16, 64})
+            for (long long stride : {1LL, 8LL}) {
+                if (n * stride > sys->tiers.back().gpus) continue;
+                const GroupLayout g = layoutGroup(*sys, n, stride);
+                const AllReducePlan plan(*sys, g);
+                for (double bytes : {0.0, 1.0, 4096.0, 1048576.0, 3.3e7, 8.6e9}) {
+                    INFO("n " << n << " stride " << stride << " bytes " << bytes);
+                    CHECK(plan.timeS(bytes) ==
+                          collectiveTime(*sys, g, Collective::AllReduce, bytes));
+                }
+            }
+    CHECK(AllReducePlan().timeS(1e6) == 0.0); // an unprepared plan moves nothing
+}
+
 TEST_CASE("All-reduce over 8 nodes of 8: NCCL's rail-aligned ring, its tree, and the "
           "hierarchical schedule only with in-network reduction") {
     System s = twoTier(100, 1, 10, 10);

@@ -25,6 +25,21 @@ GroupLayout layoutGroup(const System& sys, int size, long long stride);
 /// buffer; all-to-all: the per-GPU send buffer; p2p: the message) on the group.
 double collectiveTime(const System& sys, const GroupLayout& g, Collective op, double bytes);
 
+/// One group's all-reduce, prepared once for many message sizes (a serving search asks it on
+/// every probe of every configuration): a group inside one tier takes that tier's ring directly,
+/// the very arithmetic collectiveTime does for it; any other group asks collectiveTime.
+class AllReducePlan {
+  public:
+    AllReducePlan() = default;
+    AllReducePlan(const System& sys, const GroupLayout& g);
+    double timeS(double bytes) const;
+
+  private:
+    const System* sys_ = nullptr;
+    GroupLayout group_;
+    int tier_ = -1; ///< the one tier with more than one member, or −1
+};
+
 /// Time of a point-to-point message between neighbours `stride` ranks apart.
 double p2pTime(const System& sys, long long stride, double bytes);
 

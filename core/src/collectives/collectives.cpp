@@ -113,6 +113,18 @@ double interDomainAllReduce(const System& sys, const GroupLayout& g, const Span&
     return best;
 }
 
+/// One stage of the hierarchical schedule on tier `t` for `f` members: its latencies and its
+/// transfer of `chunk` bytes (an all-reduce: twice, at the tier's in-network speedup).
+struct TierStage {
+    double latencyS, transferS;
+};
+TierStage tierStage(const NetworkTier& t, int f, Collective op, double chunk) {
+    const double steps = op == Collective::AllReduce ? 2.0 : 1.0;
+    const double speedup = op == Collective::AllReduce ? t.allReduceSpeedup : 1.0;
+    return {steps * (f - 1) * t.latencyS,
+            steps * double(f - 1) / f * chunk / (tierBandwidth(t, chunk) * speedup)};
+}
+
 /// The hierarchical schedule: reduce-scatter inside the innermost tier, then across the next
 /// on the 1/f share, and so on; an all-gather retraces the steps; an all-reduce does both.
 /// The stages run pipelined (the network works on one chunk while NVLink works on the next):
@@ -123,12 +135,9 @@ double hierarchicalTime(const System& sys, const GroupLayout& g, Collective op, 
     for (int k = 0; k < g.tierCount; ++k) {
         const int f = g.factor[k];
         if (f <= 1) continue;
-        const NetworkTier& t = sys.tiers[k];
-        const double steps = op == Collective::AllReduce ? 2.0 : 1.0;
-        const double speedup = op == Collective::AllReduce ? t.allReduceSpeedup : 1.0;
-        latency += steps * (f - 1) * t.latencyS;
-        const double transfer =
-            steps * double(f - 1) / f * chunk / (tierBandwidth(t, chunk) * speedup);
+        const TierStage stage = tierStage(sys.tiers[k], f, op, chunk);
+        latency += stage.latencyS;
+        const double transfer = stage.transferS;
         slowest = std::max(slowest, transfer);
         sum += transfer;
         chunk /= f;
@@ -261,6 +270,26 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
     out.timeS = slowest + latency;
     out.latencyS = latency;
     return out;
+}
+
+AllReducePlan::AllReducePlan(const System& sys, const GroupLayout& g) : sys_(&sys), group_(g) {
+    int spanned = 0;
+    for (int k = 0; k < g.tierCount; ++k)
+        if (g.factor[k] > 1) {
+            tier_ = k;
+            ++spanned;
+        }
+    if (spanned != 1) tier_ = -1;
+}
+
+double AllReducePlan::timeS(double bytes) const {
+    if (!sys_ || group_.size <= 1 || bytes <= 0) return 0.0;
+    if (tier_ < 0) return collectiveTime(*sys_, group_, Collective::AllReduce, bytes);
+    // One tier: hierarchicalTime's single stage (its fill term, (sum − slowest)/pieces, is 0).
+    const TierStage stage =
+        tierStage(sys_->tiers[std::size_t(tier_)], group_.factor[std::size_t(tier_)],
+                  Collective::AllReduce, bytes);
+    return stage.latencyS + stage.transferS;
 }
 
 double p2pTime(const System& sys, long long stride, double bytes) {

@@ -35,6 +35,7 @@ struct Serving : WeightSet {
     GroupLayout epGroup;
     double wB, aB, kvB, peak, peak16, gemmScale, bw, etaMem;
     GroupLayout tpGroup;
+    AllReducePlan tpAllReduce; ///< the TP group's all-reduce, prepared once
     double weightsBytes, kvPerToken, reservedContext, residentContext;
     double input, output;
     /// Prompt tokens computed per request (the prefix cache holds the rest) and the mean context
@@ -84,6 +85,7 @@ struct Serving : WeightSet {
         bw = gpu.hbmBytesPerS;
         etaMem = gpu.calibration.decodeMemoryEfficiency;
         tpGroup = layoutGroup(s.system, s.strategy.tp, 1);
+        tpAllReduce = AllReducePlan(s.system, tpGroup);
         input = in.inputTokens;
         output = in.outputTokens;
         computedInput = std::max(1.0, std::round((1.0 - in.prefixCacheHit) * input));
@@ -338,7 +340,7 @@ struct Serving : WeightSet {
         Costs c = attention(M, context, decode, ov);
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
         c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
-        c.comm += 2 * collectiveTime(s.system, tpGroup, Collective::AllReduce, rows * h * aB);
+        c.comm += 2 * tpAllReduce.timeS(rows * h * aB);
         return c;
     }
     double layerOverheadS(bool decode) const {
