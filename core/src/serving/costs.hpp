@@ -55,12 +55,36 @@ struct WeightSet {
     Weight attnOut, mlpUp, mlpDown, expertUp, expertDown, sharedUp, sharedDown, router, head;
 };
 
+/// The last `Slots` values kept by key, the oldest replaced first; a linear search (a handful
+/// of slots, compared in a few instructions each).
+template <typename Key, typename Value, int Slots>
+class KeptRing {
+  public:
+    const Value* find(const Key& k) const {
+        for (int i = 0; i < count_; ++i)
+            if (keys_[std::size_t(i)] == k) return &values_[std::size_t(i)];
+        return nullptr;
+    }
+    void add(const Key& k, const Value& v) {
+        keys_[std::size_t(next_)] = k;
+        values_[std::size_t(next_)] = v;
+        next_ = (next_ + 1) % Slots;
+        count_ = std::min(count_ + 1, Slots);
+    }
+
+  private:
+    std::array<Key, Slots> keys_{};
+    std::array<Value, Slots> values_{};
+    int count_ = 0, next_ = 0;
+};
+
 /// Prefill passes of the fullest stage (one prompt for TTFT, a chunk of prompts for an
 /// aggregated round) kept across a serving search's configurations. A pass depends on the
 /// layout and precisions in the key and on the scenario's model, system and request shape,
 /// which one search never changes; it does not depend on the draft length, so the configurations
 /// that differ in it alone (four of them in a search over 0-3 drafts) cost each pass once.
-/// One search thread's (not shared between threads).
+/// It keeps the replicas' weight GEMMs the same way. One search thread's (not shared between
+/// threads).
 class PrefillMemo {
   public:
     struct Key {
@@ -69,17 +93,8 @@ class PrefillMemo {
         double rows = 0, context = 0, headRows = 0;
         bool operator==(const Key&) const = default;
     };
-    const Costs* find(const Key& k) const {
-        for (int i = 0; i < count_; ++i)
-            if (keys_[std::size_t(i)] == k) return &costs_[std::size_t(i)];
-        return nullptr;
-    }
-    void add(const Key& k, const Costs& c) {
-        keys_[std::size_t(next_)] = k;
-        costs_[std::size_t(next_)] = c;
-        next_ = (next_ + 1) % kSlots;
-        count_ = std::min(count_ + 1, kSlots);
-    }
+    const Costs* find(const Key& k) const { return passes_.find(k); }
+    void add(const Key& k, const Costs& c) { passes_.add(k, c); }
 
     /// A replica's weight GEMMs (WeightSet) depend on the model, which one search never
     /// changes, and on these: the TP and expert-TP degrees, the efficiency key of the GEMMs'
@@ -90,27 +105,12 @@ class PrefillMemo {
         bool sixteenBitHead = false;
         bool operator==(const WeightKey&) const = default;
     };
-    const WeightSet* findWeights(const WeightKey& k) const {
-        for (int i = 0; i < weightCount_; ++i)
-            if (weightKeys_[std::size_t(i)] == k) return &weights_[std::size_t(i)];
-        return nullptr;
-    }
-    void addWeights(const WeightKey& k, const WeightSet& w) {
-        weightKeys_[std::size_t(weightNext_)] = k;
-        weights_[std::size_t(weightNext_)] = w;
-        weightNext_ = (weightNext_ + 1) % kWeightSlots;
-        weightCount_ = std::min(weightCount_ + 1, kWeightSlots);
-    }
+    const WeightSet* findWeights(const WeightKey& k) const { return weights_.find(k); }
+    void addWeights(const WeightKey& k, const WeightSet& w) { weights_.add(k, w); }
 
   private:
-    static constexpr int kSlots = 8; ///< the prompt and the chunk pass of each precision tried
-    std::array<Key, kSlots> keys_{};
-    std::array<Costs, kSlots> costs_{};
-    int count_ = 0, next_ = 0;
-    static constexpr int kWeightSlots = 4; ///< a layout's precisions (BF16, FP8, FP4)
-    std::array<WeightKey, kWeightSlots> weightKeys_{};
-    std::array<WeightSet, kWeightSlots> weights_{};
-    int weightCount_ = 0, weightNext_ = 0;
+    KeptRing<Key, Costs, 8> passes_;         ///< the prompt and the chunk pass of each precision
+    KeptRing<WeightKey, WeightSet, 4> weights_; ///< a layout's precisions (BF16, FP8, FP4)
 };
 
 } // namespace madmax::detail::serving
