@@ -18,8 +18,9 @@ class PrefillMemo;
 /// What evaluate() lays out beyond the figures.
 struct EvaluateOptions {
     bool timeline = false; ///< also lay out the critical stage's ops for a chart (allocates)
-    /// Internal to the serving search (leave null): prefill passes kept across configurations
-    /// that differ in nothing but what serving/costs.hpp's PrefillMemo::Key leaves out.
+    /// Internal to the serving search (leave null): prefill passes and replicas' weight GEMMs
+    /// kept across configurations that differ in nothing but what serving/costs.hpp's
+    /// PrefillMemo keys leave out.
     detail::serving::PrefillMemo* prefillMemo = nullptr;
 };
 

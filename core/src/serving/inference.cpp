@@ -149,7 +149,8 @@ int maxBatchThatFits(const Scenario& sc, const Serving& sv) {
 }
 
 /// The largest n in [lo, hi) that meets the objectives, given that lo does and hi does not
-/// (both grow with n: the peak, TPOT and TTFT). The margins are nearly affine in the batch a
+/// (both grow with n: the peak, TPOT and TTFT); lo may be 0, no batch at all, whose margin is
+/// then an estimate that only places the first probe (0 is returned when 1 fails). The margins are nearly affine in the batch a
 /// round runs (weights read once a round, KV reads and math per sequence), so each probe goes
 /// where the secant through the two latest probes' margins crosses zero, in run batches
 /// (`run(n)`: the server's peak; `below(x)`: the largest n running at most x). TPOT bends
