@@ -49,11 +49,11 @@ inline double groupRowsComputed(double rows) {
 
 /// The bounds at a GEMM efficiency the caller has already looked up (the serving engine keeps
 /// each weight's log2(2·N·K) and adds log2(M): one logarithm for a layer's GEMMs). `mathRows`:
-/// the rows the tensor cores compute, when padding makes them more than the M rows read and
-/// written (groupRowsComputed); by default M.
+/// the rows the tensor cores compute — M, or more where padding adds rows to the M read and
+/// written (groupRowsComputed).
 inline GemmBounds gemmBoundsAt(const Gpu& gpu, const GemmPrecision& p, double M, double N,
-                               double K, double efficiency, double mathRows = -1) {
-    const double flops = 2.0 * (mathRows >= 0 ? mathRows : M) * N * K;
+                               double K, double efficiency, double mathRows) {
+    const double flops = 2.0 * mathRows * N * K;
     const double bytes = K * N * p.weightBytes + M * K * p.inputBytes + M * N * p.outputBytes;
     return {flops / (p.peakFlops * efficiency * p.scale),
             bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
@@ -61,7 +61,7 @@ inline GemmBounds gemmBoundsAt(const Gpu& gpu, const GemmPrecision& p, double M,
 inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, double N,
                              double K) {
     return gemmBoundsAt(gpu, p, M, N, K,
-                        gpu.calibration.gemmEfficiency(2.0 * M * N * K * p.efficiencyKey));
+                        gpu.calibration.gemmEfficiency(2.0 * M * N * K * p.efficiencyKey), M);
 }
 
 /// A fused attention kernel's backward pass sustains this share of its forward pass's

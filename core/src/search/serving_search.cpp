@@ -20,8 +20,9 @@ namespace madmax {
 
 std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatch) {
     // The curve is the batch swept as given (offline, no objectives, an endless stream of
-    // requests): server mode, objectives and a finite benchmark only choose a point on it. That point — the scenario's own batch — and the largest batch
-    // that fits are on the curve too, so the operating point lies on its own line.
+    // requests): server mode, objectives and a finite benchmark only choose a point on it.
+    // That point — the scenario's own batch — and the largest batch that fits are on the curve
+    // too, so the operating point lies on its own line.
     const int operating = evaluate(base).inference.batch;
     Scenario s = base;
     s.workload.inference.batch = 0;
