@@ -57,6 +57,37 @@ TEST_CASE("A prepared all-reduce is collectiveTime's, bit for bit, in one tier o
     CHECK(AllReducePlan().timeS(1e6) == 0.0); // an unprepared plan moves nothing
 }
 
+TEST_CASE("Prepared collectives given log2 of the bytes agree with the plain ones; a prepared "
+          "send is p2pTime's") {
+    // The serving replica passes log2(bytes) built from kept parts (log2 of its rows plus log2
+    // of a row's bytes): the efficiency curve is then read at that logarithm, not at one taken
+    // from the bytes, so the two forms agree to rounding, not bit for bit.
+    const System h100 = test::preset("default").system;
+    const System hand = twoTier(100, 5, 10, 10);
+    for (const System* sys : {&h100, &hand})
+        for (long long stride : {1LL, 4LL, 8LL, 16LL}) {
+            const P2pPlan send(*sys, stride);
+            for (double bytes : {0.0, 1.0, 4096.0, 1048576.0, 3.3e7, 8.6e9}) {
+                INFO("stride " << stride << " bytes " << bytes);
+                CHECK(send.timeS(bytes) == p2pTime(*sys, stride, bytes));
+                if (bytes > 0)
+                    CHECK(send.timeS(bytes, std::log2(bytes)) ==
+                          Approx(p2pTime(*sys, stride, bytes)).epsilon(1e-12));
+            }
+            for (int n : {2, 8, 16}) {
+                if (n * stride > sys->tiers.back().gpus) continue;
+                const AllReducePlan plan(*sys, layoutGroup(*sys, n, stride));
+                for (double bytes : {1.0, 4096.0, 1048576.0, 3.3e7, 8.6e9})
+                    CHECK(plan.timeS(bytes, std::log2(bytes)) ==
+                          Approx(plan.timeS(bytes)).epsilon(1e-12));
+            }
+        }
+    CHECK(P2pPlan().timeS(1e6) == 0.0);
+    // A two-tier send by hand: 8 GPUs a node, ranks 8 apart cross the 10 GB/s tier (efficiency
+    // 1 in the hand system) after its 10 µs latency: 1 MB takes 10 µs + 100 µs.
+    CHECK(P2pPlan(hand, 8).timeS(1e6) == Approx(10e-6 + 1e6 / 10e9).epsilon(1e-12));
+}
+
 TEST_CASE("All-reduce over 8 nodes of 8: NCCL's rail-aligned ring, its tree, and the "
           "hierarchical schedule only with in-network reduction") {
     System s = twoTier(100, 1, 10, 10);

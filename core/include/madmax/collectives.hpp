@@ -33,6 +33,10 @@ class AllReducePlan {
     AllReducePlan() = default;
     AllReducePlan(const System& sys, const GroupLayout& g);
     double timeS(double bytes) const;
+    /// The same for a caller that has log2(bytes) from parts it keeps (a GEMM's log2 of its
+    /// rows plus log2 of a row's bytes): the tier's efficiency curve is read at it, no
+    /// logarithm taken.
+    double timeS(double bytes, double log2Bytes) const;
 
   private:
     const System* sys_ = nullptr;
@@ -42,6 +46,20 @@ class AllReducePlan {
 
 /// Time of a point-to-point message between neighbours `stride` ranks apart.
 double p2pTime(const System& sys, long long stride, double bytes);
+
+/// Point-to-point messages between neighbours `stride` ranks apart, their tier found once
+/// (p2pTime's arithmetic; a serving replica sends one between its stages on every probe).
+class P2pPlan {
+  public:
+    P2pPlan() = default;
+    P2pPlan(const System& sys, long long stride);
+    double timeS(double bytes) const;
+    /// With log2(bytes) given (AllReducePlan::timeS's second form).
+    double timeS(double bytes, double log2Bytes) const;
+
+  private:
+    const NetworkTier* tier_ = nullptr; ///< none: a system without tiers (no time)
+};
 
 /// One MoE dispatch or combine all-to-all over an EP group (docs/developer/workloads.md): what crosses each
 /// tier per GPU and how long it takes.

@@ -292,15 +292,42 @@ double AllReducePlan::timeS(double bytes) const {
     return stage.latencyS + stage.transferS;
 }
 
-double p2pTime(const System& sys, long long stride, double bytes) {
-    if (sys.tiers.empty() || bytes <= 0) return 0.0;
-    const NetworkTier* tier = &sys.tiers.back();
+double AllReducePlan::timeS(double bytes, double log2Bytes) const {
+    if (!sys_ || group_.size <= 1 || bytes <= 0) return 0.0;
+    if (tier_ < 0) return collectiveTime(*sys_, group_, Collective::AllReduce, bytes);
+    // tierStage's arithmetic for an all-reduce, its efficiency read at the logarithm given.
+    const NetworkTier& t = sys_->tiers[std::size_t(tier_)];
+    const int f = group_.factor[std::size_t(tier_)];
+    const double bandwidth = t.bytesPerS / t.oversubscription * t.efficiency.atLog2(log2Bytes);
+    return 2.0 * (f - 1) * t.latencyS +
+           2.0 * double(f - 1) / f * bytes / (bandwidth * t.allReduceSpeedup);
+}
+
+namespace {
+/// The tier that carries a message between ranks `stride` apart: the innermost that holds both.
+const NetworkTier* p2pTier(const System& sys, long long stride) {
+    if (sys.tiers.empty()) return nullptr;
     for (const auto& t : sys.tiers)
-        if (t.gpus >= 2 * stride) {
-            tier = &t;
-            break;
-        }
-    return tier->latencyS + bytes / tierBandwidth(*tier, bytes);
+        if (t.gpus >= 2 * stride) return &t;
+    return &sys.tiers.back();
+}
+} // namespace
+
+double p2pTime(const System& sys, long long stride, double bytes) {
+    return P2pPlan(sys, stride).timeS(bytes);
+}
+
+P2pPlan::P2pPlan(const System& sys, long long stride) : tier_(p2pTier(sys, stride)) {}
+
+double P2pPlan::timeS(double bytes) const {
+    if (!tier_ || bytes <= 0) return 0.0;
+    return tier_->latencyS + bytes / tierBandwidth(*tier_, bytes);
+}
+
+double P2pPlan::timeS(double bytes, double log2Bytes) const {
+    if (!tier_ || bytes <= 0) return 0.0;
+    return tier_->latencyS + bytes / (tier_->bytesPerS / tier_->oversubscription *
+                                      tier_->efficiency.atLog2(log2Bytes));
 }
 
 } // namespace madmax

@@ -22,6 +22,9 @@ namespace madmax::detail::serving {
 struct Rows {
     double m, log2m;
     explicit Rows(double rows) : m(rows), log2m(std::log2(rows)) {}
+    /// With the logarithm from parts the caller keeps (a decode round's rows: its sequences'
+    /// logarithm plus that of the rows each verifies).
+    Rows(double rows, double log2rows) : m(rows), log2m(log2rows) {}
 };
 
 /// Everything about one replica that does not depend on the batch. Its layer's weight GEMMs
@@ -36,6 +39,9 @@ struct Serving : WeightSet {
     double wB, aB, kvB, peak, peak16, gemmScale, bw, etaMem;
     GroupLayout tpGroup;
     AllReducePlan tpAllReduce; ///< the TP group's all-reduce, prepared once
+    P2pPlan stageSend;         ///< a pipeline stage's send to the next, prepared once
+    double log2RowBytes = 0;   ///< log2 of one token row's activations, h · 2 bytes
+    double log2VerifyRows = 0; ///< log2 of the rows a sequence verifies per decode pass
     double weightsBytes, kvPerToken, reservedContext, residentContext;
     double input, output;
     /// Prompt tokens computed per request (the prefix cache holds the rest) and the mean context
@@ -84,13 +90,13 @@ struct Serving : WeightSet {
             bytesPerElement(s.workload.precision) < 2 ? gpu.calibration.lowPrecisionGemmScale : 1.0;
         bw = gpu.hbmBytesPerS;
         etaMem = gpu.calibration.decodeMemoryEfficiency;
-        tpGroup = layoutGroup(s.system, s.strategy.tp, 1);
-        tpAllReduce = AllReducePlan(s.system, tpGroup);
+        setCommPlans();
         input = in.inputTokens;
         output = in.outputTokens;
         computedInput = std::max(1.0, std::round((1.0 - in.prefixCacheHit) * input));
         prefillContext = (input - computedInput) + computedInput / 2;
         verifyRows = 1.0 + in.draftTokens;
+        log2VerifyRows = std::log2(verifyRows);
         // Below 16 bits the efficiency is that of the 16-bit GEMM of equal ideal time; the
         // activation casts are fused into the preceding kernels' epilogues (TensorRT-LLM).
         gemmPrecision = {peak, gemmScale, wB, aB, aB, etaMem, peak16 / peak};
@@ -140,6 +146,14 @@ struct Serving : WeightSet {
         promptLoadWaitS = p * (withPrefixLoad(promptStage.total(), 1) - promptStage.total());
         promptS = p * (promptStage.total() + p2p(computedInput)) + promptLoadWaitS;
         kvTransfer = kvTransferTimeS();
+    }
+
+    /// The TP group's all-reduce and a stage's send, prepared once for every message size.
+    void setCommPlans() {
+        tpGroup = layoutGroup(s.system, s.strategy.tp, 1);
+        tpAllReduce = AllReducePlan(s.system, tpGroup);
+        stageSend = P2pPlan(s.system, s.strategy.tp);
+        log2RowBytes = std::log2(h * aB);
     }
 
     /// The weights' shapes and keyed logarithms depend on the degrees and precision only: a
@@ -340,7 +354,7 @@ struct Serving : WeightSet {
         Costs c = attention(M, context, decode, ov);
         // Norms, activation, residuals, RoPE, KV append: a few memory-bound kernels.
         c.overhead += 4 * ov + 10 * rows * h * aB / (bw * etaMem);
-        c.comm += 2 * tpAllReduce.timeS(rows * h * aB);
+        c.comm += 2 * tpAllReduce.timeS(rows * h * aB, M.log2m + log2RowBytes);
         return c;
     }
     double layerOverheadS(bool decode) const {
@@ -373,7 +387,10 @@ struct Serving : WeightSet {
 
     /// One pass of the fullest stage for `rows` tokens (the LM head for `headRows` of them).
     Costs stage(double rows, double context, bool decode, double headRows) const {
-        const Rows M(rows); // (a decode pass's head takes every row: one logarithm for both)
+        return stage(Rows(rows), context, decode, headRows);
+    }
+    Costs stage(const Rows& M, double context, bool decode, double headRows) const {
+        const double rows = M.m; // (a decode pass's head takes every row: one logarithm for both)
         Costs c = denseLayers > 0 && moeLayers > 0
                       ? bothKindsOfLayers(rows, context, decode)
                       : layer(M, context, decode, moeLayers > 0)
@@ -429,10 +446,9 @@ struct Serving : WeightSet {
         return std::max(computeS, load) + std::min(computeS, load) / layers;
     }
 
-    double p2p(double rows) const {
-        if (p <= 1) return 0;
-        const long long stride = s.strategy.tp;
-        return p2pTime(s.system, stride, rows * h * aB);
+    double p2p(double rows) const { return p <= 1 ? 0.0 : stageSend.timeS(rows * h * aB); }
+    double p2p(const Rows& M) const {
+        return p <= 1 ? 0.0 : stageSend.timeS(M.m * h * aB, M.log2m + log2RowBytes);
     }
 
     struct Iteration {
@@ -446,11 +462,10 @@ struct Serving : WeightSet {
     /// The draft passes of a round: each of the k draft tokens runs the draft's layers (of the
     /// model's heavier kind: DeepSeek-V3's MTP module is one MoE block) and the head, one row per
     /// sequence, one after another.
-    Costs drafts(double rows) const {
+    Costs drafts(const Rows& M) const {
         const int k = s.workload.inference.draftTokens;
         if (k <= 0) return {};
         const double ov = gpu.calibration.decodeKernelOverheadS;
-        const Rows M(rows);
         Costs one = layer(M, residentContext, true, moeLayers > 0)
                         .scaled(s.workload.inference.draftLayers);
         gemm(one, M, head, ov);
@@ -462,12 +477,13 @@ struct Serving : WeightSet {
         // With PP the batch is split into p micro-batches that circulate; a round visits every
         // stage once per micro-batch. With speculation each sequence verifies its drafts and
         // the next token in one pass: 1 + k rows.
-        const double seqs = std::ceil(batch / p), rows = seqs * verifyRows;
-        it.decode = stage(rows, residentContext, true, rows).scaled(p);
-        const Costs d = drafts(seqs).scaled(p);
+        const double seqs = std::ceil(batch / p);
+        const Rows S(seqs), R(seqs * verifyRows, S.log2m + log2VerifyRows);
+        it.decode = stage(R, residentContext, true, R.m).scaled(p);
+        const Costs d = drafts(S).scaled(p);
         it.draftS = d.total();
         it.decode += d;
-        it.p2pS = p * p2p(rows);
+        it.p2pS = p * p2p(R);
         it.prefillPerIterS = 0;
         if (s.workload.inference.phase == ServingPhase::Aggregated) {
             // Chunked prefill: prompts are batched up to the chunk budget; each round admits
