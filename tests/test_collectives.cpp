@@ -57,7 +57,7 @@ TEST_CASE("A prepared all-reduce is collectiveTime's, bit for bit, in one tier o
     CHECK(AllReducePlan().timeS(1e6) == 0.0); // an unprepared plan moves nothing
 }
 
-TEST_CASE("Prepared collectives given log2 of the bytes agree with the plain ones; a prepared "
+TEST_CASE("Prepared collectives given log2 of the bytes agree with the plain ones, and a prepared "
           "send is p2pTime's") {
     // The serving replica passes log2(bytes) built from kept parts (log2 of its rows plus log2
     // of a row's bytes): the efficiency curve is then read at that logarithm, not at one taken

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -71,6 +72,8 @@ struct DlrmShape {
 };
 
 /// The embedding plan of a strategy (no allocation: fixed arrays, copied in the search).
+static_assert(sizeof(EmbSharding) == 1, "DlrmPlan compares its sharding types as bytes");
+
 struct DlrmPlan {
     std::array<EmbSharding, kMaxTableGroups> sharding{}; ///< per table group; default TW
     int groupSize = 0;          ///< 2-D sparse parallelism: shard over groups of this many GPUs
@@ -82,7 +85,13 @@ struct DlrmPlan {
     /// TBE, HugeCTR): the host issues a gather, a backward and an update per table.
     bool perTableKernels = false;
     int listed = 0; ///< types the file listed (0: one type for every group)
-    bool operator==(const DlrmPlan&) const = default;
+    bool operator==(const DlrmPlan& o) const {
+        // The sharding types compared as one block of bytes (they are one-byte enums), not one
+        // by one: every configuration a search tries asks whether its plan is the default.
+        return groupSize == o.groupSize && pipelineSparse == o.pipelineSparse &&
+               perTableKernels == o.perTableKernels && listed == o.listed &&
+               std::memcmp(sharding.data(), o.sharding.data(), sizeof sharding) == 0;
+    }
 };
 
 /// What the engine reports about the embeddings (critical = most loaded rank).
