@@ -103,6 +103,30 @@ TEST_CASE("Hand-derived: op durations of one layer on the roofline") {
         CHECK(e.label.find("(bwd) (bwd)") == std::string::npos);
 }
 
+TEST_CASE("Hand-derived: a GEMM's per-row rates give gemmBoundsAt's bounds") {
+    // The serving engine keeps each weight's rates (detail::GemmRates) and asks them at every
+    // probe's rows. An 8192 x 28672 FP8 weight on a toy GPU (1 PFLOP/s at scale 0.8, 2 TB/s at
+    // efficiency 0.9): its reads 8192·28672·1 B / 1.8e12 B/s = 130.50 us; per row
+    // (8192 + 28672)·2 B / 1.8e12 = 40.96 ns; math per row 2·8192·28672 / 0.8e15 = 587.2 ns.
+    Gpu gpu;
+    gpu.hbmBytesPerS = 2e12;
+    const detail::GemmPrecision fp8{1e15, 0.8, 1.0, 2.0, 2.0, 0.9, 0.5};
+    const detail::GemmRates r(gpu, fp8, 28672, 8192);
+    CHECK(r.weightReadS == Approx(8192.0 * 28672 / 1.8e12).epsilon(1e-12));
+    CHECK(r.weightReadS == Approx(130.50e-6).epsilon(1e-4));
+    CHECK(r.rowReadS == Approx(40.96e-9).epsilon(1e-4));
+    CHECK(r.mathRowS == Approx(587.2e-9).epsilon(1e-4));
+    for (const detail::GemmPrecision& p : {fp8, detail::GemmPrecision::sixteenBit(2e15, 0.85)})
+        for (double rows : {1.0, 7.0, 64.0, 300.0, 8192.0})
+            for (double padded : {rows, std::ceil(rows / 64) * 64})
+                for (double eff : {0.05, 0.61, 1.0}) {
+                    const detail::GemmBounds a = detail::GemmRates(gpu, p, 28672, 8192).at(rows, eff, padded);
+                    const detail::GemmBounds b = detail::gemmBoundsAt(gpu, p, rows, 28672, 8192, eff, padded);
+                    CHECK(a.computeS == Approx(b.computeS).epsilon(1e-12));
+                    CHECK(a.memoryS == Approx(b.memoryS).epsilon(1e-12));
+                }
+}
+
 TEST_CASE("Hand-derived: softmax exponentials add to fused attention's tensor-core time") {
     EvaluateOptions withTimeline;
     withTimeline.timeline = true;

@@ -58,6 +58,27 @@ inline GemmBounds gemmBoundsAt(const Gpu& gpu, const GemmPrecision& p, double M,
     return {flops / (p.peakFlops * efficiency * p.scale),
             bytes / (gpu.hbmBytesPerS * p.hbmEfficiency)};
 }
+/// gemmBoundsAt factored for one weight W[K×N] at one precision, for a caller that asks it at
+/// many row counts (a serving batch solve asks every weight of a layer on every probe): the
+/// weight's reads, the activations' bytes per row and the math per row are taken once, and a
+/// lookup is two multiply-adds and a division. Equal to gemmBoundsAt up to rounding.
+struct GemmRates {
+    double weightReadS = 0; ///< W's K·N elements read: K·N·weightBytes / (HBM · efficiency)
+    double rowReadS = 0;    ///< per row of A read and of C written: (K·in + N·out) / (HBM · eff.)
+    double mathRowS = 0;    ///< per row computed at GEMM efficiency 1: 2·N·K / (peak · scale)
+    GemmRates() = default;
+    GemmRates(const Gpu& gpu, const GemmPrecision& p, double N, double K) {
+        const double hbm = gpu.hbmBytesPerS * p.hbmEfficiency;
+        weightReadS = K * N * p.weightBytes / hbm;
+        rowReadS = (K * p.inputBytes + N * p.outputBytes) / hbm;
+        mathRowS = 2.0 * N * K / (p.peakFlops * p.scale);
+    }
+    /// The bounds for M rows, `mathRows` of them computed (gemmBoundsAt's arguments).
+    GemmBounds at(double M, double efficiency, double mathRows) const {
+        return {mathRows * mathRowS / efficiency, weightReadS + M * rowReadS};
+    }
+};
+
 inline GemmBounds gemmBounds(const Gpu& gpu, const GemmPrecision& p, double M, double N,
                              double K) {
     return gemmBoundsAt(gpu, p, M, N, K,

@@ -2,6 +2,7 @@
 // configurations.
 #pragma once
 
+#include "engine/op_cost.hpp"
 #include "madmax/layer_gemms.hpp"
 #include "madmax/types.hpp"
 
@@ -40,10 +41,11 @@ struct Weight {
     GemmShape g;
     double log2KeyedFlopsPerRow = 0;
     bool sixteenBit = false; ///< kept in 16 bits below a 16-bit checkpoint (the head, the router)
+    detail::GemmRates rates; ///< its bounds per row at its precision (op_cost.hpp)
     Weight() = default;
-    Weight(const GemmShape& shape, double key, bool sixteen = false)
+    Weight(const GemmShape& shape, double key, const detail::GemmRates& r, bool sixteen = false)
         : g(shape), log2KeyedFlopsPerRow(std::log2(shape.flopsPerRow() * (sixteen ? 1.0 : key))),
-          sixteenBit(sixteen) {}
+          sixteenBit(sixteen), rates(r) {}
 };
 
 /// A layer's weight GEMMs on one GPU (layer_gemms.hpp): the attention projections
@@ -96,12 +98,13 @@ class PrefillMemo {
     const Costs* find(const Key& k) const { return passes_.find(k); }
     void add(const Key& k, const Costs& c) { passes_.add(k, c); }
 
-    /// A replica's weight GEMMs (WeightSet) depend on the model, which one search never
-    /// changes, and on these: the TP and expert-TP degrees, the efficiency key of the GEMMs'
-    /// precision, and whether the head and router stay in 16 bits.
+    /// A replica's weight GEMMs (WeightSet) depend on the model and the GPU, which one search
+    /// never changes, and on these: the TP and expert-TP degrees, the efficiency key of the
+    /// GEMMs' precision (its peak), the weights' bytes, the low-precision scale, and whether the head and router stay in
+    /// 16 bits.
     struct WeightKey {
         int tp = 0, etp = 0;
-        double efficiencyKey = 0;
+        double efficiencyKey = 0, weightBytes = 0, scale = 0;
         bool sixteenBitHead = false;
         bool operator==(const WeightKey&) const = default;
     };

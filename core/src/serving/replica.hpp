@@ -156,38 +156,45 @@ struct Serving : WeightSet {
         log2RowBytes = std::log2(h * aB);
     }
 
-    /// The weights' shapes and keyed logarithms depend on the degrees and precision only: a
-    /// search's memo keeps them across the configurations that share those.
+    /// The weights' shapes, keyed logarithms and per-row rates depend on the degrees and the
+    /// precisions only: a search's memo keeps them across the configurations that share those.
     void keptOrSetWeights(const Model& m) {
         const PrefillMemo::WeightKey key{s.strategy.tp, s.strategy.etp,
-                                         gemmPrecision.efficiencyKey, wB < 2};
+                                         gemmPrecision.efficiencyKey, wB, gemmScale, wB < 2};
         if (const WeightSet* kept = memo ? memo->findWeights(key) : nullptr) {
             static_cast<WeightSet&>(*this) = *kept;
             return;
         }
-        setWeights(m, gemmPrecision.efficiencyKey);
+        setWeights(m);
         if (memo) memo->addWeights(key, *this);
     }
 
-    /// The layer's weight GEMMs on this GPU (layer_gemms.hpp), keyed for the efficiency lookup.
-    void setWeights(const Model& m, double key) {
+    /// The layer's weight GEMMs on this GPU (layer_gemms.hpp), keyed for the efficiency lookup,
+    /// with their bounds' rates at their precision (the head and router in 16 bits below a
+    /// 16-bit checkpoint).
+    void setWeights(const Model& m) {
+        const double key = gemmPrecision.efficiencyKey;
+        auto weight = [&](const GemmShape& g, bool sixteen = false) {
+            const GemmPrecision& p = sixteen ? gemmPrecision16 : gemmPrecision;
+            return Weight(g, key, detail::GemmRates(gpu, p, g.n, g.k), sixteen);
+        };
         const AttentionGemms attention = attentionGemms(m, t);
         projections = attention.count;
         for (int i = 0; i < projections; ++i)
-            attnProj[std::size_t(i)] = Weight(attention.projections[std::size_t(i)], key);
-        attnOut = Weight(attention.output, key);
+            attnProj[std::size_t(i)] = weight(attention.projections[std::size_t(i)]);
+        attnOut = weight(attention.output);
         const MlpGemms mlp = mlpGemms(m, f, t);
-        mlpUp = Weight(mlp.up, key);
-        mlpDown = Weight(mlp.down, key);
-        head = Weight({V / t, h}, key, wB < 2);
+        mlpUp = weight(mlp.up);
+        mlpDown = weight(mlp.down);
+        head = weight({V / t, h}, wB < 2);
         if (!m.isMoe()) return; // (the expert, shared-expert and router GEMMs are MoE's)
         const MlpGemms expert = mlpGemms(m, double(m.moe.expertFfn), s.strategy.etp);
-        expertUp = Weight(expert.up, key);
-        expertDown = Weight(expert.down, key);
+        expertUp = weight(expert.up);
+        expertDown = weight(expert.down);
         const MlpGemms shared = mlpGemms(m, double(m.moe.sharedExperts) * m.moe.expertFfn, t);
-        sharedUp = Weight(shared.up, key);
-        sharedDown = Weight(shared.down, key);
-        router = Weight(routerGemm(m), key, wB < 2);
+        sharedUp = weight(shared.up);
+        sharedDown = weight(shared.down);
+        router = weight(routerGemm(m), wB < 2);
     }
 
     /// Expert copies held per routed expert: (experts + redundant) / experts.
@@ -202,9 +209,8 @@ struct Serving : WeightSet {
     void gemm(Costs& c, const Rows& M, const Weight& w, double overheadS,
               const Rows* math = nullptr) const {
         const Rows& computed = math ? *math : M;
-        const GemmBounds g = gemmBoundsAt(
-            gpu, w.sixteenBit ? gemmPrecision16 : gemmPrecision, M.m, w.g.n, w.g.k,
-            gpu.calibration.gemmEfficiency.atLog2(computed.log2m + w.log2KeyedFlopsPerRow),
+        const GemmBounds g = w.rates.at(
+            M.m, gpu.calibration.gemmEfficiency.atLog2(computed.log2m + w.log2KeyedFlopsPerRow),
             computed.m);
         if (g.memoryS >= g.computeS)
             c.weight += g.memoryS;
