@@ -39,7 +39,12 @@ bool pollFor(Ready ready) {
     const auto until = std::chrono::steady_clock::now() + kPoll;
     for (int i = 0;; ++i) {
         if (ready()) return true;
-        if ((i & 63) == 63) {
+        // The processor's spin-wait hint between polls; the clock and the scheduler only now
+        // and then (a yield every 64 polls delayed a woken thread by 2-5 us on the 2-core VM).
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if ((i & 1023) == 1023) {
             if (std::chrono::steady_clock::now() >= until) return false;
             std::this_thread::yield();
         }
