@@ -236,6 +236,7 @@ ServingSearchResult searchServing(const Scenario& base, const ServingSearchOptio
     const std::vector<int> drafts =
         o.draftTokens.empty() ? std::vector<int>{inf.draftTokens} : o.draftTokens;
     std::vector<ServingFound> layouts; // every configuration to try, in a fixed order
+    layouts.reserve(std::size_t(64) * drafts.size() * precisions.size());
     for (int tp : divisorsOf(m.heads, domain)) {
         if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0) continue;
         if (!allowed(o.tp, tp)) continue;
