@@ -458,6 +458,27 @@ TEST_CASE("DLRM bad inputs name the field and the fix") {
                Contains("apply to DLRM models only"));
 }
 
+TEST_CASE("Two embedding plans are equal only when every field and every group's sharding is") {
+    // DlrmPlan compares its sharding types as one block of bytes: a difference in the last of
+    // the kMaxTableGroups groups, or in any scalar, still makes the plans differ.
+    const DlrmPlan base;
+    CHECK(base == DlrmPlan{});
+    DlrmPlan last = base;
+    last.sharding[kMaxTableGroups - 1] = EmbSharding::RowWise;
+    CHECK_FALSE(last == base);
+    DlrmPlan first = base;
+    first.sharding[0] = EmbSharding::ColumnWise;
+    CHECK_FALSE(first == base);
+    for (auto change : {+[](DlrmPlan& p) { p.groupSize = 8; },
+                        +[](DlrmPlan& p) { p.pipelineSparse = true; },
+                        +[](DlrmPlan& p) { p.perTableKernels = true; },
+                        +[](DlrmPlan& p) { p.listed = 3; }}) {
+        DlrmPlan other = base;
+        change(other);
+        CHECK_FALSE(other == base);
+    }
+}
+
 TEST_CASE("DLRM hand-derived: a synchronous loader's read and copy add to the step") {
     // Each GPU reads its 512 samples as Criteo binary records: label, 16 dense features and 3
     // ids (table A pools 2, B 1), 4 B each = 80 B; 40,960 B off storage at 2 GB/s (2.048e-5 s)

@@ -71,9 +71,9 @@ struct DlrmShape {
     double denseForwardFlopsPerSample() const;
 };
 
-/// The embedding plan of a strategy (no allocation: fixed arrays, copied in the search).
 static_assert(sizeof(EmbSharding) == 1, "DlrmPlan compares its sharding types as bytes");
 
+/// The embedding plan of a strategy (no allocation: fixed arrays, copied in the search).
 struct DlrmPlan {
     std::array<EmbSharding, kMaxTableGroups> sharding{}; ///< per table group; default TW
     int groupSize = 0;          ///< 2-D sparse parallelism: shard over groups of this many GPUs

@@ -28,8 +28,8 @@ struct Costs {
     }
     Costs scaled(double f) const {
         // (Field by field: through a list of the fields' addresses the compiler kept the loop.)
-        return {weight * f,     kv * f,       compute * f, comm * f,   overhead * f,
-                a2a * f,        weightSide * f, gemmSide * f, kvSide * f, attentionSide * f};
+        return {weight * f, kv * f,         compute * f,  comm * f,   overhead * f,
+                a2a * f,    weightSide * f, gemmSide * f, kvSide * f, attentionSide * f};
     }
 };
 
@@ -98,8 +98,8 @@ class PrefillMemo {
 
     /// A replica's weight GEMMs (WeightSet) depend on the model and the GPU, which one search
     /// never changes, and on these: the TP and expert-TP degrees, the efficiency key of the
-    /// GEMMs' precision (its peak), the weights' bytes, the low-precision scale, and whether the head and router stay in
-    /// 16 bits.
+    /// GEMMs' precision (its peak), the weights' bytes, the low-precision scale, and whether
+    /// the head and router stay in 16 bits.
     struct WeightKey {
         int tp = 0, etp = 0;
         double efficiencyKey = 0, weightBytes = 0, scale = 0;
