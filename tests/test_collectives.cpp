@@ -64,7 +64,12 @@ TEST_CASE("Prepared collectives given log2 of the bytes agree with the plain one
     // from the bytes, so the two forms agree to rounding, not bit for bit.
     const System h100 = test::preset("default").system;
     const System hand = twoTier(100, 5, 10, 10);
-    for (const System* sys : {&h100, &hand})
+    const System oversubscribed = [&] { // a 2:1 network tier
+        System s = hand;
+        s.tiers[1].oversubscription = 2;
+        return s;
+    }();
+    for (const System* sys : {&h100, &hand, &oversubscribed})
         for (long long stride : {1LL, 4LL, 8LL, 16LL}) {
             const P2pPlan send(*sys, stride);
             for (double bytes : {0.0, 1.0, 4096.0, 1048576.0, 3.3e7, 8.6e9}) {
@@ -86,6 +91,9 @@ TEST_CASE("Prepared collectives given log2 of the bytes agree with the plain one
     // A two-tier send by hand: 8 GPUs a node, ranks 8 apart cross the 10 GB/s tier (efficiency
     // 1 in the hand system) after its 10 µs latency: 1 MB takes 10 µs + 100 µs.
     CHECK(P2pPlan(hand, 8).timeS(1e6) == Approx(10e-6 + 1e6 / 10e9).epsilon(1e-12));
+    // Oversubscribed 2:1, the same send gets half the tier's rate: 10 µs + 200 µs.
+    CHECK(P2pPlan(oversubscribed, 8).timeS(1e6, std::log2(1e6)) ==
+          Approx(10e-6 + 1e6 / 5e9).epsilon(1e-12));
 }
 
 TEST_CASE("All-reduce over 8 nodes of 8: NCCL's rail-aligned ring, its tree, and the "
