@@ -120,8 +120,10 @@ TEST_CASE("Hand-derived: a GEMM's per-row rates give gemmBoundsAt's bounds") {
         for (double rows : {1.0, 7.0, 64.0, 300.0, 8192.0})
             for (double padded : {rows, std::ceil(rows / 64) * 64})
                 for (double eff : {0.05, 0.61, 1.0}) {
-                    const detail::GemmBounds a = detail::GemmRates(gpu, p, 28672, 8192).at(rows, eff, padded);
-                    const detail::GemmBounds b = detail::gemmBoundsAt(gpu, p, rows, 28672, 8192, eff, padded);
+                    const detail::GemmBounds a =
+                        detail::GemmRates(gpu, p, 28672, 8192).at(rows, eff, padded);
+                    const detail::GemmBounds b =
+                        detail::gemmBoundsAt(gpu, p, rows, 28672, 8192, eff, padded);
                     CHECK(a.computeS == Approx(b.computeS).epsilon(1e-12));
                     CHECK(a.memoryS == Approx(b.memoryS).epsilon(1e-12));
                 }

@@ -1053,10 +1053,12 @@ TEST_CASE("Held-out large-EP serving rows: DeepSeek-V3 prefill and decode pools,
     }
 }
 
-TEST_CASE("Held-out TensorRT-LLM 1.0 rows: Hopper dense within 30% (median 10%), MoE serving predicted and optimistic") {
+TEST_CASE("Held-out TensorRT-LLM 1.0 rows: Hopper dense within 30% (median 10%), MoE serving "
+          "predicted and optimistic") {
     // presets/validation/trtllm-10-overview.json (TensorRT-LLM's v1.0-era perf overview, the
     // page and commit of public.json's Llama 3.3 70B rows). Nothing is fitted on them. Dense
-    // Llama 3.1 405B (TP8) and 8B (TP1) on H100 and H200: this build -27.2% to +19.8% (below). MoE,
+    // Llama 3.1 405B (TP8) and 8B (TP1) on H100 and H200: this build -27.2% to +19.8%
+    // (below). MoE,
     // Qwen3-235B-A22B FP8 on 8 H100 / 8 H200 (attention DP, EP8): +28.8% to +73.8% (+33.5% to
     // +79.6% before the rows were predicted as the finite benchmarks they were, and the expert
     // GEMMs computed in 64-row tiles), every one optimistic — a mechanism of MoE serving in this framework that the model does not have
