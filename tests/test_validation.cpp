@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <string_view>
 
 using namespace madmax;
 using nlohmann::json;
@@ -51,6 +53,28 @@ std::pair<double, std::string> predictAlone(const nlohmann::json& k) {
 bool isMoeCase(const nlohmann::json& c) {
     return (c["kind"] == "training" && c["model"]["arch"] == "moe") ||
            (c["kind"] == "collective" && c["collective"]["op"] == "all_to_all");
+}
+
+/// A dataset file run through validation: its case count checked and every case predicted.
+ValidationReport validatedFile(const char* path, int cases) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    const ValidationReport r = runValidation(readJsonFile(path), PresetLibrary::builtin(), name);
+    REQUIRE(r.overall.count == cases);
+    for (const auto& c : r.cases) {
+        INFO(c.id);
+        REQUIRE(c.predicted);
+    }
+    return r;
+}
+
+/// Whether one of a case's notes contains `text` (noteContains) or begins with it (noteStarts).
+bool noteContains(const CaseOutcome& o, std::string_view text) {
+    return std::any_of(o.notes.begin(), o.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+bool noteStarts(const CaseOutcome& o, std::string_view prefix) {
+    return std::any_of(o.notes.begin(), o.notes.end(),
+                       [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
 }
 } // namespace
 
@@ -130,9 +154,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
         // (scripts/performance/configs/qwen/qwen3_llm_pretrain.py, set_qwen3_common_configs):
         // the least recompute under which these rows fit must be none.
         if (o.id.find("qwen3") != std::string::npos)
-            CHECK(std::any_of(o.notes.begin(), o.notes.end(), [](const std::string& n) {
-                return n.rfind("recompute not published: none,", 0) == 0;
-            }));
+            CHECK(noteStarts(o, "recompute not published: none,"));
         // GPT-OSS's expert biases and activation clamp are not in the tables: they come from
         // the model preset of the same shape (its config.json); its dispatcher from its
         // recipe (Megatron-Bridge's GPTOSSProvider: the flat alltoall dispatcher; so is
@@ -645,23 +667,15 @@ TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%
     // optimizer's DP-64 gathers span 8 nodes): it was already optimistic and faster rings only
     // make it more so, so its miss is not in its communication (docs/guide/
     // calibration-and-validation.md lists it among the open misses).
-    const ValidationReport r = runValidation(readJsonFile(MADMAX_MBRIDGE2511_DATASET),
-                                             PresetLibrary::builtin(), "megatron-bridge-2511.json");
-    CHECK(r.overall.count == 20);
-    for (const auto& c : r.cases)
-        CHECK(c.predicted.has_value());
+    const ValidationReport r = validatedFile(MADMAX_MBRIDGE2511_DATASET, 20);
     // Public Megatron-Bridge FP8 rows on H100 carry no recipe: its tables' FP8-CS is assumed,
     // and said so.
     const auto& q = *std::find_if(report().cases.begin(), report().cases.end(), [](const auto& c) {
         return c.id == "mbridge2511-qwen3-30b-a3b-dgx-h100-16-fp8";
     });
-    CHECK(std::any_of(q.notes.begin(), q.notes.end(), [](const std::string& n) {
-        return n.find("current (Megatron-Bridge's FP8-CS) assumed") != std::string::npos;
-    }));
+    CHECK(noteContains(q, "current (Megatron-Bridge's FP8-CS) assumed"));
     // Nor do they say how kernels were launched: eager is assumed, and said.
-    CHECK(std::any_of(q.notes.begin(), q.notes.end(), [](const std::string& n) {
-        return n.find("CUDA graphs not published: eager launches assumed") != std::string::npos;
-    }));
+    CHECK(noteContains(q, "CUDA graphs not published: eager launches assumed"));
     CHECK(r.overall.medianAbsPct <= 12.0);
     CHECK(r.overall.maxAbsPct <= 70.0);
     for (const auto& c : r.cases) {
@@ -679,9 +693,7 @@ TEST_CASE("Megatron-Bridge 25.11 rows public.json leaves out: median at most 12%
                                0) == 0;
             }));
         if (c.id.find("qwen3") != std::string::npos) // as the public rows above: no recompute
-            CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-                return n.rfind("recompute not published: none,", 0) == 0;
-            }));
+            CHECK(noteStarts(c, "recompute not published: none,"));
     }
 }
 
@@ -694,19 +706,12 @@ TEST_CASE("Megatron-Bridge 26.08 MoE rows with their recipes' switches: held out
     // The same Qwen3-30B-A3B layout on 8 GB200 ran 23,766 tokens/s/GPU in 25.11 and 39,936 in
     // 26.08: the 25.11 row's +22.8% is that release's software, which the engine with these
     // switches reaches within 2%.
-    const ValidationReport r = runValidation(readJsonFile(MADMAX_MBRIDGE2608_DATASET),
-                                             PresetLibrary::builtin(), "megatron-bridge-2608.json");
-    REQUIRE(r.overall.count == 8);
+    const ValidationReport r = validatedFile(MADMAX_MBRIDGE2608_DATASET, 8);
     for (const auto& c : r.cases) {
-        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
-        REQUIRE(c.predicted.has_value());
-        CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-            return n.rfind("recipe: cuda_graphs true, dispatcher \"deepep\"", 0) == 0;
-        }));
+        INFO(c.id << " measured " << c.measured << " predicted " << *c.predicted);
+        CHECK(noteStarts(c, "recipe: cuda_graphs true, dispatcher \"deepep\""));
         // A recipe that names its launches is not said to be eager.
-        CHECK_FALSE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-            return n.find("CUDA graphs not published") != std::string::npos;
-        }));
+        CHECK_FALSE(noteContains(c, "CUDA graphs not published"));
         if (c.id.find("qwen3") != std::string::npos) CHECK(std::fabs(c.errorPct()) <= 15.0);
         // GPT-OSS stays optimistic in every release and layout (docs/guide/
         // calibration-and-validation.md): a miss of that model, not of Blackwell's MoE layer.
@@ -856,9 +861,7 @@ TEST_CASE("A published pipeline schedule the engine does not run is said, an unk
     json doc = {{"schema", "madmax-validation/1"}, {"cases", json::array({c})}};
     const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "g.json");
     REQUIRE(r.cases.size() == 1);
-    CHECK(std::any_of(r.cases[0].notes.begin(), r.cases[0].notes.end(), [](const std::string& n) {
-        return n.rfind("pp_schedule gpipe: costed as 1F1B", 0) == 0;
-    }));
+    CHECK(noteStarts(r.cases[0], "pp_schedule gpipe: costed as 1F1B"));
     c["parallel"]["pp_schedule"] = "zigzag";
     CHECK_THROWS_WITH(scenarioForCase(c, PresetLibrary::builtin(), "g.json"),
                       Catch::Contains("parallel.pp_schedule") && Catch::Contains("expected 1f1b"));
@@ -988,16 +991,11 @@ TEST_CASE("TensorRT-LLM 0.19 rows: Llama 3.3 70B NVFP4 on one B200, the B200 dec
     // 0.42 at -1.7%, and to 0.44 when the row was predicted as the finite benchmark it was,
     // 3,000 requests in waves, which left 0.43 at -1.4%); 500/2000 is out of sample (+37.9%
     // before, +4.9%). The KV cache is taken in FP8 (not published, said).
-    const ValidationReport r = runValidation(readJsonFile(MADMAX_TRTLLM019_DATASET),
-                                             PresetLibrary::builtin(), "trtllm-019-b200-fp4.json");
-    REQUIRE(r.overall.count == 2);
+    const ValidationReport r = validatedFile(MADMAX_TRTLLM019_DATASET, 2);
     for (const auto& c : r.cases) {
-        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
-        REQUIRE(c.predicted);
+        INFO(c.id << " measured " << c.measured << " predicted " << *c.predicted);
         CHECK(std::fabs(c.errorPct()) <= (c.id.find("128-2048") != std::string::npos ? 1.0 : 5.0));
-        CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-            return n.find("kv_precision not published: fp8 assumed") != std::string::npos;
-        }));
+        CHECK(noteContains(c, "kv_precision not published: fp8 assumed"));
     }
 }
 
@@ -1034,21 +1032,15 @@ TEST_CASE("Held-out large-EP serving rows: DeepSeek-V3 prefill and decode pools,
     // bar for MoE serving is 25%. This build: -4.7%, +23.7%, +22.8%, +18.8%, +0.7%, +17.5%.
     // The balanced-routing rows isolate the physics (within 10%); the others' expert imbalance
     // after EPLB is not published, taken as 1.0 and said.
-    const ValidationReport r = runValidation(readJsonFile(MADMAX_LMSYS_LARGE_EP_DATASET),
-                                             PresetLibrary::builtin(), "lmsys-2505-large-ep.json");
-    REQUIRE(r.overall.count == 6);
+    const ValidationReport r = validatedFile(MADMAX_LMSYS_LARGE_EP_DATASET, 6);
     for (const auto& c : r.cases) {
-        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
-        REQUIRE(c.predicted);
+        INFO(c.id << " measured " << c.measured << " predicted " << *c.predicted);
         CHECK(std::fabs(c.errorPct()) <= 25.0);
         const bool balanced = c.id == "deepseek-v3-profile-prefill-h800-ep32" ||
                               c.id == "sglang-deepseek-v3-h100-prefill-ep32-4k-perfect-eplb";
         if (balanced) CHECK(std::fabs(c.errorPct()) <= 10.0);
         const bool saysImbalance =
-            std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-                return n.find("expert load imbalance not published: 1.0 assumed") !=
-                       std::string::npos;
-            });
+            noteContains(c, "expert load imbalance not published: 1.0 assumed");
         CHECK(saysImbalance == !balanced);
     }
 }
@@ -1073,8 +1065,7 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: Hopper dense within 30% (median 10%),
     // fit and each row's benchmark of trtllm-bench requests (inference.requests), the B200
     // Qwen3-30B-A3B rows are -6.4% to +13.4% and all 20 Blackwell rows have a median of 13.4%
     // (15.0% as a steady state at 0.43).
-    const ValidationReport r = runValidation(readJsonFile(MADMAX_TRTLLM10_DATASET),
-                                             PresetLibrary::builtin(), "trtllm-10-overview.json");
+    const ValidationReport r = validatedFile(MADMAX_TRTLLM10_DATASET, 68);
     //
     // The Hopper dense columns (Llama 3.1 405B at TP8 and 8B on one GPU, H100 and H200) at all
     // ten of the page's request shapes: median 8.5% at this build, within 30% each. The rows
@@ -1083,11 +1074,9 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: Hopper dense within 30% (median 10%),
     // decode_memory_efficiency (0.65, fitted on H100 rows whose rounds are mostly weight reads)
     // prices both the weights' and the cache's reads. The test holds that direction on the
     // longest shape, so a model that separates them shows here.
-    REQUIRE(r.overall.count == 68);
     std::vector<double> blackwell, hopperDense;
     for (const auto& c : r.cases) {
-        INFO(c.id << " measured " << c.measured << " predicted " << c.predicted.value_or(0));
-        REQUIRE(c.predicted);
+        INFO(c.id << " measured " << c.measured << " predicted " << *c.predicted);
         const bool isBlackwell = c.id.find("b200") != std::string::npos;
         const bool moe = c.id.find("qwen3") != std::string::npos;
         if (isBlackwell) {
@@ -1115,9 +1104,7 @@ TEST_CASE("Held-out TensorRT-LLM 1.0 rows: Hopper dense within 30% (median 10%),
     // benchmark-requests.json), said in its notes.
     for (const auto& c : r.cases) {
         INFO(c.id);
-        CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-            return n.find("benchmark request count not in the case: ") != std::string::npos;
-        }));
+        CHECK(noteContains(c, "benchmark request count not in the case: "));
     }
 }
 

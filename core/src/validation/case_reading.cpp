@@ -356,9 +356,7 @@ Zero3Style zero3StyleFor(const json& c) {
     return out;
 }
 
-/// A published run did fit: when the modelled memory says otherwise, the run saved memory in a
-/// way the table does not give (activation offloading, partial recompute) or the memory model
-/// over-counts. The prediction stands as published, and says so.
+/// A `recipe` block on a case that does not read it (serving, DLRM): an error naming it.
 void rejectRecipe(const json& c, const std::string& file, const char* kind) {
     if (!isNull(c, "recipe"))
         throw InputError(file, casePath(c, "recipe"),
@@ -367,6 +365,9 @@ void rejectRecipe(const json& c, const std::string& file, const char* kind) {
                              kind + " cases: remove the block");
 }
 
+/// A published run did fit: when the modelled memory says otherwise, the run saved memory in a
+/// way the table does not give (activation offloading, partial recompute) or the memory model
+/// over-counts. The prediction stands as published, and says so.
 void noteIfOverCapacity(const Scenario& s) {
     const MemoryBreakdown m = peakMemory(s);
     if (m.fits()) return;

@@ -17,6 +17,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <cstdio>
 #include <numeric>
 
@@ -126,11 +127,9 @@ void applyRecipe(const json& c, const std::string& file, json& strategy) {
     if (!r.is_object())
         throw InputError(file, casePath(c, "recipe"),
                          "expected an object of recipe switches, got " + r.dump());
-    static const std::map<std::string, const char*> switches = {
-        {"cuda_graphs", "cuda_graphs"},
-        {"moe_a2a_overlap", "moe_a2a_overlap"},
-        {"moe_fused_mlp", "moe_fused_mlp"},
-        {"tp_comm_overlap", "tp_comm_overlap"}};
+    // The on/off switches carry the strategy field's own name.
+    static const std::set<std::string> switches = {"cuda_graphs", "moe_a2a_overlap",
+                                                   "moe_fused_mlp", "tp_comm_overlap"};
     std::string said;
     for (const auto& [key, value] : r.items()) {
         const std::string path = "recipe." + key;
@@ -139,11 +138,11 @@ void applyRecipe(const json& c, const std::string& file, json& strategy) {
                 throw InputError(file, casePath(c, path.c_str()),
                                  "expected \"deepep\" or \"all_to_all\", got " + value.dump());
             strategy["moe_dispatcher"] = value;
-        } else if (const auto it = switches.find(key); it != switches.end()) {
+        } else if (switches.count(key)) {
             if (!value.is_boolean())
                 throw InputError(file, casePath(c, path.c_str()),
                                  "expected true or false, got " + value.dump());
-            strategy[it->second] = value;
+            strategy[key] = value;
         } else {
             throw InputError(file, casePath(c, path.c_str()),
                              "unknown recipe switch; known: cuda_graphs, moe_a2a_overlap, "
@@ -161,9 +160,9 @@ void applyRecipe(const json& c, const std::string& file, json& strategy) {
 void inferMoeLayout(const json& c, const json& par, const PresetLibrary& lib, json& strategy) {
     strategy["ep"] = intField(par, "ep", 1, "parallel");
     strategy["etp"] = intField(par, "etp", 1, "parallel");
-    if (strategy.contains("moe_dispatcher")) {
-        // The row's recipe names it (applyRecipe).
-    } else if (const json* d = moeDispatcherFor(c, lib)) {
+    // (A dispatcher the row's recipe names, applyRecipe, stands.)
+    const json* d = strategy.contains("moe_dispatcher") ? nullptr : moeDispatcherFor(c, lib);
+    if (d) {
         strategy["moe_dispatcher"] = d->at("dispatcher");
         if (d->contains("moe_a2a_overlap") && !strategy.contains("moe_a2a_overlap"))
             strategy["moe_a2a_overlap"] = d->at("moe_a2a_overlap");
