@@ -431,7 +431,8 @@ TEST_CASE("A positive but physically meaningless rate or size is refused, naming
               "system.tiers.0.gbps", "system.tiers.1.gbps", "system.gpu.peak_exp_tera_per_s",
               "system.gpu.calibration.memory_efficiency",
               "system.gpu.calibration.attention_efficiency",
-              "system.gpu.calibration.kv_cache_fraction", "strategy.bucket_mb"}) {
+              "system.gpu.calibration.kv_cache_fraction",
+              "system.gpu.calibration.deepep_nvlink_efficiency", "strategy.bucket_mb"}) {
             INFO(field);
             const std::string err = errorForSet({field + "=" + value});
             CHECK_THAT(err, Contains(field.substr(field.rfind('.') + 1)));

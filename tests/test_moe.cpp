@@ -127,15 +127,17 @@ TEST_CASE("Hand-derived MoE: dispatch all-to-all bytes and time, flat and per-no
     // Inside a domain DeepEP sends a token to a GPU once, however many of its k experts that GPU
     // holds (its is_token_in_rank), and the copies are made on arrival. 32 experts on EP 8 (4 a
     // GPU), top-2: a given GPU holds one of a token's two with probability 1 − (28/32)(27/31) =
-    // 236/992, so the 7 other GPUs receive 1024 · 2048 · 7 · 236/992 = 3,492,434.58 B, 3.4924e-5 s
-    // at 100 GB/s; the flat dispatcher sends each copy, 3,670,016 B. DeepEP's own bandwidth
+    // 236/992, so the 7 other GPUs receive 1024 · 2048 · 7 · 236/992 = 3,492,434.58 B, which
+    // DeepEP's kernels stream at 0.736 of the 100 GB/s line rate (the calibration's
+    // deepep_nvlink_efficiency): 4.7452e-5 s; the flat dispatcher (NCCL's all-to-all, at the
+    // tier's own efficiency, 1 here) sends each copy, 3,670,016 B. DeepEP's own bandwidth
     // figure counts what every GPU, this one included, receives: 1024 · 2048 · 8 · 236/992.
     const auto wide = [](const char* dispatcher) {
         return evaluate(toyMoe({{"model.moe.experts", 32}, {"strategy.moe_dispatcher", dispatcher}}));
     };
     const Result perGpu = wide("deepep"), perCopy = wide("all_to_all");
     CHECK(perGpu.moe.dispatchScaleUpBytes == Approx(3492434.580645).epsilon(1e-9));
-    CHECK(perGpu.moe.dispatchS == Approx(3.492434580645e-5).epsilon(1e-9));
+    CHECK(perGpu.moe.dispatchS == Approx(3.492434580645e-5 / 0.736).epsilon(1e-9));
     CHECK(perCopy.moe.dispatchScaleUpBytes == Approx(3670016.0));
     MoeA2aRequest req;
     req.tokens = 1024;
@@ -183,6 +185,35 @@ TEST_CASE("Hand-derived MoE: the all-to-all model against DeepEP's published ker
     const MoeA2aTraffic combine = moeAllToAll(sys, layoutGroup(sys, 256, 1), r);
     CHECK(combine.timeS ==
           Approx(t.latencyS + (t.timeS - t.latencyS) * 14336.0 / 7392.0).epsilon(1e-12));
+
+    // Normal kernels inside one node (EP8, 4,096 tokens): 4096·8·7392 = 242,221,056 B of copies,
+    // 7/8 of them to the 7 peers, 211,943,424 B. DeepEP's kernels stream NVLink at 0.736 of
+    // the H800's 200 GB/s per direction (fitted on DeepEP V2's B200 EP8 dispatch, 726 GB/s
+    // logical with 64 SMs; README at dd758ca): 1.43984e-3 s, plus the 25 µs call and NVLink's α.
+    // DeepEP counts the copies a GPU receives, its own included, so its figure is 8/7 of the
+    // stream: 242,221,056 B / 1.4717e-3 s ≈ 165 GB/s. Measured: 153 GB/s (DeepEP V1, H800;
+    // deepep-v1-normal-ep8-dispatch), out of sample for the fit.
+    MoeA2aRequest n;
+    n.tokens = 4096;
+    n.topK = 8;
+    n.bytesPerToken = 7392;
+    n.overheadS = 25e-6;
+    n.scaleUpEfficiency = 0.736;
+    const MoeA2aTraffic ep8 = moeAllToAll(sys, layoutGroup(sys, 8, 1), n);
+    CHECK(ep8.scaleUpBytes == Approx(211943424.0));
+    CHECK(ep8.scaleOutBytes == 0.0);
+    CHECK(ep8.logicalBytes == Approx(242221056.0));
+    const double alpha = sys.tiers[0].latencyS;
+    CHECK(ep8.timeS == Approx(211943424.0 / (200e9 * 0.736) + 25e-6 + alpha).epsilon(1e-9));
+    CHECK(ep8.logicalBytes / ep8.timeS / 1e9 == Approx(153.0).epsilon(0.10));
+    // NCCL's all-to-all (no kernel efficiency of its own) streams at the tier's large-message
+    // efficiency instead: the same bytes, faster.
+    n.scaleUpEfficiency = 0;
+    const MoeA2aTraffic nccl = moeAllToAll(sys, layoutGroup(sys, 8, 1), n);
+    CHECK(nccl.timeS == Approx(211943424.0 / (200e9 * sys.tiers[0].efficiency(1e300)) + 25e-6 +
+                               alpha)
+                            .epsilon(1e-9));
+    CHECK(nccl.timeS < ep8.timeS);
 }
 
 TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is its dense model") {

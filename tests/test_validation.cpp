@@ -128,14 +128,15 @@ TEST_CASE("Dense training and NCCL collectives: median absolute error at most 15
 
 TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     // Issue #10 asks for median ≤ 15% and max ≤ 35% over these 12 rows; this build reaches
-    // median ≈ 11.7% and max ≈ 70.1% (docs/guide/calibration-and-validation.md "Validation"). One row stands outside 35%:
-    // Qwen3-30B-A3B on 16 H100 (+70%, over-predicted: run, as its performance script sets,
+    // median ≈ 8.0% and max ≈ 62.2% (docs/guide/calibration-and-validation.md "Validation"). One row stands outside 35%:
+    // Qwen3-30B-A3B on 16 H100 (+62%, over-predicted: run, as its performance script sets,
     // without recompute — an earlier activation count that kept a copy of every expert output
     // made it not fit and inferred full recompute, +27.5% by accident). GPT-OSS-120B on 64
     // GB200 is within 35% (+34.1%) once its clamped, biased experts run Megatron-Core's
     // unfused passes and its recipe's flat dispatcher. The median is held to the target,
-    // every other row to 35%, that one just above where it stands; the DeepEP rows meet the
-    // target.
+    // every other row to 35%, that one just above where it stands. The DeepEP rows are each
+    // within 10% since its kernels stream NVLink at their own efficiency (fitted on DeepEP V2's
+    // B200 row, which is not among these): EP8 normal dispatch +7.9%, low-latency −6.5%.
     const auto doc = readJsonFile(MADMAX_PUBLIC_DATASET);
     const auto& r = report();
     std::vector<double> errs, deepep;
@@ -147,7 +148,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
         INFO(o.id << " measured " << o.measured << " predicted " << *o.predicted);
         errs.push_back(std::fabs(o.errorPct()));
         if (c["kind"] == "collective") {
-            CHECK(std::fabs(o.errorPct()) <= 25.0);
+            CHECK(std::fabs(o.errorPct()) <= 10.0);
             deepep.push_back(std::fabs(o.errorPct()));
         }
         // Megatron-Bridge's Qwen3 performance script sets recompute_granularity = None
@@ -182,14 +183,14 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
     CHECK(d.medianAbsPct <= 15.0);
 }
 
-TEST_CASE("Every public case: median absolute error at most 10%, p90 at most 20%") {
-    // Issue #12's "done means", over all 62 cases (training of every kind, dense and MoE
-    // serving, collectives), none skipped. This build: median 5.2%, p90 17.8%
-    // (docs/guide/calibration-and-validation.md "Validation").
+TEST_CASE("Every public case: median absolute error at most 6%, p90 at most 15%") {
+    // Issue #31's "done means" (issue #12 had asked for 10% and 20%), over all 62 cases
+    // (training of every kind, dense and MoE serving, collectives), none skipped. This build:
+    // median 5.0%, p90 14.3% (docs/guide/calibration-and-validation.md "Validation").
     const auto& r = report();
     CHECK(r.overall.count == 62);
-    CHECK(r.overall.medianAbsPct <= 10.0);
-    CHECK(r.overall.p90AbsPct <= 20.0);
+    CHECK(r.overall.medianAbsPct <= 6.0);
+    CHECK(r.overall.p90AbsPct <= 15.0);
 }
 
 TEST_CASE("Inference: median absolute error at most 25%, no dense case worse than 50%") {

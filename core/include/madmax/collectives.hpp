@@ -74,6 +74,9 @@ struct MoeA2aRequest {
     int experts = 0;
     int nodeLimit = 0;         ///< node-limited routing: ≤ this many nodes per token (0 = off)
     double overheadS = 0;      ///< fixed cost of one dispatch/combine kernel call
+    /// Inside the innermost domain, the fraction of its line rate the kernels stream at (DeepEP:
+    /// GpuCalibration::deepEpScaleUpEfficiency); 0: the tier's own large-message efficiency.
+    double scaleUpEfficiency = 0;
 };
 struct MoeA2aTraffic {
     std::array<double, kMaxTiers> tierBytes{}; ///< bytes this GPU sends across each tier

@@ -32,6 +32,11 @@ struct ComputeCalibration {
     double hostOpS = 0;
     /// Fixed cost of one MoE dispatch/combine kernel call (launch, barrier, layout exchange).
     double allToAllOverheadS = 25e-6;
+    /// The fraction of the scale-up tier's per-direction line rate at which DeepEP's kernels
+    /// move tokens inside an NVLink domain: SM-issued stores into each peer's receive ring, with
+    /// per-chunk flow control, which reach less of the link than NCCL's protocol does (NCCL's
+    /// all-to-all streams at the tier's own large-message efficiency).
+    double deepEpScaleUpEfficiency = 0.736;
     /// The attention kernel of the published runs this calibration was fitted to; validation
     /// assumes it for cases that do not say (the engine's own default is the workload's).
     AttentionKernel referenceAttention = AttentionKernel::Flash;

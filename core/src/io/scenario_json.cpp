@@ -141,6 +141,7 @@ json toJson(const Gpu& g) {
           {"kv_cache_fraction", c.kvCacheFraction},
           {"host_op_us", std::round(c.hostOpS * 1e12) / 1e6},
           {"all_to_all_overhead_us", std::round(c.allToAllOverheadS * 1e12) / 1e6}, // to 1 ps
+          {"deepep_nvlink_efficiency", c.deepEpScaleUpEfficiency},
           {"reference_attention", std::string(toString(c.referenceAttention))}}},
         {"links", {{"scale_up", linkJson(g.scaleUpLink)}, {"scale_out", linkJson(g.scaleOutLink)}}},
         {"power_w", g.powerW}};

@@ -126,6 +126,8 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
         cal.kvCacheFraction = c.number("kv_cache_fraction", kMinEfficiency, 1, 0.9);
         cal.allToAllOverheadS = c.number("all_to_all_overhead_us", 0, 1e5, 25.0) * 1e-6;
+        cal.deepEpScaleUpEfficiency =
+            c.number("deepep_nvlink_efficiency", kMinEfficiency, 1, cal.deepEpScaleUpEfficiency);
         cal.hostOpS = c.number("host_op_us", 0, 1e5, 0.0) * 1e-6;
         cal.referenceAttention =
             *parseAttentionKernel(c.choice("reference_attention", {"flash", "unfused"}, "flash"));

@@ -293,6 +293,8 @@ struct Serving : WeightSet {
         req.experts = moe.experts;
         req.nodeLimit = st.moeNodeLimit;
         req.overheadS = gpu.calibration.allToAllOverheadS;
+        if (st.dispatcher == MoeDispatcher::DeepEp)
+            req.scaleUpEfficiency = gpu.calibration.deepEpScaleUpEfficiency;
         req.bytesPerToken = st.moeFp8Dispatch ? h * (1.0 + 4.0 / 128.0) : h * aB;
         const MoeA2aTraffic dispatch = moeAllToAll(s.system, epGroup, req);
         // The combine carries 16-bit tokens: the same traffic, its transfer scaled by the bytes

@@ -240,6 +240,7 @@ static void predictMoeAllToAll(const json& c, const PresetLibrary& lib, const st
     req.bytesPerToken = dtype == "fp8" ? hidden * (1.0 + 4.0 / 128.0) : 2.0 * hidden;
     req.dedupPerNode = col.value("kernel", "normal") == "normal";
     req.overheadS = dummy.system.gpu.calibration.allToAllOverheadS;
+    req.scaleUpEfficiency = dummy.system.gpu.calibration.deepEpScaleUpEfficiency;
     const MoeA2aTraffic t = moeAllToAll(dummy.system, layoutGroup(dummy.system, n, 1), req);
     if (o.metric == "latency_s")
         o.predicted = t.timeS;
