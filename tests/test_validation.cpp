@@ -193,6 +193,34 @@ TEST_CASE("Every public case: median absolute error at most 6%, p90 at most 15%"
     CHECK(r.overall.p90AbsPct <= 15.0);
 }
 
+TEST_CASE("Collectives across nodes against nccl-tests: the plateau within 15%, the rest said") {
+    // presets/validation/nccl-tests-multinode.json: all-gather and all-reduce over 4 nodes of
+    // 8 H100 (32 ranks, NCCL 2.24.3), out-of-place bus bandwidth at 1 MiB, 16 MiB, 128 MiB,
+    // 1 GiB and 8 GiB (ZiyanIshani/vpbenchmarking at e55fe74, raw nccl-tests output). Nothing
+    // is fitted on them. At 1 GiB and up each op is within 15%: the node's eight NICs carry the
+    // ring together (one GPU's NIC alone would cap it near 50 GB/s). This build: all-gather
+    // +9.5% and +13.4%, all-reduce +8.2% and +10.8%. Below that the engine is optimistic:
+    // NCCL's choice of protocol and channel count at a size, which it does not model, leaves
+    // the measured all-gather at 173 GB/s for 128 MiB where 64 MiB already ran 166 (+64.3%),
+    // and both ops near +30% at 1 MiB (docs/guide/calibration-and-validation.md "Validation").
+    const ValidationReport r = validatedFile(MADMAX_NCCL_MULTINODE_DATASET, 10);
+    int plateau = 0;
+    for (const auto& c : r.cases) {
+        INFO(c.id << " measured " << c.measured << " predicted " << *c.predicted);
+        const bool large = c.id.size() > 2 && c.id.compare(c.id.size() - 2, 2, "1G") == 0;
+        const bool largest = c.id.size() > 2 && c.id.compare(c.id.size() - 2, 2, "8G") == 0;
+        if (large || largest) {
+            CHECK(std::fabs(c.errorPct()) <= 15.0);
+            ++plateau;
+        } else {
+            // Never pessimistic, and no worse than where it stands (+64.4% at most).
+            CHECK(c.errorPct() > 0.0);
+            CHECK(c.errorPct() <= 70.0);
+        }
+    }
+    CHECK(plateau == 4);
+}
+
 TEST_CASE("Inference: median absolute error at most 25%, no dense case worse than 50%") {
     // Thresholds from issue #5 over the public serving rows (MLPerf v4.1, TensorRT-LLM), and
     // issue #29's for MoE serving: the DeepSeek-V3/R1 production decode pool within 25%.
@@ -406,11 +434,13 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(gpuFamilyOf("GB200-NVL72") == "GB200");
     // The built-in dataset is every file of presets/validation in name order: the held-out
     // TF2 DCNv2 and DLRM rows, the held-out large-EP serving rows (LMSYS 2025-05), the
-    // artifact's ViT rows, the held-out Megatron-Bridge 25.11 and 26.08 rows, the public ones,
-    // then the held-out TensorRT-LLM 0.19 B200 rows and the held-out TensorRT-LLM 1.0 rows.
+    // artifact's ViT rows, the held-out Megatron-Bridge 25.11 and 26.08 rows, the multi-node
+    // nccl-tests rows, the public ones, then the held-out TensorRT-LLM 0.19 B200 rows and the
+    // held-out TensorRT-LLM 1.0 rows.
     const json pub = readJsonFile(MADMAX_PUBLIC_DATASET);
     const json held = readJsonFile(MADMAX_MBRIDGE2511_DATASET);
     const json held2608 = readJsonFile(MADMAX_MBRIDGE2608_DATASET);
+    const json multinode = readJsonFile(MADMAX_NCCL_MULTINODE_DATASET);
     const json tf2 = readJsonFile(MADMAX_DLE_TF2_DLRM_DATASET);
     const json dcn = readJsonFile(MADMAX_DLE_TF2_DCNV2_DATASET);
     const json ep = readJsonFile(MADMAX_LMSYS_LARGE_EP_DATASET);
@@ -420,9 +450,10 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     const json& all = builtinValidationDataset()["cases"];
     const std::size_t nd = dcn["cases"].size(), nt = tf2["cases"].size(),
                       nl = ep["cases"].size(), nv = vitRows["cases"].size(),
-                      nh = held["cases"].size() + held2608["cases"].size();
-    REQUIRE(all.size() == nd + nt + nl + nv + nh + pub["cases"].size() + trt["cases"].size() +
-                              trt10["cases"].size());
+                      nh = held["cases"].size() + held2608["cases"].size(),
+                      nm = multinode["cases"].size();
+    REQUIRE(all.size() == nd + nt + nl + nv + nh + nm + pub["cases"].size() +
+                              trt["cases"].size() + trt10["cases"].size());
     CHECK(all[all.size() - 1] == trt10["cases"].back());
     CHECK(all[all.size() - 1 - trt10["cases"].size()] == trt["cases"].back());
     CHECK(all[0] == dcn["cases"][0]);
@@ -431,7 +462,8 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(all[nd + nt + nl] == vitRows["cases"][0]);
     CHECK(all[nd + nt + nl + nv] == held["cases"][0]);
     CHECK(all[nd + nt + nl + nv + held["cases"].size()] == held2608["cases"][0]);
-    CHECK(all[nd + nt + nl + nv + nh] == pub["cases"][0]);
+    CHECK(all[nd + nt + nl + nv + nh] == multinode["cases"][0]);
+    CHECK(all[nd + nt + nl + nv + nh + nm] == pub["cases"][0]);
     // The default scenario (H100, dense training): the 3 Llama 3 Table 4 rows, the 4 NeMo
     // 24.07 FP8 rows and the 3 Megatron-Bridge 25.11 DGX-H100 Llama rows.
     const Scenario def = test::preset("default");
