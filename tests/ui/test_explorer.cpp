@@ -46,9 +46,9 @@ int indexOf(const std::vector<int>& v, int x) {
 
 TEST_CASE("The headline says how far to trust the prediction") {
     test::Explorer e;
-    // The default is dense training on H100: 10 published runs (Llama 3 Table 4, NeMo 24.07,
-    // Megatron-Bridge 25.11).
-    CHECK(e.window->headline()->uncertaintyText().contains("10 published H100 dense training runs"));
+    // The default is dense training on H100: 12 published runs (Llama 3 Table 4, NeMo 24.07,
+    // Megatron-Bridge 25.11 and 26.02).
+    CHECK(e.window->headline()->uncertaintyText().contains("12 published H100 dense training runs"));
 }
 
 TEST_CASE("The explorer opens on the default scenario with every chart filled") {
