@@ -214,6 +214,13 @@ TEST_CASE("Hand-derived MoE: the all-to-all model against DeepEP's published ker
                                alpha)
                             .epsilon(1e-9));
     CHECK(nccl.timeS < ep8.timeS);
+    // On a link that reaches less than that (here 0.5 of its rate), DeepEP's kernels cannot beat
+    // it: both stream at the link's own efficiency.
+    System slow = sys;
+    slow.tiers[0].efficiency = LogCurve::constant(0.5);
+    n.scaleUpEfficiency = 0.736;
+    const MoeA2aTraffic capped = moeAllToAll(slow, layoutGroup(slow, 8, 1), n);
+    CHECK(capped.timeS == Approx(211943424.0 / (200e9 * 0.5) + 25e-6 + alpha).epsilon(1e-9));
 }
 
 TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is its dense model") {

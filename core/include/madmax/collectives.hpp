@@ -75,7 +75,8 @@ struct MoeA2aRequest {
     int nodeLimit = 0;         ///< node-limited routing: ≤ this many nodes per token (0 = off)
     double overheadS = 0;      ///< fixed cost of one dispatch/combine kernel call
     /// Inside the innermost domain, the fraction of its line rate the kernels stream at (DeepEP:
-    /// GpuCalibration::deepEpScaleUpEfficiency); 0: the tier's own large-message efficiency.
+    /// ComputeCalibration::deepEpScaleUpEfficiency), at most the tier's own large-message
+    /// efficiency; 0: the tier's own (NCCL's all-to-all).
     double scaleUpEfficiency = 0;
 };
 struct MoeA2aTraffic {

@@ -262,8 +262,11 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
     for (int k = 0; k < g.tierCount; ++k) {
         if (out.tierBytes[k] <= 0) continue;
         const NetworkTier& t = sys.tiers[k];
-        const double eff = k == 0 && r.scaleUpEfficiency > 0 ? r.scaleUpEfficiency
-                                                            : t.efficiency(1e300);
+        // A kernel's own streaming efficiency (DeepEP's) is never above what the link reaches.
+        const double linkEff = t.efficiency(1e300);
+        const double eff = k == 0 && r.scaleUpEfficiency > 0
+                               ? std::min(r.scaleUpEfficiency, linkEff)
+                               : linkEff;
         const double stream = t.bytesPerS / t.oversubscription * eff;
         slowest = std::max(slowest, out.tierBytes[k] / stream);
         latency += t.latencyS;
