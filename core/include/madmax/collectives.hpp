@@ -1,6 +1,8 @@
 // Hierarchical α–β collective costs over a tiered network (docs/developer/model.md §3).
 #pragma once
 
+#include "madmax/model.hpp"
+#include "madmax/strategy.hpp"
 #include "madmax/system.hpp"
 #include "madmax/types.hpp"
 
@@ -79,6 +81,23 @@ struct MoeA2aRequest {
     /// efficiency; 0: the tier's own (NCCL's all-to-all).
     double scaleUpEfficiency = 0;
 };
+/// A MoE layer's dispatch or combine as its strategy runs it: the routing (k of the routed
+/// experts, the node limit), the dispatcher's traffic (DeepEP once per destination node and
+/// GPU, streaming NVLink at its own efficiency; the flat dispatcher every copy, at the link's)
+/// and the call's fixed cost. The caller sets the tokens and the bytes per token. (Inline: a
+/// serving search asks it for every MoE layer it prices.)
+inline MoeA2aRequest moeA2aRequestFor(const MoeShape& moe, const Strategy& st,
+                                      const ComputeCalibration& cal) {
+    MoeA2aRequest r;
+    const bool deepEp = st.dispatcher == MoeDispatcher::DeepEp;
+    r.topK = moe.topK;
+    r.dedupPerNode = deepEp;
+    r.experts = moe.experts;
+    r.nodeLimit = st.moeNodeLimit;
+    r.overheadS = cal.allToAllOverheadS;
+    r.scaleUpEfficiency = deepEp ? cal.deepEpScaleUpEfficiency : 0.0;
+    return r;
+}
 struct MoeA2aTraffic {
     std::array<double, kMaxTiers> tierBytes{}; ///< bytes this GPU sends across each tier
     double scaleUpBytes = 0;   ///< inside the innermost (NVLink) domain

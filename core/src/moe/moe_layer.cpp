@@ -83,15 +83,8 @@ void moeCollectives(const Scenario& s, const Shape& sh, const Groups& g, MoeLaye
     const MoeShape& moe = m.moe;
     const double act = 2.0;
     const double load = moe.criticalLoad();
-    MoeA2aRequest req;
+    MoeA2aRequest req = moeA2aRequestFor(moe, st, s.system.gpu.calibration);
     req.tokens = sh.moeSend * load;
-    req.topK = moe.topK;
-    req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
-    req.experts = moe.experts;
-    req.nodeLimit = st.moeNodeLimit;
-    req.overheadS = s.system.gpu.calibration.allToAllOverheadS;
-    if (st.dispatcher == MoeDispatcher::DeepEp)
-        req.scaleUpEfficiency = s.system.gpu.calibration.deepEpScaleUpEfficiency;
     // FP8 dispatch: one byte per element plus an fp32 scale per 128 (DeepEP).
     req.bytesPerToken = st.moeFp8Dispatch ? sh.h * (1.0 + 4.0 / 128.0) : sh.h * act;
     e.dispatchTraffic = moeAllToAll(s.system, g.ep, req);

@@ -286,15 +286,8 @@ struct Serving : WeightSet {
         // slowing that work by the share they hold; DeepEP's low-latency kernels, which decode
         // runs, issue RDMA and free every SM while in flight (DeepEP README; the SGLang team's
         // decode breakdown, LMSYS 2025-05-05: 'no resource contention with computation').
-        MoeA2aRequest req;
+        MoeA2aRequest req = moeA2aRequestFor(moe, st, gpu.calibration);
         req.tokens = rows * st.etp / t * load;
-        req.topK = moe.topK;
-        req.dedupPerNode = st.dispatcher == MoeDispatcher::DeepEp;
-        req.experts = moe.experts;
-        req.nodeLimit = st.moeNodeLimit;
-        req.overheadS = gpu.calibration.allToAllOverheadS;
-        if (st.dispatcher == MoeDispatcher::DeepEp)
-            req.scaleUpEfficiency = gpu.calibration.deepEpScaleUpEfficiency;
         req.bytesPerToken = st.moeFp8Dispatch ? h * (1.0 + 4.0 / 128.0) : h * aB;
         const MoeA2aTraffic dispatch = moeAllToAll(s.system, epGroup, req);
         // The combine carries 16-bit tokens: the same traffic, its transfer scaled by the bytes
