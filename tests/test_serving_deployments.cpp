@@ -289,6 +289,54 @@ TEST_CASE("Serving deployment fields: each bad value names its field") {
     CHECK(toJson(parseScenario(once, "roundtrip")) == once);
 }
 
+TEST_CASE("A deployment below capacity: a prefill pool idles, a decode pool runs a smaller batch") {
+    // Mean load 0.5 (workload.mean_load): a prefill pool is busy half the time, so its prompt
+    // tokens per second halve while each pass, and so TTFT, stays as it is at capacity.
+    const test::Edits pool = {{"workload.phase", "prefill"}};
+    test::Edits halfPool = pool;
+    halfPool.push_back({"workload.mean_load", 0.5});
+    const Result full = evaluate(toyServing(pool)), half = evaluate(toyServing(halfPool));
+    CHECK(half.inference.inputTokensPerS == Approx(full.inference.inputTokensPerS / 2));
+    CHECK(half.tokensPerS == half.inference.inputTokensPerS);
+    CHECK(half.inference.requestsPerS == Approx(full.inference.requestsPerS / 2));
+    CHECK(half.inference.ttftS == full.inference.ttftS);
+    CHECK(half.stepTimeS == full.stepTimeS);
+    CHECK(half.modelTflopsPerGpu == Approx(full.modelTflopsPerGpu / 2));
+    // Cost per token doubles: the idle GPUs are paid for (servingCost's formula, above).
+    // A decode pool at 0.5 of batch 8 holds 4 sequences: exactly the batch-4 pool's figures.
+    const Result dec4 = evaluate(toyServing({{"workload.phase", "decode"}, {"workload.batch", 4}}));
+    const Result decHalf = evaluate(toyServing(
+        {{"workload.phase", "decode"}, {"workload.mean_load", 0.5}}));
+    CHECK(decHalf.inference.batch == 4);
+    CHECK(decHalf.inference.tpotS == dec4.inference.tpotS);
+    CHECK(decHalf.inference.outputTokensPerS == dec4.inference.outputTokensPerS);
+    // At least one sequence: 0.01 of batch 8 rounds to none, and one is served.
+    CHECK(evaluate(toyServing({{"workload.mean_load", 0.01}})).inference.batch == 1);
+    // Aggregated serving with no batch given holds its share of the largest that fits.
+    const Result fits = evaluate(toyServing({{"workload.batch", 0}}));
+    const Result fitsQuarter =
+        evaluate(toyServing({{"workload.batch", 0}, {"workload.mean_load", 0.25}}));
+    CHECK(fitsQuarter.inference.batch ==
+          std::max(1, int(std::lround(0.25 * fits.inference.batch))));
+    // Bad values name the field and the fix; a saved scenario keeps the load.
+    auto served = [](nlohmann::json extra) {
+        nlohmann::json w = {{"kind", "inference"}, {"input_tokens", 10}, {"output_tokens", 10}};
+        w.update(extra);
+        return w;
+    };
+    CHECK_THAT(test::toyError({{"workload", served({{"mean_load", 0}})}}), Contains("mean_load"));
+    CHECK_THAT(test::toyError({{"workload", served({{"mean_load", 1.5}})}}),
+               Contains("mean_load"));
+    CHECK_THAT(test::toyError({{"workload", served({{"mean_load", "half"}})}}),
+               Contains("mean_load"));
+    CHECK_THAT(test::toyError({{"workload", served({{"mean_load", 0.5}, {"requests", 100}})}}),
+               Contains("mean_load") && Contains("finite benchmark"));
+    const nlohmann::json once = toJson(test::toy({{"workload", served({{"mean_load", 0.7}})}}));
+    CHECK(once["workload"]["mean_load"] == 0.7);
+    CHECK(toJson(parseScenario(once, "roundtrip")) == once);
+    CHECK_FALSE(toJson(toyServing())["workload"].contains("mean_load")); // 1: not written
+}
+
 TEST_CASE("Prefill and decode pools balanced for the request mix, by hand on the toy") {
     // r_p, r_d: requests per second per GPU of each pool; the prefill share of the GPUs is
     // r_d / (r_p + r_d) (DistServe §4), each pool whole replicas (the toy's are one GPU).

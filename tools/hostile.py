@@ -172,6 +172,8 @@ def contradiction_cases():
         ("serve-deepseek-v3-16xh200", ["workload.draft_tokens=2",
                                        "workload.acceptance_rate=1.5"], "acceptance_rate"),
         ("serve-deepseek-v3-16xh200", ["workload.prefix_cache_hit=1.2"], "prefix_cache_hit"),
+        ("serve-deepseek-v3-16xh200", ["workload.mean_load=0"], "mean_load"),
+        ("serve-deepseek-v3-16xh200", ["workload.mean_load=-0.5"], "mean_load"),
         ("default", ["strategy.redundant_experts=8"], "redundant_experts"),
         ("dlrm-dcnv2-64-h100", ["strategy.emb_group_size=3"], "emb_group_size"),
         ("dlrm-dcnv2-64-h100", ["strategy.tp=3"], "tp"),

@@ -43,9 +43,10 @@ void StrategyPanel::syncServing(const Scenario& s, bool serving) {
 /// The serving deployment controls show the workload's pool, prefix cache and speculation.
 void StrategyPanel::syncDeployment(const InferenceWorkload& inf) {
     const QSignalBlocker b1(combos_["phase"]), b2(prefixHit_), b3(draftTokens_), b4(acceptance_),
-        b5(combos_["prefix_cache_tier"]), b6(prefixLoad_);
+        b5(combos_["prefix_cache_tier"]), b6(prefixLoad_), b7(meanLoad_);
     combos_["phase"]->setCurrentText(QString::fromStdString(std::string(toString(inf.phase))));
     prefixHit_->setValue(inf.prefixCacheHit * 100);
+    meanLoad_->setValue(inf.meanLoad * 100);
     combos_["prefix_cache_tier"]->setCurrentText(
         QString::fromStdString(std::string(toString(inf.prefixCacheTier))));
     prefixLoad_->setValue(inf.prefixCacheLoadBytesPerS / 1e9);

@@ -35,6 +35,7 @@ class StrategyPanel : public QWidget {
     QSpinBox* recomputeLayersBox() const { return recomputeLayers_; }
     QSpinBox* offloadLayersBox() const { return offloadLayers_; }
     QDoubleSpinBox* prefixHitBox() const { return prefixHit_; }
+    QDoubleSpinBox* meanLoadBox() const { return meanLoad_; }
     QDoubleSpinBox* prefixLoadBox() const { return prefixLoad_; }
     QSpinBox* draftTokensBox() const { return draftTokens_; }
     QDoubleSpinBox* acceptanceBox() const { return acceptance_; }
@@ -98,6 +99,7 @@ class StrategyPanel : public QWidget {
     QWidget* serving_;
     QWidget* deployment_;          ///< serving pool, prefix cache, speculation
     QDoubleSpinBox* prefixHit_;    ///< percent of prompt tokens from the prefix cache
+    QDoubleSpinBox* meanLoad_;     ///< the deployment's mean load, percent of capacity
     QDoubleSpinBox* prefixLoad_;   ///< an offloaded prefix cache's load rate, GB/s (0: host link)
     QSpinBox* draftTokens_;        ///< speculative decoding: draft tokens per step (0: off)
     QDoubleSpinBox* acceptance_;   ///< percent of drafts accepted

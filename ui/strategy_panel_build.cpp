@@ -294,6 +294,12 @@ void StrategyPanel::buildDeployment(QVBoxLayout* outer) {
     draftTokens_->setToolTip("Speculative decoding / MTP: draft tokens proposed per step; tokens "
                              "per step (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023).");
     acceptance_ = percent(100, "Chance each draft token is accepted (DeepSeek-V3 MTP: 85–90%).");
+    meanLoad_ = percent(100, "Mean load: the share of capacity the traffic uses over the period "
+                             "quoted (a day's swing, headroom). A prefill pool idles the rest of "
+                             "the time; a decode pool holds this share of its batch. Throughput "
+                             "and cost per token are the period's averages.");
+    meanLoad_->setMinimum(0.1);
+    form->addRow("Mean load", meanLoad_);
     form->addRow("Prefix-cache hits", prefixHit_);
     buildPrefixCache(form);
     form->addRow("Draft tokens", draftTokens_);
@@ -304,6 +310,9 @@ void StrategyPanel::buildDeployment(QVBoxLayout* outer) {
     });
     connect(prefixHit_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
         applyEdits({{"workload.prefix_cache_hit", v / 100}}, "prefix-cache hits", prefixHit_);
+    });
+    connect(meanLoad_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.mean_load", v / 100}}, "mean load", meanLoad_);
     });
     connect(draftTokens_, &QSpinBox::valueChanged, this, [this](int v) {
         applyEdits({{"workload.draft_tokens", v}}, "draft tokens", draftTokens_);

@@ -905,8 +905,14 @@ TEST_CASE("Serving deployment controls: pool, prefix cache and speculation, each
         if (row[0] == "TTFT" && row[1].startsWith("Prefix-cache load"))
             shownLoad = row[2].toDouble() / 1e3;
     CHECK(shownLoad == Approx(r.inference.prefixLoadWaitS).epsilon(1e-4));
-    // Each was one undo step: seven back is the preset again.
-    for (int i = 0; i < 7; ++i)
+    // Mean load: at half its capacity's traffic a replica holds half the batch.
+    const int atCapacity = r.inference.batch;
+    panel->meanLoadBox()->setValue(50);
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.inference.meanLoad == Approx(0.5));
+    CHECK(w.shown().result.inference.batch == std::max(1, int(std::lround(0.5 * atCapacity))));
+    // Each was one undo step: eight back is the preset again.
+    for (int i = 0; i < 8; ++i)
         w.document()->undoStack()->undo();
     CHECK(w.document()->scenario().workload.inference.phase == ServingPhase::Aggregated);
     CHECK(w.document()->scenario().workload.inference.draftTokens == 0);

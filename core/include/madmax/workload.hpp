@@ -51,6 +51,14 @@ struct InferenceWorkload {
     /// all queued at the start, served in waves of the batch; throughput is their output tokens
     /// over the makespan. 0: an endless stream, the steady state.
     long long requests = 0;
+    /// The deployment's mean load: the share of its capacity the traffic uses, averaged over
+    /// the period a throughput is quoted for (a day's diurnal swing, an operator's headroom).
+    /// 1: saturated, the steady state at capacity. Below 1, a prefill pool is busy that share
+    /// of the time (its passes unchanged, idle between); a decode pool or aggregated replica
+    /// holds that share of the batch it runs at capacity (at least one sequence), so its
+    /// rounds are shorter. Throughput and cost per token are the period's averages; energy
+    /// per token counts board power throughout (an upper bound over the idle share).
+    double meanLoad = 1;
     /// Speculative decoding / multi-token prediction: draft tokens proposed per step (0: off),
     /// the chance each is accepted, and the draft's layers (DeepSeek-V3's MTP module: one).
     int draftTokens = 0;

@@ -157,6 +157,8 @@ std::string formatInference(const Scenario& s, const Result& r) {
          (w.prefixCacheHit > 0 ? fmt(", %.1f%% of prompt tokens from the prefix cache",
                                      100 * w.prefixCacheHit)
                                : std::string()) +
+         (w.meanLoad < 1 ? fmt(", mean load %.1f%% of capacity", 100 * w.meanLoad)
+                         : std::string()) +
          "\n";
     if (ir.prefixLoadS > 0)
         o += "Prefix     cache offloaded (tier host): one prompt's hits load into each GPU in " +

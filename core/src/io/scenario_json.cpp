@@ -212,6 +212,7 @@ json toJson(const Workload& w) {
                 {"prefix_cache_hit", i.prefixCacheHit},
                 {"attention", std::string(toString(w.attention))}};
         if (i.requests > 0) out["requests"] = i.requests;
+        if (i.meanLoad != 1) out["mean_load"] = i.meanLoad;
         if (i.prefixCacheTier != PrefixCacheTier::Gpu) {
             out["prefix_cache_tier"] = std::string(toString(i.prefixCacheTier));
             out["prefix_cache_load_gbps"] = i.prefixCacheLoadBytesPerS / 1e9;

@@ -245,6 +245,11 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
         r.fail("prefix_cache_load_gbps", "a load rate below 0.001 GB/s is no machine's: give "
                                          "GB/s, or 0 for the system's host link");
     inf.requests = r.integer("requests", 0, 1LL << 40, 0);
+    // Below 0.001 no deployment is worth modelling: a typo for a percentage, most likely.
+    inf.meanLoad = r.number("mean_load", 0.001, 1.0, 1.0);
+    if (inf.requests > 0 && inf.meanLoad < 1)
+        r.fail("mean_load", "a finite benchmark (requests) queues every request at the start, "
+                            "so it runs at capacity: remove mean_load, or requests for a stream");
     // Speculation's settings need draft_tokens named (0 keeps them, switched off).
     const bool drafts = r.has("draft_tokens");
     inf.draftTokens = int(r.integer("draft_tokens", 0, 16, 0));

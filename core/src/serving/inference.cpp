@@ -82,8 +82,10 @@ void prefillPool(const Scenario& sc, const Serving& sv, Result& r) {
     const double sendS = prompts * sv.kvTransferS();
     const double passS = std::max(computeS, sendS);
     const double replicas = sc.strategy.dp;
+    // Below capacity the pool is busy its mean load's share of the time, idle between passes.
+    const double load = sc.workload.inference.meanLoad;
     ir.batch = int(std::ceil(prompts));
-    ir.requestsPerS = replicas * prompts / passS;
+    ir.requestsPerS = load * replicas * prompts / passS;
     ir.inputTokensPerS = ir.requestsPerS * sv.input;
     ir.outputTokensPerS = ir.requestsPerS; // each prompt's first token
     ir.outputTokensPerSPerGpu = ir.outputTokensPerS / sc.gpus;
@@ -105,7 +107,7 @@ void prefillPool(const Scenario& sc, const Serving& sv, Result& r) {
     r.computeS = r.compute.totalS();
     r.modelFlopsPerStep = 2 * sc.model.activeParams() * chunk * replicas;
     r.hardwareFlopsPerStep = r.modelFlopsPerStep;
-    r.modelTflopsPerGpu = r.modelFlopsPerStep / (passS * sc.gpus) / 1e12;
+    r.modelTflopsPerGpu = load * r.modelFlopsPerStep / (passS * sc.gpus) / 1e12;
     r.hardwareTflopsPerGpu = r.modelTflopsPerGpu;
     r.mfu = r.modelTflopsPerGpu * 1e12 / sc.system.gpu.peak(sc.workload.precision);
     r.hfu = r.mfu;
@@ -351,6 +353,10 @@ Result evaluateInference(const Scenario& sc, PrefillMemo* memo) {
     // A finite benchmark never runs more sequences than it has requests.
     if (in.requests > 0)
         batch = int(std::min<double>(batch, std::ceil(double(in.requests) / sc.strategy.dp)));
+    // A deployment below capacity holds its mean load's share of the batch it runs at capacity
+    // (a prefill pool instead idles between full passes: prefillPool).
+    if (in.meanLoad < 1 && in.phase != ServingPhase::Prefill)
+        batch = std::max(1, int(std::lround(in.meanLoad * batch)));
     const auto it = sv.iteration(batch);
     const double tpot = it.roundS() / sv.tokensPerStep;
     const double replicas = sc.strategy.dp;

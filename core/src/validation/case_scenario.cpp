@@ -350,8 +350,11 @@ static bool servingDeploymentForCase(const json& c, const json& inf, json& workl
         noteIfImbalanceAssumed(c);
     }
     for (const char* key : {"prefix_cache_hit", "prefill_chunk_tokens", "draft_tokens",
-                            "acceptance_rate", "requests"})
+                            "acceptance_rate", "requests", "mean_load"})
         if (!isNull(inf, key)) workload[key] = inf.at(key);
+    if (!isNull(inf, "mean_load"))
+        note("mean load " + inf.at("mean_load").dump() +
+             " of the pool's capacity (the case's own figure; its notes derive it)");
     if (!inf.value("disaggregated", false)) return false;
     if (isNull(inf, "phase"))
         throw InputError("", casePath(c, "inference.phase"),

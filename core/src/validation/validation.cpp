@@ -88,7 +88,7 @@ template <class Fail> void checkCaseNumbers(const json& c, const Fail& fail) {
         {"parallel", {"global_batch", "zero_stage", "etp"}},
         {"inference", {"input_tokens", "output_tokens", "batch", "attention_dp",
                        "prefix_cache_hit", "prefill_chunk_tokens", "redundant_experts",
-                       "draft_tokens", "acceptance_rate", "requests"}},
+                       "draft_tokens", "acceptance_rate", "requests", "mean_load"}},
     };
     for (const auto& [section, keys] : kNumeric) {
         if (!c.contains(section) || !c.at(section).is_object()) continue;
