@@ -202,6 +202,53 @@ TEST_CASE("A decode round shows both sides of each roofline") {
                Contains("attention reads KV"));
 }
 
+TEST_CASE("MLA decode absorbed or expanded: the expanded form's up-projection and K/V by hand") {
+    // DeepSeek-V3 on H200 (TP1, attention DP), 64 sequences of 1,000 + 500.5 resident tokens.
+    // Expanded (DeepSeek-V2 §2.1.2's naive form): each step up-projects every cached latent to
+    // the 128 heads' keys and values, d_c = 512 → 128 × (128 + 128) = 32,768 outputs, so
+    // 2 × 512 × 32,768 = 33,554,432 FLOPs a key in one GEMM, and writes them (16-bit) for a
+    // standard attention of 2 × (192 + 128) FLOPs a score to read back: 131,072 bytes a key on
+    // top of the 576-byte FP8 latent both forms read.
+    const std::vector<std::string> at64 = {"workload.batch=64"};
+    const std::vector<std::string> expandedEdits = {"workload.batch=64",
+                                                    "workload.mla_decode=\"expanded\""};
+    const Scenario s = test::preset("serve-deepseek-v3-16xh200", at64);
+    const Result absorbed = evaluate(s);
+    const Result expanded = evaluate(test::preset("serve-deepseek-v3-16xh200", expandedEdits));
+    const Gpu& gpu = s.system.gpu;
+    const double bw = gpu.hbmBytesPerS * gpu.calibration.decodeMemoryEfficiency;
+    const double ctx = 1500.5;
+    CHECK(expanded.inference.decodeKvSideS ==
+          Approx(61 * 64 * ctx * (576.0 + 131072.0) / bw).epsilon(1e-9));
+    // The math side: per micro-batch (two-batch overlap runs the 64 as two of 32), the
+    // attention core at the expanded dimensions and the up-projection GEMM at its efficiency.
+    const int halves = s.strategy.moeA2aOverlap ? 2 : 1;
+    const double rows = 64.0 / halves, keys = rows * ctx, scores = keys * 128;
+    const double core = (scores * 640 / gpu.peak16() + scores / gpu.expPerS) /
+                        gpu.calibration.attentionEfficiency;
+    const double up = keys * 33554432.0 /
+                      (gpu.peak16() * gpu.calibration.gemmEfficiency(keys * 33554432.0));
+    CHECK(expanded.inference.decodeAttentionSideS ==
+          Approx(61 * halves * (core + up)).epsilon(1e-9));
+    // Far slower than absorbed, as a step's work grows with context × heads; the prompt's
+    // prefill (always the expanded form) and the weights are untouched.
+    CHECK(expanded.inference.tpotS > 4 * absorbed.inference.tpotS);
+    CHECK(expanded.inference.prefillComputeS == absorbed.inference.prefillComputeS);
+    CHECK(expanded.inference.decodeWeightSideS == absorbed.inference.decodeWeightSideS);
+    // A model without MLA refuses the switch, naming it; a saved scenario keeps it.
+    CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
+                                             {"output_tokens", 10},
+                                             {"mla_decode", "expanded"}}}}),
+               Contains("mla_decode"));
+    CHECK_THAT(test::toyError({{"workload", {{"kind", "inference"}, {"input_tokens", 10},
+                                             {"output_tokens", 10}, {"mla_decode", "folded"}}}}),
+               Contains("mla_decode"));
+    const nlohmann::json once =
+        toJson(test::preset("serve-deepseek-v3-16xh200", expandedEdits));
+    CHECK(once["workload"]["mla_decode"] == "expanded");
+    CHECK(toJson(parseScenario(once, "roundtrip")) == once);
+}
+
 TEST_CASE("Redundant experts: EP divides experts plus copies, weights grow with the copies") {
     // DeepSeek-V3/R1's decode unit (open-infra-index day 6): 256 experts + 32 redundant over
     // EP144, two per GPU.

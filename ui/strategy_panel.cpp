@@ -32,6 +32,12 @@ void StrategyPanel::syncServing(const Scenario& s, bool serving) {
     deployment_->setVisible(serving);
     if (!serving) return;
     syncDeployment(inf);
+    {
+        QComboBox* mla = combos_["mla_decode"];
+        const QSignalBlocker block(mla);
+        mla->setCurrentText(QString::fromStdString(std::string(toString(inf.mlaDecode))));
+        mla->setEnabled(s.model.mla); // MLA attention only (the engine refuses it otherwise)
+    }
     const QSignalBlocker b1(combos_["precision"]), b2(combos_["mode"]), b3(ttft_), b4(tpot_);
     combos_["precision"]->setCurrentText(
         QString::fromStdString(std::string(toString(s.workload.precision))));

@@ -302,6 +302,14 @@ void StrategyPanel::buildDeployment(QVBoxLayout* outer) {
     form->addRow("Mean load", meanLoad_);
     form->addRow("Prefix-cache hits", prefixHit_);
     buildPrefixCache(form);
+    auto* mla = addCombo(form, "mla_decode", "MLA decode", {"absorbed", "expanded"},
+                         "MLA models: absorbed attends the cached latent itself (W_UK folded "
+                         "into the query, W_UV into the output: FlashMLA, SGLang, TensorRT-LLM); "
+                         "expanded up-projects every cached latent to the heads' keys and "
+                         "values each step, the naive form (DeepSeek-V2 §2.1.2).");
+    connect(mla, &QComboBox::currentTextChanged, this, [this, mla](const QString& v) {
+        applyEdits({{"workload.mla_decode", v.toStdString()}}, "MLA decode " + v, mla);
+    });
     form->addRow("Draft tokens", draftTokens_);
     form->addRow("Acceptance", acceptance_);
     outer->addWidget(deployment_);

@@ -905,17 +905,29 @@ TEST_CASE("Serving deployment controls: pool, prefix cache and speculation, each
         if (row[0] == "TTFT" && row[1].startsWith("Prefix-cache load"))
             shownLoad = row[2].toDouble() / 1e3;
     CHECK(shownLoad == Approx(r.inference.prefixLoadWaitS).epsilon(1e-4));
+    // MLA decode: DeepSeek-V3 is MLA, so the switch is live; expanded is far slower.
+    REQUIRE(panel->combo("mla_decode")->isEnabled());
+    const double absorbedTpot = r.inference.tpotS;
+    panel->combo("mla_decode")->setCurrentText("expanded");
+    REQUIRE(e.settle());
+    CHECK(w.document()->scenario().workload.inference.mlaDecode == MlaDecode::Expanded);
+    CHECK(w.shown().result.inference.tpotS > absorbedTpot);
     // Mean load: at half its capacity's traffic a replica holds half the batch.
-    const int atCapacity = r.inference.batch;
+    const int atCapacity = w.shown().result.inference.batch;
     panel->meanLoadBox()->setValue(50);
     REQUIRE(e.settle());
     CHECK(w.document()->scenario().workload.inference.meanLoad == Approx(0.5));
     CHECK(w.shown().result.inference.batch == std::max(1, int(std::lround(0.5 * atCapacity))));
-    // Each was one undo step: eight back is the preset again.
-    for (int i = 0; i < 8; ++i)
+    // Each was one undo step: nine back is the preset again.
+    for (int i = 0; i < 9; ++i)
         w.document()->undoStack()->undo();
     CHECK(w.document()->scenario().workload.inference.phase == ServingPhase::Aggregated);
     CHECK(w.document()->scenario().workload.inference.draftTokens == 0);
+    CHECK(w.document()->scenario().workload.inference.mlaDecode == MlaDecode::Absorbed);
+    CHECK(w.document()->scenario().workload.inference.meanLoad == 1.0);
+    // A model without MLA greys the switch out.
+    test::Explorer dense("serve-llama2-70b-8xh100-offline");
+    CHECK_FALSE(dense.window->strategyPanel()->combo("mla_decode")->isEnabled());
 }
 
 TEST_CASE("The serving chart follows a request across disaggregated pools") {

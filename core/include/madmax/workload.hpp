@@ -24,6 +24,13 @@ std::string_view toString(ServingPhase p);
 /// the GPU before the prompt's computed part attends to it.
 enum class PrefixCacheTier : std::uint8_t { Gpu, Host };
 std::string_view toString(PrefixCacheTier t);
+/// How an MLA model's decode attends its cached latents (DeepSeek-V2, Liu et al. 2024, §2.1.2):
+/// absorbed — W_UK folded into the query and W_UV into the output, attention over the latent
+/// itself (FlashMLA, SGLang, TensorRT-LLM, vLLM ≥ 0.7) — or expanded: every step up-projects
+/// each cached latent to the heads' keys and values and runs a standard attention over them
+/// (the naive form; vLLM's first MLA decode).
+enum class MlaDecode : std::uint8_t { Absorbed, Expanded };
+std::string_view toString(MlaDecode m);
 
 struct InferenceWorkload {
     int inputTokens = 0;  ///< mean prompt length
@@ -59,6 +66,7 @@ struct InferenceWorkload {
     /// rounds are shorter. Throughput and cost per token are the period's averages; energy
     /// per token counts board power throughout (an upper bound over the idle share).
     double meanLoad = 1;
+    MlaDecode mlaDecode = MlaDecode::Absorbed; ///< MLA models only
     /// Speculative decoding / multi-token prediction: draft tokens proposed per step (0: off),
     /// the chance each is accepted, and the draft's layers (DeepSeek-V3's MTP module: one).
     int draftTokens = 0;

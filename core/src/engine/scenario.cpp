@@ -397,6 +397,9 @@ std::optional<std::string> explainInvalidServing(const Scenario& s) {
                            "queued at the start) needs mode \"offline\", phase \"aggregated\" "
                            "and output_distribution \"fixed\"; set requests to 0 (an endless "
                            "stream) otherwise");
+    if (in.mlaDecode != MlaDecode::Absorbed && !m.mla)
+        return "workload.mla_decode applies to MLA attention (a model with an mla block, as "
+               "DeepSeek-V3's); " + m.name + " has none: remove mla_decode";
     if (in.prefixCacheTier == PrefixCacheTier::Host && in.prefixCacheLoadBytesPerS <= 0 &&
         s.system.hostLinkBytesPerS <= 0)
         return std::string("workload.prefix_cache_tier \"host\" loads each hit's KV cache into "

@@ -150,7 +150,9 @@ std::string formatInference(const Scenario& s, const Result& r) {
          "; weights " +
          std::string(toString(w.weightPrecision)) + ", activations " +
          std::string(toString(s.workload.precision)) + ", KV cache " +
-         std::string(toString(w.kvPrecision)) + "\n";
+         std::string(toString(w.kvPrecision)) +
+         (s.model.mla ? ", MLA decode " + std::string(toString(w.mlaDecode)) : std::string()) +
+         "\n";
     o += "Requests   " + std::to_string(w.inputTokens) + " in / " + std::to_string(w.outputTokens) +
          " out (" + std::string(toString(w.outputDistribution)) + "), " +
          (w.mode == ServingMode::Server ? "server" : "offline") +

@@ -213,6 +213,8 @@ json toJson(const Workload& w) {
                 {"attention", std::string(toString(w.attention))}};
         if (i.requests > 0) out["requests"] = i.requests;
         if (i.meanLoad != 1) out["mean_load"] = i.meanLoad;
+        if (i.mlaDecode != MlaDecode::Absorbed)
+            out["mla_decode"] = std::string(toString(i.mlaDecode));
         if (i.prefixCacheTier != PrefixCacheTier::Gpu) {
             out["prefix_cache_tier"] = std::string(toString(i.prefixCacheTier));
             out["prefix_cache_load_gbps"] = i.prefixCacheLoadBytesPerS / 1e9;

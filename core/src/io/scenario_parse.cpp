@@ -247,6 +247,9 @@ static void parseServingDeployment(ObjectReader& r, InferenceWorkload& inf) {
     inf.requests = r.integer("requests", 0, 1LL << 40, 0);
     // Below 0.001 no deployment is worth modelling: a typo for a percentage, most likely.
     inf.meanLoad = r.number("mean_load", 0.001, 1.0, 1.0);
+    inf.mlaDecode = r.choice("mla_decode", {"absorbed", "expanded"}, "absorbed") == "expanded"
+                        ? MlaDecode::Expanded
+                        : MlaDecode::Absorbed;
     if (inf.requests > 0 && inf.meanLoad < 1)
         r.fail("mean_load", "a finite benchmark (requests) queues every request at the start, "
                             "so it runs at capacity: remove mean_load, or requests for a stream");

@@ -187,6 +187,14 @@ std::string_view toString(PrefixCacheTier t) {
     return "?";
 }
 
+std::string_view toString(MlaDecode m) {
+    switch (m) {
+    case MlaDecode::Absorbed: return "absorbed";
+    case MlaDecode::Expanded: return "expanded";
+    }
+    return "?";
+}
+
 double InferenceWorkload::tokensPerStep() const {
     if (draftTokens <= 0) return 1.0;
     const double a = acceptanceRate;

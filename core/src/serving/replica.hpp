@@ -57,6 +57,10 @@ struct Serving : WeightSet {
     bool twoBatch = false; ///< two-batch overlap: each layer runs as two micro-batches
     double localExperts = 1; ///< expert slots per EP rank: (experts + redundant) / EP
     double logUntouched = 0; ///< ln(1 − 1/localExperts) (−∞ for one: every copy touches it)
+    /// Expanded MLA decode (workload mla_decode): per cached latent and step, the up-projection's
+    /// FLOPs to this GPU's heads' keys and values, log2 of them (its GEMM-efficiency key), and
+    /// the 16-bit keys and values it writes and the attention reads back. 0 when absorbed.
+    double mlaUpFlopsPerKey = 0, mlaUpLog2FlopsPerKey = 0, mlaExpandedBytesPerKey = 0;
     /// An offloaded prefix cache (workload prefix_cache_tier host): one prompt's hits' KV
     /// loaded into this GPU (its layers' share, seconds; 0 when the hits stay in its memory).
     double prefixLoadS = 0;
@@ -106,6 +110,7 @@ struct Serving : WeightSet {
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
         localExperts = double(m.moe.experts + s.strategy.redundantExperts) / s.strategy.ep;
         if (m.isMoe()) logUntouched = std::log1p(-1.0 / localExperts);
+        if (m.mla && in.mlaDecode == MlaDecode::Expanded) setExpandedMla(m);
 
         // The fullest stage: the MoE layers (where present) are its heavier layers.
         moeLayers = std::min(layers, double(m.moeLayerCount()));
@@ -146,6 +151,14 @@ struct Serving : WeightSet {
         promptLoadWaitS = p * (withPrefixLoad(promptStage.total(), 1) - promptStage.total());
         promptS = p * (promptStage.total() + p2p(computedInput)) + promptLoadWaitS;
         kvTransfer = kvTransferTimeS();
+    }
+
+    /// Expanded MLA decode's per-key costs: W_UK and W_UV, d_c → (heads ÷ TP) × (d_nope + d_v).
+    void setExpandedMla(const Model& m) {
+        const double n = m.heads / t * double(m.mlaShape.qkNopeDim + m.mlaShape.vHeadDim);
+        mlaUpFlopsPerKey = 2 * n * double(m.mlaShape.kvLoraRank);
+        mlaUpLog2FlopsPerKey = std::log2(mlaUpFlopsPerKey);
+        mlaExpandedBytesPerKey = 2 * n * aB;
     }
 
     /// The TP group's all-reduce and a stage's send, prepared once for every message size.
@@ -234,12 +247,24 @@ struct Serving : WeightSet {
         // a causal flash-attention pass.
         const double heads = m.heads / t;
         const double scores = rows * context * heads; // one softmax exponential each
+        // Absorbed MLA decode attends the latent itself: a 'key' of d_c + d_rope and a 'value'
+        // of d_c per score; expanded, the heads' own (prefill always runs that form).
+        const bool expanded = mlaUpFlopsPerKey > 0;
         const double attnFlops =
-            decode && m.mla
+            decode && m.mla && !expanded
                 ? 2 * scores * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim)
                 : scores * attentionFlopsPerScore(m);
-        const double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores);
-        const double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
+        double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores);
+        double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
+        if (decode && expanded) {
+            // Each sequence's cached latents, up-projected once a step (one GEMM of that many
+            // rows), the keys and values written out and read back by the attention.
+            const double keys = rows / verifyRows * context;
+            tc += keys * mlaUpFlopsPerKey /
+                  (peak16 * gpu.calibration.gemmEfficiency.atLog2(std::log2(keys) +
+                                                                  mlaUpLog2FlopsPerKey));
+            tm += keys * mlaExpandedBytesPerKey / (bw * etaMem);
+        }
         if (tm >= tc)
             c.kv += tm;
         else
