@@ -382,6 +382,15 @@ TEST_CASE("A deployment below capacity: a prefill pool idles, a decode pool runs
     CHECK(once["workload"]["mean_load"] == 0.7);
     CHECK(toJson(parseScenario(once, "roundtrip")) == once);
     CHECK_FALSE(toJson(toyServing())["workload"].contains("mean_load")); // 1: not written
+    // The latency-throughput curve sweeps the concurrency itself: a load only picks its point
+    // (batch 4 of 8 here), which lies on the saturated curve.
+    const auto saturated = latencyThroughputCurve(toyServing(), 16);
+    const auto halfLoad = latencyThroughputCurve(toyServing({{"workload.mean_load", 0.5}}), 16);
+    REQUIRE(halfLoad.size() == saturated.size()); // 4 and 8 are powers of two: no extra point
+    for (std::size_t i = 0; i < halfLoad.size(); ++i) {
+        CHECK(halfLoad[i].batch == saturated[i].batch);
+        CHECK(halfLoad[i].tpotS == saturated[i].tpotS);
+    }
 }
 
 TEST_CASE("Prefill and decode pools balanced for the request mix, by hand on the toy") {

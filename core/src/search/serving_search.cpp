@@ -30,6 +30,7 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
     s.workload.inference.ttftObjectiveS = 0;
     s.workload.inference.tpotObjectiveS = 0;
     s.workload.inference.requests = 0; // each point a steady state, not a finite benchmark
+    s.workload.inference.meanLoad = 1; // the sweep sets the concurrency; a load picks a point
     const Result autoFit = evaluate(s);
     if (maxBatch <= 0) maxBatch = std::max(2, 2 * autoFit.inference.maxBatchThatFits);
     std::vector<int> batches;

@@ -61,6 +61,9 @@ struct Serving : WeightSet {
     /// FLOPs to this GPU's heads' keys and values, log2 of them (its GEMM-efficiency key), and
     /// the 16-bit keys and values it writes and the attention reads back. 0 when absorbed.
     double mlaUpFlopsPerKey = 0, mlaUpLog2FlopsPerKey = 0, mlaExpandedBytesPerKey = 0;
+    /// The attention core's FLOPs per score: prefill's at the heads' dimensions, 2·(d_qk + d_v);
+    /// decode's the same, except absorbed MLA's over the latent, 2·(2·d_c + d_rope).
+    double prefillFlopsPerScore = 0, decodeFlopsPerScore = 0;
     /// An offloaded prefix cache (workload prefix_cache_tier host): one prompt's hits' KV
     /// loaded into this GPU (its layers' share, seconds; 0 when the hits stay in its memory).
     double prefixLoadS = 0;
@@ -110,7 +113,7 @@ struct Serving : WeightSet {
         twoBatch = s.strategy.moeA2aOverlap && m.isMoe();
         localExperts = double(m.moe.experts + s.strategy.redundantExperts) / s.strategy.ep;
         if (m.isMoe()) logUntouched = std::log1p(-1.0 / localExperts);
-        if (m.mla && in.mlaDecode == MlaDecode::Expanded) setExpandedMla(m);
+        setAttentionForms(m, in.mlaDecode);
 
         // The fullest stage: the MoE layers (where present) are its heavier layers.
         moeLayers = std::min(layers, double(m.moeLayerCount()));
@@ -153,8 +156,15 @@ struct Serving : WeightSet {
         kvTransfer = kvTransferTimeS();
     }
 
-    /// Expanded MLA decode's per-key costs: W_UK and W_UV, d_c → (heads ÷ TP) × (d_nope + d_v).
-    void setExpandedMla(const Model& m) {
+    /// The attention core's FLOPs per score in prefill and decode, and for expanded MLA decode
+    /// its per-key costs: W_UK and W_UV, d_c → (heads ÷ TP) × (d_nope + d_v).
+    void setAttentionForms(const Model& m, MlaDecode form) {
+        prefillFlopsPerScore = decodeFlopsPerScore = attentionFlopsPerScore(m);
+        if (!m.mla) return;
+        if (form == MlaDecode::Absorbed) {
+            decodeFlopsPerScore = 2.0 * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim);
+            return;
+        }
         const double n = m.heads / t * double(m.mlaShape.qkNopeDim + m.mlaShape.vHeadDim);
         mlaUpFlopsPerKey = 2 * n * double(m.mlaShape.kvLoraRank);
         mlaUpLog2FlopsPerKey = std::log2(mlaUpFlopsPerKey);
@@ -234,6 +244,16 @@ struct Serving : WeightSet {
         c.overhead += overheadS;
     }
 
+    /// Expanded MLA decode (workload mla_decode): each sequence's cached latents, `keys` of
+    /// them, up-projected once a step in one GEMM of that many rows, and the keys and values it
+    /// writes read back by the attention. Out of line: the absorbed default never calls it.
+    [[gnu::noinline]] void expandedMlaDecode(double keys, double& computeS, double& memoryS) const {
+        computeS += keys * mlaUpFlopsPerKey /
+                    (peak16 * gpu.calibration.gemmEfficiency.atLog2(std::log2(keys) +
+                                                                    mlaUpLog2FlopsPerKey));
+        memoryS += keys * mlaExpandedBytesPerKey / (bw * etaMem);
+    }
+
     /// The attention half of a layer for `rows` tokens, each attending `context` keys.
     Costs attention(const Rows& M, double context, bool decode, double ov) const {
         Costs c;
@@ -247,24 +267,13 @@ struct Serving : WeightSet {
         // a causal flash-attention pass.
         const double heads = m.heads / t;
         const double scores = rows * context * heads; // one softmax exponential each
-        // Absorbed MLA decode attends the latent itself: a 'key' of d_c + d_rope and a 'value'
-        // of d_c per score; expanded, the heads' own (prefill always runs that form).
-        const bool expanded = mlaUpFlopsPerKey > 0;
-        const double attnFlops =
-            decode && m.mla && !expanded
-                ? 2 * scores * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim)
-                : scores * attentionFlopsPerScore(m);
+        // Absorbed MLA decode attends the latent itself (a 'key' of d_c + d_rope and a 'value'
+        // of d_c per score); expanded, and prefill always, the heads' own.
+        const double attnFlops = scores * (decode ? decodeFlopsPerScore : prefillFlopsPerScore);
         double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores);
         double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
-        if (decode && expanded) {
-            // Each sequence's cached latents, up-projected once a step (one GEMM of that many
-            // rows), the keys and values written out and read back by the attention.
-            const double keys = rows / verifyRows * context;
-            tc += keys * mlaUpFlopsPerKey /
-                  (peak16 * gpu.calibration.gemmEfficiency.atLog2(std::log2(keys) +
-                                                                  mlaUpLog2FlopsPerKey));
-            tm += keys * mlaExpandedBytesPerKey / (bw * etaMem);
-        }
+        if (decode && mlaUpFlopsPerKey > 0)
+            expandedMlaDecode(rows / verifyRows * context, tc, tm);
         if (tm >= tc)
             c.kv += tm;
         else
