@@ -364,6 +364,28 @@ TEST_CASE("Validation files: impossible measurements and degrees are errors nami
                Contains("collective.bytes: the message size must be a positive number"));
 }
 
+TEST_CASE("A serving case without request lengths is skipped naming the file, the case and the fix") {
+    // The shared public.json leaves the DeepSeek-V3/R1 production rows' lengths null (issue #29
+    // asks for them to be derived from the source); the skip had named "<input>" for the file.
+    nlohmann::json doc = readJsonFile(MADMAX_PUBLIC_DATASET);
+    std::size_t index = 0;
+    for (std::size_t i = 0; i < doc["cases"].size(); ++i)
+        if (doc["cases"][i]["id"] == "deepseek-v3r1-serving-h800-decode") index = i;
+    REQUIRE(index > 0);
+    doc["cases"][index]["inference"]["input_tokens"] = nullptr;
+    doc["cases"][index]["inference"]["output_tokens"] = nullptr;
+    const ValidationReport r = runValidation(doc, PresetLibrary::builtin(), "v.json");
+    const auto c = std::find_if(r.cases.begin(), r.cases.end(), [](const CaseOutcome& o) {
+        return o.id == "deepseek-v3r1-serving-h800-decode";
+    });
+    REQUIRE(c != r.cases.end());
+    CHECK_FALSE(c->predicted);
+    CHECK_THAT(c->skipped, Contains("v.json: case deepseek-v3r1-serving-h800-decode: "
+                                    "inference.output_tokens") &&
+                               Contains("give inference.input_tokens and output_tokens") &&
+                               !Contains("<input>"));
+}
+
 TEST_CASE("Search and sweep files that are not JSON objects are bad input (found by fuzzing)") {
     // libFuzzer's first finding: a file holding the number 7 ended in an uncaught type_error.
     CHECK_THROWS_AS(searchFromJson(nlohmann::json(7), "r.json"), InputError);

@@ -426,7 +426,11 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
             if (a.value("metric", "") == "samples_per_s") samples = a.value("value", 0.0);
         }
         if (tokens <= 0 || samples <= 0)
-            throw InputError("", "inference.output_tokens", "request lengths are not published");
+            throw InputError("", casePath(c, "inference.output_tokens"),
+                             "request lengths are not published: give inference.input_tokens "
+                             "and output_tokens (derived from the source, said in the case's "
+                             "notes), or the measured output_tokens_per_s and samples_per_s "
+                             "they follow from");
         if (!(tokens / samples < double(1 << 24)))
             throw InputError("", "measured", "tokens per request beyond 16M: not a serving run");
         const int mean = int(std::lround(tokens / samples));

@@ -345,7 +345,9 @@ CaseOutcome predictCase(const json& c, std::size_t i, const PresetLibrary& lib,
             o.skipped = "kind " + o.kind + " is not modelled";
         }
     } catch (const InputError& e) {
-        o.skipped = std::string("cannot be expressed: ") + e.what();
+        // The case's readers name its field; the file is this one when they leave it out.
+        o.skipped = std::string("cannot be expressed: ") +
+                    (e.file().empty() ? InputError(file, e.path(), e.message()).what() : e.what());
     } catch (const json::exception& e) {
         o.skipped = std::string("malformed case: ") + e.what();
     }
