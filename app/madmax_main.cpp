@@ -51,11 +51,11 @@ void evaluateSeedFiles(const EvaluateCommandOptions& o) {
                                {"--system-cfg", &o.systemCfg},
                                {"--task-cfg", &o.taskCfg}})
         if (value->empty())
-            throw InputError("", flag,
+            throw InputError("command line", flag,
                              "the seed's files come as three: --model-cfg, --system-cfg "
                              "and --task-cfg");
     if (!o.sets.empty())
-        throw InputError("", "--set", "does not apply to the seed's files; edit them");
+        throw InputError("command line", "--set", "does not apply to the seed's files; edit them");
     const seed::Model m = seed::parseModel(seed::loadFile("models", o.modelCfg), o.modelCfg);
     const seed::System sys = seed::parseSystem(seed::loadFile("systems", o.systemCfg), o.systemCfg);
     const seed::Task t = seed::parseTask(seed::loadFile("tasks", o.taskCfg), o.taskCfg);
@@ -210,7 +210,7 @@ void addCalibrateCommand(CLI::App& app) {
             in.steps = readJsonFile(o->steps);
             in.stepsFile = o->steps;
         }
-        if (auto why = explainBadFileId(o->id)) throw InputError("", "--id", *why); // file_io.hpp
+        if (auto why = explainBadFileId(o->id)) throw InputError("command line", "--id", *why); // file_io.hpp
         const CalibrationReport r = calibrate(o->gpu, system, in, o->id);
         const std::string out = o->out.empty() ? o->id + ".json" : o->out;
         std::error_code ec;

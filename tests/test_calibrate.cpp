@@ -178,7 +178,7 @@ TEST_CASE("madmax calibrate writes a new preset, never over a file without --for
     std::string idErr;
     CHECK(test::runCli("calibrate --gpu h100-sxm5-80gb --nccl " + nccl + " --id ../../x", nullptr,
                        &idErr) == 2);
-    CHECK_THAT(idErr, Contains("--id") && Contains("plain file name"));
+    CHECK_THAT(idErr, Contains("command line: --id") && Contains("plain file name"));
     // The calibrated GPU, used by a scenario: a slower NVLink makes the default step slower.
     std::string a, b;
     REQUIRE(test::runCli("evaluate default --json", &a) == 0);
