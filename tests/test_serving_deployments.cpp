@@ -338,7 +338,7 @@ TEST_CASE("Serving deployment fields: each bad value names its field") {
 
 TEST_CASE("A deployment below capacity: a prefill pool idles, a decode pool runs a smaller batch") {
     // Mean load 0.5 (workload.mean_load): a prefill pool is busy half the time, so its prompt
-    // tokens per second halve while each pass, and so TTFT, stays as it is at capacity.
+    // tokens per second halve while each pass stays as it is at capacity.
     const test::Edits pool = {{"workload.phase", "prefill"}};
     test::Edits halfPool = pool;
     halfPool.push_back({"workload.mean_load", 0.5});
@@ -346,8 +346,27 @@ TEST_CASE("A deployment below capacity: a prefill pool idles, a decode pool runs
     CHECK(half.inference.inputTokensPerS == Approx(full.inference.inputTokensPerS / 2));
     CHECK(half.tokensPerS == half.inference.inputTokensPerS);
     CHECK(half.inference.requestsPerS == Approx(full.inference.requestsPerS / 2));
-    CHECK(half.inference.ttftS == full.inference.ttftS);
     CHECK(half.stepTimeS == full.stepTimeS);
+    // Its prompts queue for it: an M/D/1 queue of service s = pass ÷ prompts (8,192-token
+    // passes of 1,000-token prompts: 8.192 a pass), mean wait ρ·s / (2(1 − ρ)) = s/2 at 0.5.
+    const double s = full.stepTimeS / 8.192;
+    CHECK(half.inference.prefillQueueS == Approx(s / 2));
+    CHECK(half.inference.ttftS == Approx(full.inference.ttftS + s / 2));
+    CHECK(full.inference.prefillQueueS == 0.0); // saturated: the service alone, as offline
+    CHECK(half.inference.poolLoad == 0.5);
+    // Server mode with a TTFT objective D above the service: the load where the wait fits,
+    // ρ = 2D / (s + 2D); here D = s, so ρ = 2/3 and the wait is exactly D.
+    test::Edits server = pool;
+    server.push_back({"workload.mode", "server"});
+    server.push_back({"workload.ttft_objective_s", full.inference.ttftS + s});
+    const Result capped = evaluate(toyServing(server));
+    CHECK(capped.inference.poolLoad == Approx(2.0 / 3.0));
+    CHECK(capped.inference.ttftS == Approx(full.inference.ttftS + s));
+    CHECK(capped.inference.inputTokensPerS == Approx(full.inference.inputTokensPerS * 2 / 3));
+    CHECK(capped.inference.meetsObjectives);
+    // An objective below the service itself is not met at any load.
+    server.back() = {"workload.ttft_objective_s", full.inference.ttftS / 2};
+    CHECK_FALSE(evaluate(toyServing(server)).inference.meetsObjectives);
     CHECK(half.modelTflopsPerGpu == Approx(full.modelTflopsPerGpu / 2));
     // Cost per token doubles: the idle GPUs are paid for (servingCost's formula, above).
     // A decode pool at 0.5 of batch 8 holds 4 sequences: exactly the batch-4 pool's figures.

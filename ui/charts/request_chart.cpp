@@ -64,9 +64,12 @@ std::vector<RequestSegment> requestSegments(const Result& r, ServingPhase phase,
     const Result* decode = phase == ServingPhase::Decode ? &r : pairs ? other : nullptr;
     double t = 0;
     if (prefill) {
-        const double prompt = promptS(*prefill, ServingPhase::Prefill);
-        add(kPrefillLane, kParts[2], 0, prompt);
-        t = prompt;
+        // Below capacity the prompt first waits for the pool (its queue), then runs.
+        const double queue = prefill->inference.prefillQueueS;
+        const double prompt = promptS(*prefill, ServingPhase::Prefill) - queue;
+        add(kPrefillLane, kParts[1], 0, queue);
+        add(kPrefillLane, kParts[2], queue, prompt);
+        t = queue + prompt;
     }
     // The KV cache leaves the prefill pool (its own transfer time) or, with no prefill pool
     // known, arrives at the decode pool.

@@ -125,7 +125,11 @@ std::string prefillPoolLines(const Result& r) {
            fmt(" (%.1f per GPU, prefix-cache hits included), ", r.tokensPerSPerGpu) +
            fmt("%.2f requests/s\n", ir.requestsPerS) + "One pass of " +
            std::to_string(ir.batch) + " prompts: " + formatSeconds(r.stepTimeS) + ", of which " +
-           formatSeconds(r.exposedCommS) + " communication or KV sending\n";
+           formatSeconds(r.exposedCommS) + " communication or KV sending\n" +
+           (ir.poolLoad < 1 ? fmt("Load                 %.1f%% of capacity: ", 100 * ir.poolLoad) +
+                                  formatSeconds(ir.prefillQueueS) +
+                                  " of TTFT waiting for the pool (M/D/1)\n"
+                            : std::string());
 }
 
 /// Both sides of the decode rooflines, so a side that did not bind still shows.

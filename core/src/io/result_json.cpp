@@ -36,6 +36,8 @@ static json inferenceJson(const InferenceResult& i) {
                         {"kv_transfer_bytes", i.kvTransferBytes},
                         {"kv_transfer_s", i.kvTransferS},
                         {"input_tokens_per_s", i.inputTokensPerS},
+                        {"pool_load", i.poolLoad},
+                        {"prefill_queue_s", i.prefillQueueS},
                         {"dollars_per_million_tokens", i.dollarsPerMillionTokens},
                         {"joules_per_token", i.joulesPerToken},
                         {"benchmark_makespan_s", i.makespanS},

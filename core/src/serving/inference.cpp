@@ -67,6 +67,26 @@ void servingMemory(const Scenario& sc, const Serving& sv, double kvBytes, double
     mem.capacityBytes = capacity;
 }
 
+/// A prefill pool below capacity queues its prompts: they arrive as a Poisson process and a
+/// replica serves them at `prompts` per pass while busy, an M/D/1 queue of service s = pass ÷
+/// prompts, whose mean wait is ρ·s / (2(1 − ρ)) at load ρ (Pollaczek–Khinchine). In server mode
+/// a TTFT objective caps ρ where the wait still fits in it: ρ ≤ 2D / (s + 2D), D the objective
+/// less the prompt's own TTFT. At load 1 (saturation, the throughput bound) TTFT is the service
+/// alone, as offline. Sets TTFT, its queue part and the load; returns the load.
+double prefillQueue(const Scenario& sc, double passS, double prompts, InferenceResult& ir) {
+    const InferenceWorkload& in = sc.workload.inference;
+    const double s = passS / prompts;
+    double load = in.meanLoad;
+    if (in.mode == ServingMode::Server && in.ttftObjectiveS > 0) {
+        const double slack = in.ttftObjectiveS - ir.ttftS;
+        if (slack > 0) load = std::min(load, 2 * slack / (s + 2 * slack));
+    }
+    ir.prefillQueueS = load < 1 ? load * s / (2 * (1 - load)) : 0.0;
+    ir.ttftS += ir.prefillQueueS;
+    ir.poolLoad = load;
+    return load;
+}
+
 /// A prefill pool (disaggregation): each replica runs chunks of prompts back to back, and each
 /// prompt's KV cache leaves for the decode pool over the scale-out network while the next chunk
 /// computes, so a pass lasts the longer of the two. Throughput is prompt tokens per second,
@@ -82,8 +102,8 @@ void prefillPool(const Scenario& sc, const Serving& sv, Result& r) {
     const double sendS = prompts * sv.kvTransferS();
     const double passS = std::max(computeS, sendS);
     const double replicas = sc.strategy.dp;
-    // Below capacity the pool is busy its mean load's share of the time, idle between passes.
-    const double load = sc.workload.inference.meanLoad;
+    // Below capacity the pool is busy its load's share of the time, idle between passes.
+    const double load = prefillQueue(sc, passS, prompts, ir);
     ir.batch = int(std::ceil(prompts));
     ir.requestsPerS = load * replicas * prompts / passS;
     ir.inputTokensPerS = ir.requestsPerS * sv.input;
