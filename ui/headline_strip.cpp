@@ -163,8 +163,13 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
 }
 
 void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
+    // A prefill pool (disaggregation) generates no tokens to pace: its throughput is prompt
+    // tokens, and it has no TPOT.
+    const bool prompts = r.inference.inputTokensPerS > 0;
     static const char* names[kTiles] = {"TTFT", "TPOT", "Output tokens/s", "Tokens/s per GPU",
                                         "Memory / GPU"};
+    static const char* poolNames[kTiles] = {"TTFT", "TPOT", "Prompt tokens/s",
+                                            "Prompt tokens/s per GPU", "Memory / GPU"};
     static const char* tips[kTiles] = {
         "Time to first token: the prompt's prefill (compute-bound) plus, on average, half an "
         "iteration of waiting.",
@@ -177,15 +182,22 @@ void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
         "capacity; red "
         "when the batch exceeds what fits."};
     const InferenceResult& i = r.inference;
+    // The throughput tiles' figures: prompt tokens for a prefill pool, generated ones otherwise.
+    auto total = [prompts](const Result& x) {
+        return prompts ? x.inference.inputTokensPerS : x.inference.outputTokensPerS;
+    };
+    auto perGpu = [prompts](const Result& x) {
+        return prompts ? x.tokensPerSPerGpu : x.inference.outputTokensPerSPerGpu;
+    };
     for (int k = 0; k < kTiles; ++k) {
-        names_[k]->setText(names[k]);
+        names_[k]->setText((prompts ? poolNames : names)[k]);
         for (QLabel* l : {names_[k], values_[k], deltas_[k]})
             l->setToolTip(tips[k]);
     }
     values_[0]->setText(QString::fromStdString(formatSeconds(i.ttftS)));
-    values_[1]->setText(QString::fromStdString(formatSeconds(i.tpotS)));
-    values_[2]->setText(compact(i.outputTokensPerS));
-    values_[3]->setText(QString::number(i.outputTokensPerSPerGpu, 'f', 0));
+    values_[1]->setText(prompts ? QString("—") : QString::fromStdString(formatSeconds(i.tpotS)));
+    values_[2]->setText(compact(total(r)));
+    values_[3]->setText(QString::number(perGpu(r), 'f', 0));
     values_[4]->setText(QString("%1 / %2 GB")
                             .arg(r.memory.totalBytes() / 1e9, 0, 'f', 1)
                             .arg(r.memory.capacityBytes / 1e9, 0, 'f', 0));
@@ -195,22 +207,28 @@ void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
     if (b && !b->isInference) {
         for (auto* d : deltas_)
             d->setText("<span style='color:gray'>baseline is a training run</span>");
+    } else if (b && (b->inference.inputTokensPerS > 0) != prompts) {
+        // A prefill pool against a pool that generates: their throughputs count other tokens.
+        for (auto* d : deltas_)
+            d->setText("<span style='color:gray'>baseline is another kind of pool</span>");
     } else if (b) {
         const InferenceResult& o = b->inference;
         const bool fits = r.memory.fits();
         deltas_[0]->setText(delta(i.ttftS, o.ttftS, false, fits));
         deltas_[1]->setText(delta(i.tpotS, o.tpotS, false, fits));
-        deltas_[2]->setText(delta(i.outputTokensPerS, o.outputTokensPerS, true, fits));
-        deltas_[3]->setText(delta(i.outputTokensPerSPerGpu, o.outputTokensPerSPerGpu, true, fits));
+        deltas_[2]->setText(delta(total(r), total(*b), true, fits));
+        deltas_[3]->setText(delta(perGpu(r), perGpu(*b), true, fits));
         deltas_[4]->setText(delta(r.memory.totalBytes(), b->memory.totalBytes(), false));
     } else {
         for (auto* d : deltas_)
             d->setText("<span style='color:gray'>no baseline pinned</span>");
-        deltas_[1]->setText(meets
-                                ? QString("<span style='color:gray'>batch %1 of %2 that fit</span>")
-                                      .arg(i.batch)
-                                      .arg(i.maxBatchThatFits)
-                                : "<span style='color:#D55E00'>objectives not met</span>");
+        deltas_[1]->setText(
+            !meets    ? QString("<span style='color:#D55E00'>objectives not met</span>")
+            : prompts ? QString("<span style='color:gray'>prefill pool: passes of %1 prompts</span>")
+                            .arg(i.batch)
+                      : QString("<span style='color:gray'>batch %1 of %2 that fit</span>")
+                            .arg(i.batch)
+                            .arg(i.maxBatchThatFits));
     }
 }
 

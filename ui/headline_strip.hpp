@@ -25,6 +25,7 @@ class HeadlineStrip : public QWidget {
     /// The text each tile shows (tests, screenshots).
     QString valueText(int tile) const { return values_[tile]->text(); }
     QString deltaText(int tile) const { return deltas_[tile]->text(); }
+    QString nameText(int tile) const { return names_[tile]->text(); }
     static constexpr int kTiles = 5;
 
   private:

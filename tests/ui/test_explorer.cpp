@@ -940,8 +940,9 @@ TEST_CASE("The serving chart follows a request across disaggregated pools") {
         REQUIRE(w.document()->setField("workload.phase", phase).isEmpty());
         REQUIRE(e.settle());
         const Result r = evaluate(w.document()->scenario());
-        double ttft = 0, kv = 0, compute = 0;
+        double ttft = 0, kv = 0, compute = 0, tpot = 0;
         for (const auto& row : w.chart("serving")->table().rows) {
+            if (row[0] == "TPOT") tpot += row[2].toDouble() / 1e3;
             if (row[0] != "TTFT") continue;
             ttft += row[2].toDouble() / 1e3;
             if (row[1].startsWith("KV transfer")) kv = row[2].toDouble() / 1e3;
@@ -952,6 +953,12 @@ TEST_CASE("The serving chart follows a request across disaggregated pools") {
         CHECK(kv == Approx(r.inference.kvTransferS).epsilon(1e-4));
         CHECK(kv > 0);
         CHECK((std::string(phase) == "decode" ? compute == 0 : compute > 0));
+        // A prefill pool paces no tokens: no TPOT bar, and its headline counts prompt tokens.
+        const bool prefill = std::string(phase) == "prefill";
+        CHECK((prefill ? tpot == 0 : tpot == Approx(r.inference.tpotS).epsilon(1e-4)));
+        CHECK(w.headline()->nameText(2) == (prefill ? "Prompt tokens/s" : "Output tokens/s"));
+        if (prefill)
+            CHECK(w.headline()->valueText(3) == QString::number(r.tokensPerSPerGpu, 'f', 0));
     }
 }
 
