@@ -165,22 +165,30 @@ void HeadlineStrip::setResults(const Result& r, const Result* b) {
 void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
     // A prefill pool (disaggregation) generates no tokens to pace: its throughput is prompt
     // tokens, and it has no TPOT.
-    const bool prompts = r.inference.inputTokensPerS > 0;
-    static const char* names[kTiles] = {"TTFT", "TPOT", "Output tokens/s", "Tokens/s per GPU",
-                                        "Memory / GPU"};
-    static const char* poolNames[kTiles] = {"TTFT", "TPOT", "Prompt tokens/s",
-                                            "Prompt tokens/s per GPU", "Memory / GPU"};
-    static const char* tips[kTiles] = {
-        "Time to first token: the prompt's prefill (compute-bound) plus, on average, half an "
-        "iteration of waiting.",
-        "Time per output token: one continuous-batching iteration (a decode step for the whole "
-        "batch plus the "
-        "prefills of newly admitted requests).",
-        "Generated tokens per second over every replica: batch × replicas / TPOT.",
-        "Output tokens/s divided by the GPU count.",
-        "Weights, KV cache (the batch's reserved contexts), activations and reserve against HBM "
-        "capacity; red "
-        "when the batch exceeds what fits."};
+    const bool prompts = r.inference.prefillPool();
+    struct TileText {
+        const char* name;
+        const char* tip;
+    };
+    static const TileText generating[kTiles] = {
+        {"TTFT", "Time to first token: the prompt's prefill (compute-bound) plus, on average, "
+                 "half an iteration of waiting."},
+        {"TPOT", "Time per output token: one continuous-batching iteration (a decode step for the "
+                 "whole batch plus the prefills of newly admitted requests)."},
+        {"Output tokens/s", "Generated tokens per second over every replica: batch × replicas / "
+                            "TPOT."},
+        {"Tokens/s per GPU", "Output tokens/s divided by the GPU count."},
+        {"Memory / GPU", "Weights, KV cache (the batch's reserved contexts), activations and "
+                         "reserve against HBM capacity; red when the batch exceeds what fits."}};
+    static const TileText promptPool[kTiles] = {
+        {"TTFT", "Time to first token in a prefill pool: the wait for the pool below capacity, "
+                 "the prompt's prefill and its KV cache's transfer to the decode pool."},
+        {"TPOT", "A prefill pool paces no output tokens: the decode pool's scenario has the TPOT."},
+        {"Prompt tokens/s", "Prompt tokens per second over every replica, prefix-cache hits "
+                            "included, at the pool's load."},
+        {"Prompt tokens/s per GPU", "Prompt tokens/s divided by the GPU count."},
+        generating[4]};
+    const TileText* tiles = prompts ? promptPool : generating;
     const InferenceResult& i = r.inference;
     // The throughput tiles' figures: prompt tokens for a prefill pool, generated ones otherwise.
     auto total = [prompts](const Result& x) {
@@ -190,9 +198,9 @@ void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
         return prompts ? x.tokensPerSPerGpu : x.inference.outputTokensPerSPerGpu;
     };
     for (int k = 0; k < kTiles; ++k) {
-        names_[k]->setText((prompts ? poolNames : names)[k]);
+        names_[k]->setText(tiles[k].name);
         for (QLabel* l : {names_[k], values_[k], deltas_[k]})
-            l->setToolTip(tips[k]);
+            l->setToolTip(tiles[k].tip);
     }
     values_[0]->setText(QString::fromStdString(formatSeconds(i.ttftS)));
     values_[1]->setText(prompts ? QString("—") : QString::fromStdString(formatSeconds(i.tpotS)));
@@ -207,7 +215,7 @@ void HeadlineStrip::setServingResults(const Result& r, const Result* b) {
     if (b && !b->isInference) {
         for (auto* d : deltas_)
             d->setText("<span style='color:gray'>baseline is a training run</span>");
-    } else if (b && (b->inference.inputTokensPerS > 0) != prompts) {
+    } else if (b && b->inference.prefillPool() != prompts) {
         // A prefill pool against a pool that generates: their throughputs count other tokens.
         for (auto* d : deltas_)
             d->setText("<span style='color:gray'>baseline is another kind of pool</span>");

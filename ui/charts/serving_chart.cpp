@@ -21,7 +21,7 @@ const Component kColours[] = {Component::Weights,   Component::KvCache, Componen
 std::vector<double> tpotParts(const Result& r) {
     const auto& i = r.inference;
     // A prefill pool paces no tokens: no TPOT bar (its round's figures are not its own).
-    if (!(i.tpotS > 0)) return std::vector<double>(std::size(kParts), 0.0);
+    if (i.prefillPool()) return std::vector<double>(std::size(kParts), 0.0);
     const double a2a = r.commTime(ParallelDim::EP, Collective::AllToAll).serializedS;
     return {i.decodeWeightReadS,
             i.decodeKvReadS,

@@ -136,6 +136,9 @@ struct InferenceResult {
     double makespanS = 0;
     int waves = 0;
     double inputTokensPerS = 0; ///< prefill pool: prompt tokens per second, cache hits included
+    /// A prefill pool's result: its throughput is prompt tokens and it paces no output tokens
+    /// (no TPOT; its round's figures are not its own).
+    bool prefillPool() const { return inputTokensPerS > 0; }
     /// Prefill pool: the share of its capacity it runs at (workload mean_load, or less where a
     /// server-mode TTFT objective caps it), and of TTFT the mean wait for the pool at that load.
     double poolLoad = 1, prefillQueueS = 0;
