@@ -243,6 +243,43 @@ TEST_CASE("MoE invariants: imbalance, EP and expert memory, a one-expert MoE is 
     CHECK(capped.moe.routedCopiesPerGpu == Approx(1.2 * balanced.moe.routedCopiesPerGpu));
     CHECK(balanced.moe.tokenDropRate == 0.0);
 
+    // Without EP every GPU holds every expert: an imbalance moves copies between its experts,
+    // not between GPUs, so the GPU carries the mean (training and serving alike); a capacity
+    // factor still drops its 2.5% (the spread above): 0.975 of the mean.
+    {
+        const auto ep1 = [](double imbalance, double capacity) {
+            return toyMoe({{"strategy.ep", 1},
+                           {"model.moe.experts", 16},
+                           {"model.moe.load_imbalance", imbalance},
+                           {"model.moe.capacity_factor", capacity}});
+        };
+        const Result even = evaluate(ep1(1.0, 0.0));
+        CHECK(evaluate(ep1(1.3, 0.0)).stepTimeS == Approx(even.stepTimeS).epsilon(1e-12));
+        CHECK(evaluate(ep1(1.3, 0.0)).moe.routedCopiesPerGpu ==
+              Approx(even.moe.routedCopiesPerGpu).epsilon(1e-12));
+        CHECK(evaluate(ep1(1.4, 1.2)).moe.routedCopiesPerGpu ==
+              Approx(0.975 * even.moe.routedCopiesPerGpu));
+        json serve = kToyMoe;
+        serve["workload"] = {{"kind", "inference"}, {"input_tokens", 1000},
+                             {"output_tokens", 100}, {"batch", 8}, {"precision", "bf16"}};
+        serve["gpus"] = 8;
+        serve["strategy"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 1}};
+        const Result evenServe = evaluate(parseScenario(serve, "serve"));
+        serve["model"]["moe"]["load_imbalance"] = 1.3;
+        const Result skewedServe = evaluate(parseScenario(serve, "serve"));
+        CHECK(skewedServe.inference.tpotS == Approx(evenServe.inference.tpotS).epsilon(1e-12));
+        CHECK(skewedServe.inference.ttftS == Approx(evenServe.inference.ttftS).epsilon(1e-12));
+        // Over an EP group the critical GPU carries it: serving slows.
+        serve["gpus"] = 8;
+        serve["strategy"]["ep"] = 8;
+        const Result epEven = [&] {
+            json e = serve;
+            e["model"]["moe"]["load_imbalance"] = 1.0;
+            return evaluate(parseScenario(e, "serve"));
+        }();
+        CHECK(evaluate(parseScenario(serve, "serve")).inference.tpotS > epEven.inference.tpotS);
+    }
+
     // More EP never increases a GPU's expert memory (experts split E / EP ways).
     double previous = 1e300;
     for (int ep : {1, 2, 4, 8, 16}) {

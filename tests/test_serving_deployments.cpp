@@ -3,6 +3,7 @@
 // the toy and on the built-in serving presets.
 #include "test_support.hpp"
 
+#include "madmax/presets.hpp"
 #include "madmax/report.hpp"
 #include "madmax/scenario_io.hpp"
 #include "madmax/serving.hpp"
@@ -200,6 +201,47 @@ TEST_CASE("A decode round shows both sides of each roofline") {
     CHECK(r.inference.decodeGemmSideS > 0.0);
     CHECK_THAT(formatReport(test::preset("serve-deepseek-v3-16xh200"), r),
                Contains("attention reads KV"));
+}
+
+TEST_CASE("Absorbed MLA decode runs its own kernel's efficiencies (FlashMLA's on Hopper)") {
+    // calibration mla_decode_efficiency and mla_decode_memory_efficiency: the absorbed MLA
+    // decode attention's share of the 16-bit peak and of HBM bandwidth. The H200 preset gives
+    // neither, so they are its fused attention's (0.5) and decode's own; halving both doubles
+    // both sides of the attention's roofline and nothing else.
+    const Scenario h200 = test::preset("serve-deepseek-v3-16xh200");
+    const ComputeCalibration& cal = h200.system.gpu.calibration;
+    CHECK(cal.mlaDecodeEfficiency == cal.attentionEfficiency);
+    CHECK(cal.mlaDecodeMemoryEfficiency == cal.decodeMemoryEfficiency);
+    const Result base = evaluate(h200);
+    const Result half = evaluate(test::preset(
+        "serve-deepseek-v3-16xh200",
+        {"system.gpu.calibration.mla_decode_efficiency=" + std::to_string(cal.attentionEfficiency / 2),
+         "system.gpu.calibration.mla_decode_memory_efficiency=" +
+             std::to_string(cal.decodeMemoryEfficiency / 2)}));
+    CHECK(half.inference.decodeAttentionSideS ==
+          Approx(2 * base.inference.decodeAttentionSideS).epsilon(1e-9));
+    CHECK(half.inference.decodeKvSideS == Approx(2 * base.inference.decodeKvSideS).epsilon(1e-9));
+    CHECK(half.inference.decodeWeightSideS == base.inference.decodeWeightSideS);
+    CHECK(half.inference.tpotS > base.inference.tpotS);
+    // A prefill pool attends the heads' own way, in the fused kernel: untouched.
+    const std::string prefill = "workload.phase=\"prefill\"";
+    const std::vector<std::string> slowPrefill = {
+        prefill, "system.gpu.calibration.mla_decode_efficiency=0.01"};
+    CHECK(evaluate(test::preset("serve-deepseek-v3-16xh200", slowPrefill)).tokensPerS ==
+          evaluate(test::preset("serve-deepseek-v3-16xh200", {prefill})).tokensPerS);
+    // H800 and H100 carry FlashMLA's release figures on H800 SXM5 (README at b31bfe7): 580
+    // TFLOP/s compute-bound, 3,000 GB/s memory-bound, over 989 TFLOP/s and 3.35 TB/s.
+    for (const char* gpu : {"h800-sxm5-80gb", "h100-sxm5-80gb"}) {
+        const Preset* found = PresetLibrary::builtin().find(PresetKind::Gpu, gpu);
+        REQUIRE(found);
+        const Gpu g = parseGpu(found->json, found->origin, "gpu");
+        CHECK(g.calibration.mlaDecodeEfficiency == Approx(580.0 / 989.0).epsilon(2e-3));
+        CHECK(g.calibration.mlaDecodeMemoryEfficiency == Approx(3000.0 / 3350.0).epsilon(2e-3));
+    }
+    // A model without MLA never reads them.
+    const std::vector<std::string> low = {"system.gpu.calibration.mla_decode_efficiency=0.01"};
+    CHECK(evaluate(test::preset("serve-llama2-70b-8xh100-offline", low)).inference.tpotS ==
+          evaluate(test::preset("serve-llama2-70b-8xh100-offline")).inference.tpotS);
 }
 
 TEST_CASE("MLA decode absorbed or expanded: the expanded form's up-projection and K/V by hand") {

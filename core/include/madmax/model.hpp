@@ -48,9 +48,23 @@ struct MoeShape {
     /// The gated activation's inputs are clamped first (GPT-OSS `swiglu_limit` 7: gate ≤ c,
     /// linear within ±c); 0 = no clamp.
     double gluClamp = 0;
-    /// The critical rank's load, × the mean: the imbalance, capped by the capacity factor
-    /// (dropless routing caps nothing). Training, serving and memory all read this one.
-    double criticalLoad() const {
+    /// Share of routed token copies the capacity factor drops: expert loads spread evenly
+    /// between (2 − I) and I times the mean (mean 1, max I = the load imbalance); an expert over
+    /// the capacity factor C drops its excess, ∫ max(0, x − C) over that spread, which is
+    /// (I − C)² / (4(I − 1)) when 2 − I ≤ C < I. 0 when dropless or balanced.
+    double dropShare() const {
+        const double I = loadImbalance, C = capacityFactor;
+        if (C <= 0 || I <= C || I <= 1.0) return 0.0;
+        if (C >= 2.0 - I) return (I - C) * (I - C) / (4.0 * (I - 1.0));
+        return 1.0 - C; // every expert over capacity (only when C < 1, which parsing refuses)
+    }
+    /// The critical rank's routed load, × the mean, over an EP group of `ep` GPUs: the
+    /// imbalance, capped by the capacity factor (dropless routing caps nothing). Without EP
+    /// (ep 1) every GPU holds every expert and carries the mean, less what the capacity drops:
+    /// the imbalance moves copies between its experts, not between GPUs. Training, serving and
+    /// memory all read this one.
+    double criticalLoad(int ep) const {
+        if (ep <= 1) return 1.0 - dropShare();
         return capacityFactor > 0 && capacityFactor < loadImbalance ? capacityFactor
                                                                     : loadImbalance;
     }

@@ -22,6 +22,11 @@ struct ComputeCalibration {
     double lowPrecisionGemmScale = 1.0;
     /// Serving: fraction of HBM bandwidth that decode reaches (weight and paged-KV reads).
     double decodeMemoryEfficiency = 0.8;
+    /// Serving: absorbed MLA decode attention (its own kernel, FlashMLA, which attends the
+    /// cached latent), as a fraction of the 16-bit peak and of HBM bandwidth. When a GPU's
+    /// calibration does not give them, the fused attention's and decode's own.
+    double mlaDecodeEfficiency = 0.5;
+    double mlaDecodeMemoryEfficiency = 0.8;
     /// Serving: fixed cost per kernel in a decode step (CUDA graphs make it small).
     double decodeKernelOverheadS = 1.5e-6;
     /// Serving: fraction of the memory left after weights that the engine gives the KV cache.

@@ -137,6 +137,8 @@ json toJson(const Gpu& g) {
           {"kernel_launch_us", c.kernelLaunchS * 1e6},
           {"low_precision_gemm_scale", c.lowPrecisionGemmScale},
           {"decode_memory_efficiency", c.decodeMemoryEfficiency},
+          {"mla_decode_efficiency", c.mlaDecodeEfficiency},
+          {"mla_decode_memory_efficiency", c.mlaDecodeMemoryEfficiency},
           {"decode_kernel_overhead_us", c.decodeKernelOverheadS * 1e6},
           {"kv_cache_fraction", c.kvCacheFraction},
           {"host_op_us", std::round(c.hostOpS * 1e12) / 1e6},

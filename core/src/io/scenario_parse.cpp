@@ -123,6 +123,10 @@ Gpu parseGpu(const json& j, const std::string& file, const std::string& path) {
         cal.lowPrecisionGemmScale = c.number("low_precision_gemm_scale", kMinEfficiency, 1, 1.0);
         cal.decodeMemoryEfficiency =
             c.number("decode_memory_efficiency", kMinEfficiency, 1, cal.memoryEfficiency);
+        cal.mlaDecodeEfficiency =
+            c.number("mla_decode_efficiency", kMinEfficiency, 1, cal.attentionEfficiency);
+        cal.mlaDecodeMemoryEfficiency = c.number("mla_decode_memory_efficiency", kMinEfficiency,
+                                                 1, cal.decodeMemoryEfficiency);
         cal.decodeKernelOverheadS = c.number("decode_kernel_overhead_us", 0, 1e4, 1.5) * 1e-6;
         cal.kvCacheFraction = c.number("kv_cache_fraction", kMinEfficiency, 1, 0.9);
         cal.allToAllOverheadS = c.number("all_to_all_overhead_us", 0, 1e5, 25.0) * 1e-6;

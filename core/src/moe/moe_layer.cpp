@@ -82,7 +82,7 @@ void moeCollectives(const Scenario& s, const Shape& sh, const Groups& g, MoeLaye
     const Strategy& st = s.strategy;
     const MoeShape& moe = m.moe;
     const double act = 2.0;
-    const double load = moe.criticalLoad();
+    const double load = moe.criticalLoad(st.ep);
     MoeA2aRequest req = moeA2aRequestFor(moe, st, s.system.gpu.calibration);
     req.tokens = sh.moeSend * load;
     // FP8 dispatch: one byte per element plus an fp32 scale per 128 (DeepEP).
@@ -253,13 +253,7 @@ void moeSummary(const Scenario& s, const Shape& sh, const MoeLayerCosts& c, Resu
 namespace madmax {
 
 double tokenDropRate(const MoeShape& moe) {
-    // Expert loads spread evenly between 2 − I and I times the mean (mean 1, max I = the load
-    // imbalance); an expert over the capacity factor C drops its excess: the dropped share is
-    // ∫ max(0, x − C) over that spread, (I − C)² / (4(I − 1)) when 2 − I ≤ C < I.
-    const double I = moe.loadImbalance, C = moe.capacityFactor;
-    if (C <= 0 || I <= C || I <= 1.0) return 0.0;
-    if (C >= 2.0 - I) return (I - C) * (I - C) / (4.0 * (I - 1.0));
-    return 1.0 - C; // every expert over capacity (only when C < 1, which parsing refuses)
+    return moe.dropShare();
 }
 
 } // namespace madmax

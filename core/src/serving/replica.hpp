@@ -61,11 +61,12 @@ struct Serving : WeightSet {
     /// FLOPs to this GPU's heads' keys and values, log2 of them (its GEMM-efficiency key), and
     /// the 16-bit keys and values it writes and the attention reads back. 0 when absorbed.
     double mlaUpFlopsPerKey = 0, mlaUpLog2FlopsPerKey = 0, mlaExpandedBytesPerKey = 0;
-    /// The attention core's FLOPs per score: prefill's at the heads' dimensions, 2·(d_qk + d_v);
-    /// decode's the same, except absorbed MLA's over the latent, 2·(2·d_c + d_rope).
+    /// The attention core's FLOPs per score: prefill's 2·(d_qk + d_v); decode's the same, except
+    /// absorbed MLA's over the latent, 2·(2·d_c + d_rope), in its own kernel (calibration
+    /// mla_decode_*, FlashMLA's): its time over the fused kernel's, its KV reads' efficiency.
     double prefillFlopsPerScore = 0, decodeFlopsPerScore = 0;
-    /// An offloaded prefix cache (workload prefix_cache_tier host): one prompt's hits' KV
-    /// loaded into this GPU (its layers' share, seconds; 0 when the hits stay in its memory).
+    double decodeAttentionScale = 1, decodeKvEfficiency = 0;
+    /// Offloaded prefix cache (prefix_cache_tier host): a prompt's hits' KV loaded here, s.
     double prefixLoadS = 0;
     double promptLoadWaitS = 0; ///< of promptS: the prompt waiting on that load (not hidden)
     Costs promptStage; ///< one prompt's prefill through the fullest stage (set last)
@@ -135,16 +136,10 @@ struct Serving : WeightSet {
         // E[o²]/(2E[o]) generated tokens per sequence.
         const double reserveOut = output;
         double residentOut = (output + 1) / 2;
-        switch (in.outputDistribution) {
-        case LengthDistribution::Fixed:
-            break;
-        case LengthDistribution::Uniform:
-            residentOut = 2.0 / 3.0 * output;
-            break; // o ~ U[0, 2·mean]
-        case LengthDistribution::Exponential:
+        if (in.outputDistribution == LengthDistribution::Uniform)
+            residentOut = 2.0 / 3.0 * output; // o ~ U[0, 2·mean]
+        else if (in.outputDistribution == LengthDistribution::Exponential)
             residentOut = output;
-            break;
-        }
         reservedContext = input + reserveOut;
         residentContext = input + residentOut;
         prefixLoadS = prefixHitsLoadS();
@@ -160,9 +155,13 @@ struct Serving : WeightSet {
     /// its per-key costs: W_UK and W_UV, d_c → (heads ÷ TP) × (d_nope + d_v).
     void setAttentionForms(const Model& m, MlaDecode form) {
         prefillFlopsPerScore = decodeFlopsPerScore = attentionFlopsPerScore(m);
+        decodeKvEfficiency = etaMem;
         if (!m.mla) return;
         if (form == MlaDecode::Absorbed) {
             decodeFlopsPerScore = 2.0 * double(2 * m.mlaShape.kvLoraRank + m.mlaShape.qkRopeDim);
+            const ComputeCalibration& cal = gpu.calibration;
+            decodeAttentionScale = cal.attentionEfficiency / cal.mlaDecodeEfficiency;
+            decodeKvEfficiency = cal.mlaDecodeMemoryEfficiency;
             return;
         }
         const double n = m.heads / t * double(m.mlaShape.qkNopeDim + m.mlaShape.vHeadDim);
@@ -270,8 +269,9 @@ struct Serving : WeightSet {
         // Absorbed MLA decode attends the latent itself (a 'key' of d_c + d_rope and a 'value'
         // of d_c per score); expanded, and prefill always, the heads' own.
         const double attnFlops = scores * (decode ? decodeFlopsPerScore : prefillFlopsPerScore);
-        double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores);
-        double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * etaMem) : 0.0;
+        double tc = detail::attentionComputeS(gpu, peak16, attnFlops, scores) *
+                    (decode ? decodeAttentionScale : 1.0);
+        double tm = decode ? rows * context * 2 * kvDim * kvB / (bw * decodeKvEfficiency) : 0.0;
         if (decode && mlaUpFlopsPerKey > 0)
             expandedMlaDecode(rows / verifyRows * context, tc, tm);
         if (tm >= tc)
@@ -293,7 +293,7 @@ struct Serving : WeightSet {
         const Strategy& st = s.strategy;
         const MoeShape& moe = m.moe;
         const double local = localExperts;
-        const double load = moe.criticalLoad();
+        const double load = moe.criticalLoad(st.ep);
         const double copies = rows * moe.topK * st.etp / t * load;
         // E_l(1 − (1 − 1/E_l)^copies) = −E_l·expm1(copies·ln(1 − 1/E_l)), ln once per replica.
         const double touched = copies > 0 ? -local * std::expm1(copies * logUntouched) : 0.0;

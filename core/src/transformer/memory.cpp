@@ -12,7 +12,7 @@ double moeRoutedCopiesPerGpu(const Model& m, const Strategy& st, double tokens) 
     // Parallel folding: the stage's tokens × k copies spread over its TP·CP·DP GPUs, each
     // expert-TP group holding its copies in full (ETP splits the width, not the tokens). The
     // critical rank takes the imbalance factor more, capped by the capacity factor.
-    return tokens * m.moe.topK * double(st.etp) / st.tp * m.moe.criticalLoad();
+    return tokens * m.moe.topK * double(st.etp) / st.tp * m.moe.criticalLoad(st.ep);
 }
 
 double layerActivationBytes(const Model& m, const Strategy& st, const Workload& w, bool moeLayer) {

@@ -192,12 +192,15 @@ json modelFor(const json& m, const PresetLibrary& lib) {
     if (m.value("arch", "dense") == "moe") {
         const json& e = m.at("moe");
         out["arch"] = "moe";
-        // Routing: every MoE row here is force-balanced (load imbalance 1.0, the default).
+        // Routing: a published imbalance is the case's; otherwise force-balanced rows and
+        // training take 1.0, the default, and serving over EP learned routing's residual
+        // (case_scenario.cpp, assumeServedImbalance).
         json moe = {{"experts", e.at("experts")},
                     {"top_k", e.at("top_k")},
                     {"expert_ffn_hidden", e.at("expert_ffn_hidden")}};
         for (const char* key :
-             {"shared_experts", "dense_layers", "moe_layer_freq", "capacity_factor"})
+             {"shared_experts", "dense_layers", "moe_layer_freq", "capacity_factor",
+              "load_imbalance"})
             if (!isNull(e, key)) moe[key] = e.at(key);
         // Expert biases and the activation's clamp are not in the tables: the model's released
         // config, through its preset.

@@ -107,14 +107,32 @@ void inferZeroStage(const json& c, const json& par, const std::string& file, jso
     }
 }
 
-/// An MoE case whose routing is not stated as force-balanced has an expert imbalance no case
-/// publishes: the EP group is taken as evenly loaded, and said (training and serving alike).
-void noteIfImbalanceAssumed(const json& c) {
+/// Whether an MoE case's routing is learned and its imbalance unpublished: not stated as
+/// force-balanced, and no model.moe.load_imbalance of its own.
+static bool imbalanceUnpublished(const json& c) {
     const json& model = c.at("model");
-    if (!model.contains("moe") || !model.at("moe").is_object() ||
-        model.at("moe").value("routing", "") != "force_balanced")
+    if (!model.contains("moe") || !model.at("moe").is_object()) return true;
+    const json& moe = model.at("moe");
+    return moe.value("routing", "") != "force_balanced" && isNull(moe, "load_imbalance");
+}
+
+/// A training MoE case whose imbalance is unpublished: the EP group is taken as evenly loaded,
+/// and said.
+void noteIfImbalanceAssumed(const json& c) {
+    if (imbalanceUnpublished(c))
         note("expert load imbalance not published: 1.0 assumed (an evenly loaded EP group; "
              "routing not stated as force-balanced)");
+}
+
+/// A serving case over an EP group whose imbalance is unpublished carries learned routing's
+/// residual imbalance (presets/frameworks/served-routing.json), said.
+static void assumeServedImbalance(const json& c, json& model) {
+    if (!imbalanceUnpublished(c)) return;
+    static const json doc = frameworkDoc("served-routing.json");
+    if (!doc.contains("load_imbalance")) return noteIfImbalanceAssumed(c);
+    model["moe"]["load_imbalance"] = doc.at("load_imbalance");
+    note("expert load imbalance not published: " + doc.at("load_imbalance").dump() +
+         " assumed for learned routing served (" + doc.at("note").get<std::string>() + ")");
 }
 
 /// The switches the row's own recipe sets (this project's extension, `recipe`): CUDA graphs,
@@ -337,7 +355,8 @@ Scenario scenarioForCase(const json& c, const PresetLibrary& lib, const std::str
 /// chunk, each as the case publishes it. Returns whether the case is one pool of a disaggregated
 /// deployment: its batch is then the mean concurrency the source implies, run as given
 /// (offline) rather than solved under server limits.
-static bool servingDeploymentForCase(const json& c, const json& inf, json& workload, json& strategy) {
+static bool servingDeploymentForCase(const json& c, const json& inf, json& model, json& workload,
+                                     json& strategy) {
     const int ep = intField(inf, "ep", 1, "inference");
     if (ep > 1) {
         strategy["ep"] = ep;
@@ -347,7 +366,7 @@ static bool servingDeploymentForCase(const json& c, const json& inf, json& workl
             strategy["moe_a2a_overlap"] = inf.at("two_batch_overlap");
         if (!isNull(inf, "redundant_experts"))
             strategy["redundant_experts"] = inf.at("redundant_experts");
-        noteIfImbalanceAssumed(c);
+        if (model.contains("moe")) assumeServedImbalance(c, model);
     }
     for (const char* key : {"prefix_cache_hit", "prefill_chunk_tokens", "draft_tokens",
                             "acceptance_rate", "requests", "mean_load"})
@@ -402,7 +421,7 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
     const json& sys = c.at("system");
     const json& inf = c.at("inference");
     const int gpus = intField(sys, "gpus", 0, "system");
-    const json model = modelFor(m, lib);
+    json model = modelFor(m, lib);
     const int tp = intField(inf, "tp", 1, "inference"), pp = intField(inf, "pp", 1, "inference");
     // Attention data parallelism: every attention-DP rank is its own engine replica.
     const int attentionDp = intField(inf, "attention_dp", 0, "inference");
@@ -455,7 +474,7 @@ Scenario inferenceScenarioForCase(const json& c, const PresetLibrary& lib,
                          : " (the run's precision)"));
     }
     json strategy = {{"tp", tp}, {"pp", pp}, {"dp", replicas}};
-    const bool pool = servingDeploymentForCase(c, inf, workload, strategy);
+    const bool pool = servingDeploymentForCase(c, inf, model, workload, strategy);
     if (!pool && inf.value("scenario", "offline") == "server") {
         // MLPerf Inference server limits for LLMs (TTFT ≤ 2 s, TPOT ≤ 200 ms), as defaults.
         workload["mode"] = "server";
