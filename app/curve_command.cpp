@@ -24,7 +24,7 @@ void addCurveCommand(CLI::App& app) {
         bool json = false;
     };
     auto o = std::make_shared<Options>();
-    auto* curve = app.add_subcommand("curve", "Serving: latency vs throughput as the batch grows");
+    auto* curve = app.add_subcommand("curve", "Serving: latency vs throughput as the batch grows (a prefill pool: as its load grows)");
     curve->add_option("scenario", o->scenario, "An inference scenario file or preset id")
         ->required();
     curve->add_option("--set", o->sets, "Override a field: path=value")->type_name("PATH=VALUE");
@@ -38,16 +38,29 @@ void addCurveCommand(CLI::App& app) {
             throw InputError(o->scenario, "workload.kind",
                              "the curve is for inference scenarios (kind \"inference\")");
         const auto pts = latencyThroughputCurve(sc);
+        const bool prefill = sc.workload.inference.phase == ServingPhase::Prefill;
         if (o->json) {
             nlohmann::json a = nlohmann::json::array();
-            for (const auto& p : pts)
-                a.push_back({{"batch", p.batch},
-                             {"ttft_s", p.ttftS},
-                             {"tpot_s", p.tpotS},
-                             {"e2e_latency_s", p.e2eS},
-                             {"output_tokens_per_s_per_gpu", p.outputTokensPerSPerGpu},
-                             {"fits", p.fits}});
+            for (const auto& p : pts) {
+                nlohmann::json row = {{"batch", p.batch},
+                                      {"ttft_s", p.ttftS},
+                                      {"tpot_s", p.tpotS},
+                                      {"e2e_latency_s", p.e2eS},
+                                      {"output_tokens_per_s_per_gpu", p.outputTokensPerSPerGpu},
+                                      {"fits", p.fits}};
+                if (prefill) {
+                    row["load"] = p.load;
+                    row["prompt_tokens_per_s_per_gpu"] = p.promptTokensPerSPerGpu;
+                }
+                a.push_back(row);
+            }
             std::cout << a.dump(2) << "\n";
+        } else if (prefill) {
+            // A prefill pool runs one pass at every load: its curve sweeps the load.
+            std::cout << " load        TTFT  prompt tok/s/GPU  memory\n";
+            for (const auto& p : pts)
+                std::printf("%5.2f  %10s  %16.1f  %s\n", p.load, formatSeconds(p.ttftS).c_str(),
+                            p.promptTokensPerSPerGpu, p.fits ? "fits" : "DOES NOT FIT");
         } else {
             std::cout << "batch        TTFT        TPOT   tok/s/GPU  memory\n";
             for (const auto& p : pts)

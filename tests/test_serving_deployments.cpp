@@ -454,6 +454,33 @@ TEST_CASE("A deployment below capacity: a prefill pool idles, a decode pool runs
     }
 }
 
+TEST_CASE("A prefill pool's curve sweeps its load: TTFT's queueing against prompt throughput") {
+    // The same pass at every load: prompt tokens/s per GPU is the load × the saturated pool's,
+    // and TTFT is the service plus the M/D/1 wait ρ·s / (2(1 − ρ)), s = pass ÷ prompts (the
+    // toy's 8,192-token passes of 1,000-token prompts). The scenario's own load is a point;
+    // the saturated load is not (its TTFT is the service alone, as offline).
+    const test::Edits pool = {{"workload.phase", "prefill"}, {"workload.mean_load", 0.66}};
+    const Result full = evaluate(toyServing({{"workload.phase", "prefill"}}));
+    const double s = full.stepTimeS / 8.192;
+    const auto curve = latencyThroughputCurve(toyServing(pool));
+    REQUIRE(curve.size() == std::size(kLoadCurve) + 1);
+    bool own = false;
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+        const CurvePoint& p = curve[i];
+        INFO(p.load);
+        CHECK(p.load < 1.0);
+        own = own || p.load == 0.66;
+        CHECK(p.promptTokensPerSPerGpu == Approx(p.load * full.tokensPerSPerGpu));
+        CHECK(p.ttftS == Approx(full.inference.ttftS + p.load * s / (2 * (1 - p.load))));
+        CHECK(p.tpotS == 0.0);
+        if (i > 0) CHECK(p.ttftS > curve[i - 1].ttftS);
+    }
+    CHECK(own);
+    // A decode pool's curve still sweeps its batch, with no prompt figure.
+    for (const CurvePoint& p : latencyThroughputCurve(toyServing({{"workload.phase", "decode"}}), 8))
+        CHECK(p.promptTokensPerSPerGpu == 0.0);
+}
+
 TEST_CASE("Prefill and decode pools balanced for the request mix, by hand on the toy") {
     // r_p, r_d: requests per second per GPU of each pool; the prefill share of the GPUs is
     // r_d / (r_p + r_d) (DistServe §4), each pool whole replicas (the toy's are one GPU).

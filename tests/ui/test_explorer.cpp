@@ -959,6 +959,21 @@ TEST_CASE("The serving chart follows a request across disaggregated pools") {
         CHECK(w.headline()->nameText(2) == (prefill ? "Prompt tokens/s" : "Output tokens/s"));
         if (prefill)
             CHECK(w.headline()->valueText(3) == QString::number(r.tokensPerSPerGpu, 'f', 0));
+        // Its curve sweeps the load, TTFT against prompt tokens/s per GPU; a decode pool's
+        // sweeps the batch.
+        const ui::ChartTable curve = w.chart("curve")->table();
+        CHECK(curve.columns.contains("load") == prefill);
+        CHECK(curve.columns.contains("tpot_ms") == !prefill);
+        CHECK(w.chart("curve")->title().startsWith(prefill ? "TTFT" : "Latency"));
+        if (prefill) {
+            REQUIRE(curve.rows.size() >= 11);
+            const int load = int(curve.columns.indexOf("load"));
+            const int ttftCol = int(curve.columns.indexOf("ttft_ms"));
+            for (int i = 1; i < curve.rows.size(); ++i) {
+                CHECK(curve.rows[i][load].toDouble() > curve.rows[i - 1][load].toDouble());
+                CHECK(curve.rows[i][ttftCol].toDouble() > curve.rows[i - 1][ttftCol].toDouble());
+            }
+        }
     }
 }
 

@@ -18,7 +18,10 @@ class CurveChart : public ExplorerChart {
   public:
     explicit CurveChart(QWidget* parent = nullptr);
     QString id() const override { return "curve"; }
-    QString title() const override { return "Latency vs throughput (batch swept)"; }
+    QString title() const override {
+        return prompts_ ? "TTFT vs prompt throughput (load swept)"
+                        : "Latency vs throughput (batch swept)";
+    }
     QString description() const override;
     void setInput(const ChartInput& in) override;
     ChartTable table() const override;
@@ -35,6 +38,7 @@ class CurveChart : public ExplorerChart {
     QScatterSeries* point_;
     std::vector<QLineSeries*> lines_;
     ChartTable table_;
+    bool prompts_ = false; ///< the current configuration is a prefill pool: its load is swept
 };
 
 } // namespace madmax::ui

@@ -15,11 +15,20 @@ struct CurvePoint {
     double ttftS = 0, tpotS = 0, e2eS = 0;
     double outputTokensPerSPerGpu = 0;
     bool fits = true;
+    double load = 1;                  ///< the pool's mean load (a prefill pool's curve sweeps it)
+    double promptTokensPerSPerGpu = 0; ///< a prefill pool's prompt tokens, cache hits included
 };
 
 /// TTFT, TPOT and throughput as the batch per replica grows (powers of two up to `maxBatch`,
-/// default: twice the largest that fits), at the scenario's other settings.
+/// default: twice the largest that fits), at the scenario's other settings. A disaggregated
+/// prefill pool runs one pass at every load, so its curve sweeps the load instead (the
+/// scenario's pass; kLoadCurve's loads and its own below 1): TTFT, the prompts' queueing included,
+/// against prompt tokens/s per GPU.
 std::vector<CurvePoint> latencyThroughputCurve(const Scenario& s, int maxBatch = 0);
+
+/// The loads a prefill pool's curve visits, besides its own. Not 1: there the pool is saturated
+/// and TTFT is its service alone, as offline (a wait that grows without bound is no point).
+inline constexpr double kLoadCurve[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98};
 
 struct ServingCandidate {
     Scenario scenario; ///< the configuration (strategy, batch, precision)

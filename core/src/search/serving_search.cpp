@@ -18,7 +18,39 @@
 
 namespace madmax {
 
+namespace {
+CurvePoint curvePoint(const Result& r) {
+    const InferenceResult& ir = r.inference;
+    return {ir.batch,        ir.ttftS,    ir.tpotS,
+            ir.e2eLatencyS,  ir.outputTokensPerSPerGpu,
+            r.memory.fits(), ir.poolLoad, ir.prefillPool() ? r.tokensPerSPerGpu : 0.0};
+}
+
+/// A prefill pool's curve: the same pass at each load, its prompts waiting longer as the load
+/// grows (an M/D/1 queue), from the scenario's settings offline and without objectives.
+std::vector<CurvePoint> prefillLoadCurve(const Scenario& base) {
+    const double operating = evaluate(base).inference.poolLoad;
+    Scenario s = base;
+    s.workload.inference.mode = ServingMode::Offline;
+    s.workload.inference.ttftObjectiveS = 0;
+    s.workload.inference.tpotObjectiveS = 0;
+    std::vector<double> loads(std::begin(kLoadCurve), std::end(kLoadCurve));
+    // A saturated pool's TTFT is its service alone, off the line's rising wait: its star
+    // stands apart, as offline (the line's last point is the nearest load below it).
+    if (operating < 1.0) loads.push_back(operating);
+    std::sort(loads.begin(), loads.end());
+    loads.erase(std::unique(loads.begin(), loads.end()), loads.end());
+    std::vector<CurvePoint> out;
+    for (double load : loads) {
+        s.workload.inference.meanLoad = load;
+        out.push_back(curvePoint(evaluate(s)));
+    }
+    return out;
+}
+} // namespace
+
 std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatch) {
+    if (base.workload.inference.phase == ServingPhase::Prefill) return prefillLoadCurve(base);
     // The curve is the batch swept as given (offline, no objectives, an endless stream of
     // requests): server mode, objectives and a finite benchmark only choose a point on it.
     // That point — the scenario's own batch — and the largest batch that fits are on the curve
@@ -43,9 +75,7 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
     std::vector<CurvePoint> out;
     for (int b : batches) {
         s.workload.inference.batch = b;
-        const Result r = evaluate(s);
-        out.push_back({b, r.inference.ttftS, r.inference.tpotS, r.inference.e2eLatencyS,
-                       r.inference.outputTokensPerSPerGpu, r.memory.fits()});
+        out.push_back(curvePoint(evaluate(s)));
     }
     return out;
 }
