@@ -165,9 +165,10 @@ void StrategyPanel::buildMoe(QVBoxLayout* outer) {
     imbalance_->setRange(1.0, 4.0);
     imbalance_->setSingleStep(0.05);
     imbalance_->setDecimals(2);
-    imbalance_->setToolTip("Max/mean tokens per expert on the busiest rank: 1.00 = force-balanced "
-                           "(benchmarks), 1.1-1.5 for learned routing. Scales that rank's expert "
-                           "GEMMs and all-to-all bytes.");
+    imbalance_->setToolTip("The busiest GPU of the EP group's routed tokens over the mean: 1.00 = "
+                           "force-balanced (benchmarks); learned routing served after EPLB "
+                           "measures about 1.3 (SGLang, DeepSeek-V3 at EP32). Scales that GPU's "
+                           "expert GEMMs and all-to-all bytes; no effect without EP.");
     capacity_ = new QDoubleSpinBox;
     capacity_->setRange(0.0, 16.0);
     capacity_->setSingleStep(0.25);
