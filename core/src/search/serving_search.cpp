@@ -26,26 +26,39 @@ CurvePoint curvePoint(const Result& r) {
             r.memory.fits(), ir.poolLoad, ir.prefillPool() ? r.tokensPerSPerGpu : 0.0};
 }
 
-/// A prefill pool's curve: the same pass at each load, its prompts waiting longer as the load
-/// grows (an M/D/1 queue), from the scenario's settings offline and without objectives.
-std::vector<CurvePoint> prefillLoadCurve(const Scenario& base) {
-    const double operating = evaluate(base).inference.poolLoad;
+/// The scenario a curve sweeps: offline and without objectives, so each point is the setting
+/// swept and nothing chooses among them.
+Scenario curveBase(const Scenario& base) {
     Scenario s = base;
     s.workload.inference.mode = ServingMode::Offline;
     s.workload.inference.ttftObjectiveS = 0;
     s.workload.inference.tpotObjectiveS = 0;
+    return s;
+}
+
+/// Each distinct value, in order, set on `s` by `set` and evaluated.
+template <typename T, typename Set>
+std::vector<CurvePoint> sweepCurve(Scenario& s, std::vector<T> values, Set set) {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    std::vector<CurvePoint> out;
+    for (const T v : values) {
+        set(s, v);
+        out.push_back(curvePoint(evaluate(s)));
+    }
+    return out;
+}
+
+/// A prefill pool's curve: the same pass at each load, its prompts waiting longer as the load
+/// grows (an M/D/1 queue).
+std::vector<CurvePoint> prefillLoadCurve(const Scenario& base) {
+    const double operating = evaluate(base).inference.poolLoad;
+    Scenario s = curveBase(base);
     std::vector<double> loads(std::begin(kLoadCurve), std::end(kLoadCurve));
     // A saturated pool's TTFT is its service alone, off the line's rising wait: its star
     // stands apart, as offline (the line's last point is the nearest load below it).
     if (operating < 1.0) loads.push_back(operating);
-    std::sort(loads.begin(), loads.end());
-    loads.erase(std::unique(loads.begin(), loads.end()), loads.end());
-    std::vector<CurvePoint> out;
-    for (double load : loads) {
-        s.workload.inference.meanLoad = load;
-        out.push_back(curvePoint(evaluate(s)));
-    }
-    return out;
+    return sweepCurve(s, loads, [](Scenario& x, double l) { x.workload.inference.meanLoad = l; });
 }
 } // namespace
 
@@ -56,11 +69,8 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
     // That point — the scenario's own batch — and the largest batch that fits are on the curve
     // too, so the operating point lies on its own line.
     const int operating = evaluate(base).inference.batch;
-    Scenario s = base;
+    Scenario s = curveBase(base);
     s.workload.inference.batch = 0;
-    s.workload.inference.mode = ServingMode::Offline;
-    s.workload.inference.ttftObjectiveS = 0;
-    s.workload.inference.tpotObjectiveS = 0;
     s.workload.inference.requests = 0; // each point a steady state, not a finite benchmark
     s.workload.inference.meanLoad = 1; // the sweep sets the concurrency; a load picks a point
     const Result autoFit = evaluate(s);
@@ -70,14 +80,7 @@ std::vector<CurvePoint> latencyThroughputCurve(const Scenario& base, int maxBatc
         batches.push_back(b);
     for (int b : {operating, autoFit.inference.maxBatchThatFits})
         if (b >= 1 && b <= maxBatch) batches.push_back(b);
-    std::sort(batches.begin(), batches.end());
-    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-    std::vector<CurvePoint> out;
-    for (int b : batches) {
-        s.workload.inference.batch = b;
-        out.push_back(curvePoint(evaluate(s)));
-    }
-    return out;
+    return sweepCurve(s, batches, [](Scenario& x, int b) { x.workload.inference.batch = b; });
 }
 
 namespace {
