@@ -104,12 +104,21 @@ TEST_CASE("All-reduce over 8 nodes of 8: NCCL's rail-aligned ring, its tree, and
     REQUIRE(g.factor[1] == 8);
     // Ring over the rails (NCCL: one channel per NIC, leaving each node through that NIC's
     // GPU): of the 2·63/64·S a rank forwards, 1/8 leaves on its own 10 GB/s NIC and 7/8 stays
-    // on the 100 GB/s NVLink; per byte max(7/8 / 100e9, 1 / (8 · 10e9)) = 1.25e-11 s.
-    // 2·(64−8) steps inside at 1 µs and 2·7 across at 10 µs: 252 µs.
-    const double ring = 252e-6 + 2.0 * 63 / 64 * 8e8 * 1.25e-11; // 19.9395 ms
+    // on the 100 GB/s NVLink; per byte max(7/8 / 100e9, 1 / (8 · 10e9)) = 1.25e-11 s. Its 126
+    // steps each pay the network's exposed latency, NCCL's per protocol scaled by this tier's
+    // 10 µs over the presets' 6 (src/graph/tuning.cc: Simple 14 µs, 23.3 here), plus the
+    // protocol's base latency; the fastest protocol runs:
+    //   LL     6.6 µs + 126 · 5.0 · 10/6 µs + 1.575e9 · max(2.5e-11, 1/20.4e9) = 78.26 ms
+    //   LL128  14 µs + 126 · 8.5 · 10/6 µs + 1.575e9 · 1.25e-11 / 0.92      = 23.198 ms
+    //   Simple 8.4 µs + 126 · 14 · 10/6 µs + 1.575e9 · 1.25e-11             = 22.636 ms
+    const double ring = 8.4e-6 + 126 * 14e-6 * 10.0 / 6.0 + 2.0 * 63 / 64 * 8e8 * 1.25e-11;
     // Double binary tree: each node sends 2S over its 8 NICs at 0.92 (NCCL's derating), plus
-    // 2·(7·1 µs + log2(8)·10 µs) = 74 µs: 21.813 ms — slower, so NCCL (and auto) take the ring.
+    // 2·(7·1 µs + log2(8)·10 µs) = 74 µs: 21.813 ms — faster than the ring's 126 exposed
+    // network latencies, so auto takes the tree.
     const double tree = 74e-6 + 2 * 8e8 / (0.92 * 8 * 10e9);
+    CHECK(ring == Approx(0.0226359).epsilon(1e-6));
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(tree).epsilon(1e-9));
+    s.allReduceAlgorithm = AllReduceAlgorithm::Ring;
     CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(ring).epsilon(1e-9));
     s.allReduceAlgorithm = AllReduceAlgorithm::Tree;
     CHECK(collectiveTime(s, g, Collective::AllReduce, 8e8) == Approx(tree).epsilon(1e-9));
@@ -128,31 +137,66 @@ TEST_CASE("All-reduce over 8 nodes of 8: NCCL's rail-aligned ring, its tree, and
           Approx(154e-6 + 0.014 + 0.00875 / (8e8 / 4194304.0)).epsilon(1e-9));
 }
 
+TEST_CASE("A ring across nodes pays the network's latency on every step, at NCCL's fastest "
+          "protocol") {
+    // 16 ranks over two nodes of 8 (NVLink 100 GB/s, network 10 GB/s at the presets' 6 µs, so
+    // NCCL's own network latencies), an all-gather: 15 steps, per byte 1.25e-11 (above).
+    const System s = twoTier(100, 1, 10, 6, 16);
+    const GroupLayout g = layoutGroup(s, 16, 1);
+    // 64 KiB: LL, 6.6 µs + 15 · 5.0 µs + 61,440 B · max(2.5e-11, 1/39e9 on two nodes) = 83.18 µs
+    // (LL128 14 + 127.5 µs + 0.83 µs, Simple 8.4 + 210 µs + 0.77 µs).
+    CHECK(collectiveTime(s, g, Collective::AllGather, 65536.0) ==
+          Approx(6.6e-6 + 15 * 5e-6 + 15.0 / 16 * 65536.0 / 39e9).epsilon(1e-9));
+    // 16 MiB: LL128, 14 µs + 15 · 8.5 µs + 15,728,640 B · 1.25e-11 / 0.92 = 355.2 µs (LL 6.6 +
+    // 75 + 403.3 µs, Simple 8.4 + 210 + 196.6 µs).
+    CHECK(collectiveTime(s, g, Collective::AllGather, 16777216.0) ==
+          Approx(14e-6 + 15 * 8.5e-6 + 15.0 / 16 * 16777216.0 * 1.25e-11 / 0.92).epsilon(1e-9));
+    // 1 GiB: Simple, 8.4 µs + 15 · 14 µs + 1,006,632,960 B · 1.25e-11 = 12.801 ms.
+    CHECK(collectiveTime(s, g, Collective::AllGather, 1073741824.0) ==
+          Approx(8.4e-6 + 15 * 14e-6 + 15.0 / 16 * 1073741824.0 * 1.25e-11).epsilon(1e-9));
+    // The per-step network latency is the tier's: at 3 µs it halves; NVLink's does not enter.
+    System fast = s;
+    fast.tiers[1].latencyS = 3e-6;
+    fast.tiers[0].latencyS = 50e-6;
+    CHECK(collectiveTime(fast, g, Collective::AllGather, 65536.0) ==
+          Approx(6.6e-6 + 15 * 2.5e-6 + 15.0 / 16 * 65536.0 / 39e9).epsilon(1e-9));
+    // Never faster with a slower network latency, at any size.
+    System slow = s;
+    slow.tiers[1].latencyS = 12e-6;
+    for (double bytes : {1e3, 1e5, 1e7, 1e9})
+        CHECK(collectiveTime(slow, g, Collective::AllGather, bytes) >
+              collectiveTime(s, g, Collective::AllGather, bytes));
+}
+
 TEST_CASE("A two-node ring pools the node's NICs: all NICs against one by hand") {
     // 16 ranks over two nodes of 8 (NVLink 100 GB/s, no latency), an all-gather of 1.6 GB.
     // Eight NICs of 10 GB/s (one per GPU): per byte max(7/8 / 100e9, 1/(8·10e9)) = 1.25e-11,
-    // 15/16 · 1.6e9 · 1.25e-11 = 18.75 ms. One NIC per node (1.25 GB/s per GPU's share):
+    // 15/16 · 1.6e9 · 1.25e-11 = 18.75 ms, plus NCCL's Simple base latency, 8.4 µs (a
+    // zero-latency network makes its steps free). One NIC per node (1.25 GB/s per GPU's share):
     // 1/(8·1.25e9) = 1e-10 per byte, 150 ms — eight times slower, all of it the network.
     const System all = twoTier(100, 0, 10, 0, 16);
     const System one = twoTier(100, 0, 1.25, 0, 16);
     const GroupLayout g = layoutGroup(all, 16, 1);
-    CHECK(collectiveTime(all, g, Collective::AllGather, 1.6e9) == Approx(0.01875).epsilon(1e-9));
-    CHECK(collectiveTime(one, g, Collective::AllGather, 1.6e9) == Approx(0.15).epsilon(1e-9));
+    CHECK(collectiveTime(all, g, Collective::AllGather, 1.6e9) ==
+          Approx(0.01875 + 8.4e-6).epsilon(1e-9));
+    CHECK(collectiveTime(one, g, Collective::AllGather, 1.6e9) ==
+          Approx(0.15 + 8.4e-6).epsilon(1e-9));
     CHECK(collectiveTime(all, g, Collective::ReduceScatter, 1.6e9) ==
-          Approx(0.01875).epsilon(1e-9));
+          Approx(0.01875 + 8.4e-6).epsilon(1e-9));
     // When NVLink is the narrower side (7/8 / 100e9 > 1/(8·20e9)), it paces the ring instead.
     const System fastNics = twoTier(100, 0, 20, 0, 16);
     CHECK(collectiveTime(fastNics, g, Collective::AllGather, 1.6e9) ==
-          Approx(15.0 / 16 * 1.6e9 * 8.75e-12).epsilon(1e-9));
+          Approx(15.0 / 16 * 1.6e9 * 8.75e-12 + 8.4e-6).epsilon(1e-9));
     // All-reduce on two nodes: the tree sends S once each way per node (each node is the
     // other's only peer) over its 8 NICs at 0.92: 1.6e9 / (0.92 · 80e9) = 21.74 ms, against
-    // the ring's 2·15/16 · 1.6e9 · 1.25e-11 = 37.5 ms: the tree wins, as NCCL measures on two
-    // nodes (NVIDIA/nccl#812, nccl-tests#196: busbw above the NICs' line rate).
+    // the ring's 2·15/16 · 1.6e9 · 1.25e-11 + 8.4 µs = 37.51 ms: the tree wins, as NCCL
+    // measures on two nodes (NVIDIA/nccl#812, nccl-tests#196: busbw above the NICs' line rate).
     CHECK(collectiveTime(all, g, Collective::AllReduce, 1.6e9) ==
           Approx(1.6e9 / (0.92 * 80e9)).epsilon(1e-9));
     System ring = all;
     ring.allReduceAlgorithm = AllReduceAlgorithm::Ring;
-    CHECK(collectiveTime(ring, g, Collective::AllReduce, 1.6e9) == Approx(0.0375).epsilon(1e-9));
+    CHECK(collectiveTime(ring, g, Collective::AllReduce, 1.6e9) ==
+          Approx(0.0375 + 8.4e-6).epsilon(1e-9));
 }
 
 TEST_CASE("A group strided by the node size crosses the network, one GPU per node") {

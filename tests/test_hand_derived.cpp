@@ -377,16 +377,17 @@ TEST_CASE("Hand-derived: an FSDP layer waits for its weights when the network is
     // ZeRO-3 over DP 16 = two nodes, network slowed to 1 GB/s. Each layer's bf16 weights
     // (12,584,960 · 2 = 25,169,920 B) are all-gathered by one ring over the 16 ranks (NCCL),
     // its channels on the node's eight rails, so the eight NICs carry it together:
-    // (15/16)·S / (8 · 1 GB/s) = 2.949600e-3 s, longer than the layer's compute (~0.6 ms), so
-    // each forward layer lasts as long as its gather. Plus the embedding (4.194304e-6 s) and
-    // the LM head (norm 4.194304e-6, GEMM 2·1024·32768·1024 / 5e13 = 1.374390e-3, fp32 logits
-    // 201,326,592 B = 2.013266e-4): one micro-batch forward = 4 · 2.949600e-3 + 1.584105e-3 =
-    // 1.338250e-2 s.
+    // (15/16)·S / (8 · 1 GB/s) = 2.949600e-3 s, at NCCL's Simple protocol (its base latency
+    // 8.4 µs; the toy network's steps take no latency): 2.958000e-3 s, longer than the layer's
+    // compute (~0.6 ms), so each forward layer lasts as long as its gather. Plus the embedding
+    // (4.194304e-6 s) and the LM head (norm 4.194304e-6, GEMM 2·1024·32768·1024 / 5e13 =
+    // 1.374390e-3, fp32 logits 201,326,592 B = 2.013266e-4): one micro-batch forward =
+    // 4 · 2.958000e-3 + 1.584105e-3 = 1.341610e-2 s.
     const std::vector<std::pair<std::string, json>> slow = {{"gpus", 16},
                                                             {"strategy.dp", 16},
                                                             {"strategy.zero_stage", 3},
                                                             {"system.tiers.1.gbps", 1}};
-    CHECK(evaluate(toy(slow)).forwardPerMicroBatchS == Approx(1.338250e-2).epsilon(1e-5));
+    CHECK(evaluate(toy(slow)).forwardPerMicroBatchS == Approx(1.341610e-2).epsilon(1e-5));
     // Hierarchically gathered instead: (7/8)·S / 100 GB/s = 2.202368e-4 s inside the node and
     // (1/2)·(S/8) / 1 GB/s = 1.573120e-3 s across, pipelined in 4 MiB chunks: the slower stage
     // plus the faster one for one of S/4 MiB = 6.0009 chunks: 1.609820e-3 s a layer; the
@@ -434,13 +435,17 @@ TEST_CASE("Hand-derived: all-gather across nodes is one flat ring, as NCCL runs 
     // 16 GPUs in 2 nodes of 8 (NVLink 100 GB/s, network 10 GB/s per GPU, no latency), one
     // all-gather of a 1.6 GB buffer. NCCL's ring over all 16 ranks, its channels on the node's
     // eight rails: of the 15/16·S a rank forwards, 1/8 crosses on its own NIC and 7/8 stays on
-    // NVLink: 15/16 · 1.6e9 · max(7/8 / 1e11, 1/(8 · 1e10)) = 0.01875 s. The hierarchical
-    // alternative: 7/8 · 1.6e9 / 1e11 = 0.014 s on NVLink and 1/2 · 0.2e9 / 1e10 = 0.01 s
-    // across, pipelined in 4 MiB chunks: 0.014 + 0.01 / (1.6e9 / 4,194,304) = 0.0140262 s.
+    // NVLink: 15/16 · 1.6e9 · max(7/8 / 1e11, 1/(8 · 1e10)) = 0.01875 s, at NCCL's Simple
+    // protocol, whose base latency adds 8.4 µs (its steps' network latency is the toy's, 0).
+    // The hierarchical alternative: 7/8 · 1.6e9 / 1e11 = 0.014 s on NVLink and
+    // 1/2 · 0.2e9 / 1e10 = 0.01 s across, pipelined in 4 MiB chunks:
+    // 0.014 + 0.01 / (1.6e9 / 4,194,304) = 0.0140262 s.
     Scenario s = toy({{"gpus", 16}, {"strategy.dp", 16}, {"workload.global_batch", 32}});
     const GroupLayout g = layoutGroup(s.system, 16, 1);
-    CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) == Approx(0.01875));
-    CHECK(collectiveTime(s.system, g, Collective::ReduceScatter, 1.6e9) == Approx(0.01875));
+    CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) ==
+          Approx(0.01875 + 8.4e-6).epsilon(1e-9));
+    CHECK(collectiveTime(s.system, g, Collective::ReduceScatter, 1.6e9) ==
+          Approx(0.01875 + 8.4e-6).epsilon(1e-9));
     s.system.flatRingGathers = false;
     CHECK(collectiveTime(s.system, g, Collective::AllGather, 1.6e9) == Approx(0.0140262));
     // Inside one node the two are the same ring: 7/8 · 1.6e9 / 1e11.
@@ -468,18 +473,25 @@ TEST_CASE("Hand-derived: FSDP prefetch depth and per-tensor collectives") {
     CHECK(with({{"strategy.fsdp_prefetch", 0}}) - with({}) ==
           Approx(layersCompute).epsilon(1e-4));
     // Per weight tensor: the toy layer's 8 tensors (Q, K, V, output, two MLP matrices, two
-    // norms) are 8 collectives of S/8, the same bytes; with a 10 µs network latency each ring
-    // of 16 ranks over two nodes pays it on its one step across (the other 14 steps stay on
-    // NVLink, latency 0 in the toy), so 7 more per layer: 4 layers · 7 · 1e-5 = 2.8e-4 s more.
+    // norms) are 8 collectives of S/8 (S = 25,169,920 B), the same bytes, each a ring of 16
+    // ranks over two nodes whose 15 steps pay the network's latency: with a 10 µs network,
+    // NCCL's per step scaled by 10/6. Per byte a rank forwards, 1/(8 · 1 GB/s) = 1.25e-10 s.
+    // S/8 at LL128: 14 µs + 15 · 8.5 · 10/6 µs + (15/16 · 3,146,240 B) · 1.25e-10 / 0.92 =
+    // 6.272609e-4 s (Simple 7.271e-4, LL 8.69e-4); S at Simple: 8.4 µs + 15 · 14 · 10/6 µs +
+    // 23,596,800 · 1.25e-10 = 3.308e-3 s. Four layers: 4 · (8 · 6.272609e-4 − 3.308e-3) =
+    // 6.840348e-3 s more.
     CHECK(with({{"system.tiers.1.latency_us", 10}, {"strategy.fsdp_unit", "tensor"}}) -
               with({{"system.tiers.1.latency_us", 10}}) ==
-          Approx(2.8e-4).epsilon(1e-4));
-    // A gated MLP has three matrices: 9 tensors, 8 more latencies a layer, 3.2e-4 s.
+          Approx(6.840348e-3).epsilon(1e-5));
+    // A gated MLP has three matrices: 9 tensors of S'/9, S' = 16,779,264 · 2 = 33,558,528 B.
+    // S'/9 at LL128: 14 + 212.5 µs + 3,495,680 · 1.25e-10 / 0.92 = 7.014565e-4 s; S' at Simple
+    // 8.4 + 350 µs + 31,461,120 · 1.25e-10 = 4.29104e-3 s: 4 · (9 · 7.014565e-4 − 4.29104e-3) =
+    // 8.088275e-3 s more.
     CHECK(with({{"system.tiers.1.latency_us", 10},
                 {"strategy.fsdp_unit", "tensor"},
                 {"model.gated_mlp", true}}) -
               with({{"system.tiers.1.latency_us", 10}, {"model.gated_mlp", true}}) ==
-          Approx(3.2e-4).epsilon(1e-4));
+          Approx(8.088275e-3).epsilon(1e-5));
 }
 
 TEST_CASE("Hand-derived: ZeRO-3 as DeepSpeed ran it before v0.6 (fsdp_style deepspeed-legacy)") {
@@ -489,8 +501,11 @@ TEST_CASE("Hand-derived: ZeRO-3 as DeepSpeed ran it before v0.6 (fsdp_style deep
     // 25,165,824 B in 16 bits, gather in 5.89824e-4 s. Their mean, 3,145,728 elements, fills
     // DeepSpeed's 5e7-element prefetch bucket k = 15.89 times, so 1 − 1/k = 0.93708544 of each
     // gather runs after the module's host synchronise with the GPU idle: 5.527154e-4 s a layer,
-    // 2.2108616e-3 s over the forward's four layers. The rest (under 1.3e-5 s a weight) hides
-    // behind the previous module's GEMM. The edges gather nothing (as in the overlapped style).
+    // 2.2108616e-3 s over the forward's four layers. Each collective also pays NCCL's Simple
+    // base latency, 8.4 µs (the toy network's steps take none), of which the same share is
+    // serial: 4 layers · 4 weights · 0.93708544 · 8.4e-6 = 1.2594428e-4 s more, 2.3368059e-3 s
+    // in all. The rest (under 1.3e-5 s a weight) hides behind the previous module's GEMM. The
+    // edges gather nothing (as in the overlapped style).
     using test::Edits;
     using test::toyError;
     const Edits net = {{"gpus", 16}, {"strategy.dp", 16}, {"system.tiers.1.gbps", 5}};
@@ -503,12 +518,13 @@ TEST_CASE("Hand-derived: ZeRO-3 as DeepSpeed ran it before v0.6 (fsdp_style deep
     const Result legacy =
         run({{"strategy.zero_stage", 3}, {"strategy.fsdp_style", "deepspeed-legacy"}});
     CHECK(legacy.forwardPerMicroBatchS - zero0.forwardPerMicroBatchS ==
-          Approx(2.2108616e-3).epsilon(1e-5));
+          Approx(2.2108616e-3 + 1.2594428e-4).epsilon(1e-5));
     // Backward: the four weights again (its modules run in reverse), and each layer's
     // gradients, 12,584,960 in bf16, reduce-scattered in one bucket whose wait the next
-    // module's synchronise makes exposed: 25,169,920 · 2.34375e-11 = 5.8992e-4 s a layer.
+    // module's synchronise makes exposed: 25,169,920 · 2.34375e-11 + 8.4e-6 = 5.9832e-4 s a
+    // layer.
     CHECK(legacy.backwardPerMicroBatchS - zero0.backwardPerMicroBatchS ==
-          Approx(4 * (5.527154e-4 + 5.8992e-4)).epsilon(1e-5));
+          Approx(4 * (5.527154e-4 + 5.8992e-4 + 8.4e-6) + 1.2594428e-4).epsilon(1e-5));
     // The overlapped coordinator hides the same gathers behind whole layers: never slower.
     const Result overlapped = run({{"strategy.zero_stage", 3}});
     CHECK(overlapped.stepTimeS < legacy.stepTimeS);

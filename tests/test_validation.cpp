@@ -196,7 +196,7 @@ TEST_CASE("MoE training and DeepEP all-to-all: errors held where they stand") {
 TEST_CASE("Every public case: median absolute error at most 6%, p90 at most 16%") {
     // Issue #31's "done means" asks for a median of 6% and a p90 of 15% (issue #12 had asked for
     // 10% and 20%), over all 62 cases (training of every kind, dense and MoE serving,
-    // collectives), none skipped. This build: median 5.0%, p90 15.7%, NOT #31's 15%: served
+    // collectives), none skipped. This build: median 4.8%, p90 15.7%, NOT #31's 15%: served
     // learned routing's residual imbalance (presets/frameworks/served-routing.json) brings the
     // held-out real-routing rows from a median of 16.8% to 2.5% and DeepSeek's production
     // prefill pool within #29's 25% (+23.5%), but moves its decode pool from -12.8% to -15.9%,
@@ -216,10 +216,11 @@ TEST_CASE("Collectives across nodes against nccl-tests: the plateau within 15%, 
     // 1 GiB and 8 GiB (ZiyanIshani/vpbenchmarking at e55fe74, raw nccl-tests output). Nothing
     // is fitted on them. At 1 GiB and up each op is within 15%: the node's eight NICs carry the
     // ring together (one GPU's NIC alone would cap it near 50 GB/s). This build: all-gather
-    // +9.5% and +13.4%, all-reduce +8.2% and +10.8%. Below that the engine is optimistic:
-    // NCCL's choice of protocol and channel count at a size, which it does not model, leaves
-    // the measured all-gather at 173 GB/s for 128 MiB where 64 MiB already ran 166 (+64.3%),
-    // and both ops near +30% at 1 MiB (docs/guide/calibration-and-validation.md "Validation").
+    // -0.7% and +11.6%, all-reduce -1.8% and +9.1%. Below that the all-gather's ring, whose 31
+    // steps each pay the network's latency at NCCL's fastest protocol, is -48.2% (1 MiB),
+    // -28.4% (16 MiB) and +13.3% (128 MiB); it was +30%, +64% and +64% when only the three
+    // steps across nodes paid it. The all-reduce takes the tree, still optimistic: +23.6%,
+    // +33.4%, +3.8% (docs/guide/calibration-and-validation.md "Validation").
     const ValidationReport r = validatedFile(MADMAX_NCCL_MULTINODE_DATASET, 10);
     const json doc = readJsonFile(MADMAX_NCCL_MULTINODE_DATASET);
     std::map<std::string, double> bytes; // each case's message size, as its file gives it
@@ -232,12 +233,11 @@ TEST_CASE("Collectives across nodes against nccl-tests: the plateau within 15%, 
             CHECK(std::fabs(c.errorPct()) <= 15.0);
             ++plateau;
         } else {
-            // Never pessimistic, and no worse than where it stands (+64.4% at most).
-            CHECK(c.errorPct() > 0.0);
-            CHECK(c.errorPct() <= 70.0);
+            CHECK(std::fabs(c.errorPct()) <= 50.0); // where it stands: 48.2% at most
         }
     }
     CHECK(plateau == 4);
+    CHECK(r.overall.medianAbsPct <= 13.0); // 12.4% (18.5% before the spanning ring's latency)
 }
 
 TEST_CASE("Every B200 collective against nccl-tests, one node and two: plateaus within 25%") {
@@ -246,16 +246,19 @@ TEST_CASE("Every B200 collective against nccl-tests, one node and two: plateaus 
     // place bus bandwidth at 1 MiB, 16 MiB, 128 MiB, 1 GiB and 8 GiB ("B200 / Vultr POC - cluster
     // test summary", 2026-05-18, its section 10; the file's source.locator says where it was
     // read). Nothing is fitted on them. This build: inside a node all-gather, reduce-scatter
-    // and all-to-all within 21% at every size, all-reduce +22.9% and +14.0% at 1 and 8 GiB;
-    // across two nodes all-reduce -8.1% and -11.3%, all-gather +18.7% and +19.5%,
-    // reduce-scatter +18.0% and +19.3% at 1 and 8 GiB (the report's own ib_write_bw puts four
-    // of the eight HCAs at 39.5-40 GB/s, and a ring runs at its slowest). Below 1 GiB across
-    // nodes the engine is optimistic, as on the four-node H100 rows: +104% at 16 MiB at most.
-    // The flat all-to-all across the two nodes runs at 42.4 GB/s, half the rate of each GPU's
-    // own NIC that the engine gives it (+103% at 8 GiB): where ib_write_bw measured 40-45 GB/s
-    // per HCA, nccl-tests' grouped send/receive reached 22.6 per GPU on this cluster (another
-    // cluster's 2 x 8 H100 run reached 40, xxrjun/nccl-tests-cluster at d7e013c), which the
-    // engine cannot know (docs/guide/calibration-and-validation.md "Validation").
+    // and all-to-all within 21% at every size, all-reduce +22.9% and +14.0% at 1 and 8 GiB.
+    // Across two nodes the all-gather and reduce-scatter rings, each of whose 15 steps pays the
+    // network's latency at NCCL's fastest protocol: -27.4% and -22.7% at 1 MiB, +7.6% and
+    // +7.9% at 16 MiB, +21.2% and +20.6% at 128 MiB, +13.8% and +13.1% at 1 GiB, +18.5% and
+    // +18.3% at 8 GiB (the report's own ib_write_bw puts four of the eight HCAs at 39.5-40 GB/s,
+    // and a ring runs at its slowest); with only the boundary step paying it they were +77% to
+    // +104% below 1 GiB. All-reduce across the two nodes takes the tree: +81.7%, +64.2% and
+    // +27.3% below 1 GiB, -8.1% and -11.3% at 1 and 8 GiB. The flat all-to-all across the two
+    // nodes runs at 42.4 GB/s, half the rate of each GPU's own NIC that the engine gives it
+    // (+103% at 8 GiB): where ib_write_bw measured 40-45 GB/s per HCA, nccl-tests' grouped
+    // send/receive reached 22.6 per GPU on this cluster (another cluster's 2 x 8 H100 run
+    // reached 40, xxrjun/nccl-tests-cluster at d7e013c), which the engine cannot know
+    // (docs/guide/calibration-and-validation.md "Validation").
     const ValidationReport r = validatedFile(MADMAX_NCCL_B200_DATASET, 40);
     const json doc = readJsonFile(MADMAX_NCCL_B200_DATASET);
     std::map<std::string, json> col; // each case's collective block, as its file gives it
@@ -284,9 +287,11 @@ TEST_CASE("Every B200 collective against nccl-tests, one node and two: plateaus 
         } else if (big) {
             CHECK(std::fabs(c.errorPct()) <= 25.0);
             ++plateau;
+        } else if (op == "all_reduce") {
+            CHECK(c.errorPct() > 0.0); // the tree's missing small-message latency
+            CHECK(c.errorPct() <= 90.0);
         } else {
-            CHECK(c.errorPct() > 0.0);
-            CHECK(c.errorPct() <= 110.0);
+            CHECK(std::fabs(c.errorPct()) <= 30.0); // the ring: 27.4% at most
         }
     }
     CHECK(plateau == 14);

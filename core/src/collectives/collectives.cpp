@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 
 namespace madmax {
 
@@ -72,6 +74,57 @@ double railRingSecondsPerByte(double inBw, double outBw, double L) {
     return std::max(viaNetwork, viaInner);
 }
 
+/// NCCL's three protocols (src/graph/tuning.cc at 5067397, ncclTunerConstantsDefaults and
+/// ncclTopoTuneModel) for a ring whose channels leave the node: each protocol's base latency
+/// (Ring: LL 6.6, LL128 14.0, Simple 8.4 µs), its network latency where that is fully exposed
+/// (NET, Tree: LL 5.0, LL128 8.5, Simple 14.0 µs, which the tuner charges every step of a ring
+/// with one GPU per node; InfiniBand adds no latencyInter, net_ib/init.cc leaves it 0) and the
+/// share of the ring's bus bandwidth it carries (LL: half, a 4-byte flag beside every 4 bytes of
+/// data; LL128: 0.92, 120 of every 128 bytes; Simple: all of it).
+struct RingProtocol {
+    double baseS, stepS, bandwidthShare;
+};
+constexpr RingProtocol kRingProtocols[] = {
+    {6.6e-6, 5.0e-6, 0.5}, {14.0e-6, 8.5e-6, 0.92}, {8.4e-6, 14.0e-6, 1.0}};
+/// NCCL's network latencies belong to the InfiniBand fabrics its tuner was set on; the
+/// presets' scale-out tiers stand for the same kind of fabric with `latency_us` 6. A tier's own
+/// latency scales them: at 6 µs they apply as NCCL gives them, and a tier given another
+/// latency (or the scale_out_latency knob) moves them in proportion.
+constexpr double kTypicalNetworkLatencyS = 6e-6;
+/// LL's bus bandwidth across nodes is capped (tuning.cc llMaxBws, Intel hosts): 39.0 GB/s on
+/// two nodes, 20.4 on more.
+constexpr double kLlMaxBusBw2Nodes = 39.0e9, kLlMaxBusBwMoreNodes = 20.4e9;
+
+/// A tier's bandwidth for large messages (its efficiency curve's last point).
+double tierPeakBandwidth(const NetworkTier& t) {
+    return t.bytesPerS / t.oversubscription * t.efficiency(1e300);
+}
+
+/// A ring whose channels span N domains of L members each, `steps` steps moving `busBytes` per
+/// rank (the buffer × (n−1)/n; twice that for an all-reduce), at the fastest of NCCL's three
+/// protocols, as its tuner picks one. Every step pays the network's fully exposed latency, not
+/// only the steps that cross a domain boundary (which is all NCCL's tuner charges it for when a
+/// node holds several ranks): a ring advances in lockstep, each step a handshake that completes
+/// at the pace of its slowest link. nccl-tests shows it: two nodes of 8 B200
+/// (presets/validation/nccl-tests-b200.json), whose 16-rank all-gather crosses the network on
+/// one step in fifteen, take 150-300 µs beyond their bandwidth term at 16-128 MiB, which one
+/// network latency cannot make and fifteen can. The protocols set the size dependence, so both
+/// tiers run at their large-message efficiency.
+double spanningRingTime(const NetworkTier& in, const NetworkTier& out, double L, double N,
+                        double steps, double busBytes) {
+    const double perByte = railRingSecondsPerByte(tierPeakBandwidth(in), tierPeakBandwidth(out), L);
+    const double llMax = N <= 2 ? kLlMaxBusBw2Nodes : kLlMaxBusBwMoreNodes;
+    const double latencyScale = out.latencyS / kTypicalNetworkLatencyS;
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < std::size(kRingProtocols); ++i) {
+        const RingProtocol& p = kRingProtocols[i];
+        double secondsPerByte = perByte / p.bandwidthShare;
+        if (i == 0) secondsPerByte = std::max(secondsPerByte, 1.0 / llMax); // LL's cap
+        best = std::min(best, p.baseS + steps * p.stepS * latencyScale + busBytes * secondsPerByte);
+    }
+    return best;
+}
+
 /// A double binary tree (NCCL's tree all-reduce) over N domains: each domain is inside one tree
 /// and a leaf of the other, so it sends and receives 2S across the network (S/2 up and 2·S/2
 /// down as an inner node, S/2 each way as a leaf); with two domains each is the other's only
@@ -93,10 +146,9 @@ double interDomainAllReduce(const System& sys, const GroupLayout& g, const Span&
     const NetworkTier& in = sys.tiers[sp.inner];
     const NetworkTier& out = sys.tiers[sp.outer];
     const double n = g.size, L = sp.L, N = sp.N;
-    const double inBw = tierBandwidth(in, bytes), outBw = tierBandwidth(out, bytes);
-    // Ring: 2(n−1) steps, 2(N−1) of them crossing the network (NCCL's ring latency model).
-    const double ring = 2 * (n - N) * in.latencyS + 2 * (N - 1) * out.latencyS +
-                        2 * (n - 1) / n * bytes * railRingSecondsPerByte(inBw, outBw, L);
+    const double outBw = tierBandwidth(out, bytes);
+    // Ring: 2(n−1) steps at NCCL's fastest protocol (spanningRingTime).
+    const double ring = spanningRingTime(in, out, L, N, 2 * (n - 1), 2 * (n - 1) / n * bytes);
     // Tree: up and down a chain of L inside and log2(N) levels across; the domain's L NICs
     // carry its share together.
     const double treeBytes = (N <= 2 ? 1.0 : 2.0) * bytes;
@@ -157,14 +209,9 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
     case Collective::ReduceScatter:
         if (sys.flatRingGathers && spansDomains) {
             // One ring over all n ranks (NCCL's algorithm for these two), its channels on the
-            // rails: n−1 steps, N−1 of them crossing the network.
-            const NetworkTier& in = sys.tiers[sp.inner];
-            const NetworkTier& out = sys.tiers[sp.outer];
-            const double innerLat = sp.L > 1 ? in.latencyS : 0.0;
-            return (g.size - sp.N) * innerLat + (sp.N - 1) * out.latencyS +
-                   double(g.size - 1) / g.size * bytes *
-                       railRingSecondsPerByte(tierBandwidth(in, bytes),
-                                              tierBandwidth(out, bytes), sp.L);
+            // rails: n−1 steps at NCCL's fastest protocol (spanningRingTime).
+            return spanningRingTime(sys.tiers[sp.inner], sys.tiers[sp.outer], sp.L, sp.N,
+                                    g.size - 1, double(g.size - 1) / g.size * bytes);
         }
         return hierarchicalTime(sys, g, op, bytes);
     case Collective::AllReduce: {
