@@ -168,6 +168,33 @@ TEST_CASE("A ring across nodes pays the network's latency on every step, at NCCL
               collectiveTime(s, g, Collective::AllGather, bytes));
 }
 
+TEST_CASE("All-reduce across nodes with NVLink SHARP inside: NCCL's NVLS tree latency") {
+    // Two nodes of 8 (NVLink 100 GB/s at 1 µs, network 10 GB/s at the presets' 6 µs), an
+    // all-reduce of 1 MB. Without NVLS the tree chains the node's 8 GPUs: 2·(7·1 + 1·6) µs =
+    // 26 µs, plus S over the node's 8 NICs at 0.92 (two nodes: S each way), 1e6 / 7.36e10 =
+    // 13.587 µs: 39.587 µs.
+    System s = twoTier(100, 1, 10, 6, 16);
+    const GroupLayout g = layoutGroup(s, 16, 1);
+    const double transfer = 1e6 / (0.92 * 8 * 10e9);
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 1e6) ==
+          Approx(26e-6 + transfer).epsilon(1e-9));
+    // With NVLS in the node (the scale-up tier's all_reduce_speedup above 1) the node reduces
+    // in its switch: NCCL's NVLS tree, 25 µs for the NVLS step and 20.9 µs per network level
+    // each way (src/graph/tuning.cc): 25 + 2·1·20.9 = 66.8 µs, plus the same transfer:
+    // 80.387 µs. The ring would take 204.7 µs (30 steps at LL's 5 µs, 6.6 µs base, 1.875e6 B
+    // at 39 GB/s), so the tree runs.
+    s.tiers[0].allReduceSpeedup = 1.3;
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 1e6) ==
+          Approx(66.8e-6 + transfer).epsilon(1e-9));
+    // Four nodes: two levels each way, 25 + 4·20.9 = 108.6 µs, and 2S over the NICs.
+    CHECK(collectiveTime(s, layoutGroup(s, 32, 1), Collective::AllReduce, 1e6) ==
+          Approx(108.6e-6 + 2 * transfer).epsilon(1e-9));
+    // The network levels scale with the tier's latency: at 3 µs they halve, 25 + 20.9 µs.
+    s.tiers[1].latencyS = 3e-6;
+    CHECK(collectiveTime(s, g, Collective::AllReduce, 1e6) ==
+          Approx(45.9e-6 + transfer).epsilon(1e-9));
+}
+
 TEST_CASE("A two-node ring pools the node's NICs: all NICs against one by hand") {
     // 16 ranks over two nodes of 8 (NVLink 100 GB/s, no latency), an all-gather of 1.6 GB.
     // Eight NICs of 10 GB/s (one per GPU): per byte max(7/8 / 100e9, 1/(8·10e9)) = 1.25e-11,

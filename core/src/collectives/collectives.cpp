@@ -125,6 +125,22 @@ double spanningRingTime(const NetworkTier& in, const NetworkTier& out, double L,
     return best;
 }
 
+double log2Ceil(double x) { return x <= 1 ? 0.0 : std::ceil(std::log2(x)); }
+
+/// NCCL's NVLS tree all-reduce across N domains (src/graph/tuning.cc at 5067397): its latency
+/// is the NVLS step inside the domain, 25 µs (NVLink, NVLS, Simple), plus 20.9 µs per network
+/// level each way (NET, NVLSTree, Simple; InfiniBand adds no latencyInter), the network's
+/// scaled by the tier's latency_us over the presets' 6 as the ring's are. nccl-tests' all-reduce
+/// across nodes takes about that at small messages: 93.4 µs at 1 MiB on 2 nodes of 8 B200
+/// against 66.8 µs (a chain's 2·(7·2 + 6) µs = 40 µs), 92.5 µs on 4 nodes of 8 H100 against
+/// 108.6 µs (presets/validation/nccl-tests-*.json).
+constexpr double kNvlsStepS = 25e-6, kNvlsTreeNetStepS = 20.9e-6;
+
+double nvlsTreeLatencyS(const NetworkTier& out, double N) {
+    return kNvlsStepS +
+           2 * log2Ceil(N) * kNvlsTreeNetStepS * out.latencyS / kTypicalNetworkLatencyS;
+}
+
 /// A double binary tree (NCCL's tree all-reduce) over N domains: each domain is inside one tree
 /// and a leaf of the other, so it sends and receives 2S across the network (S/2 up and 2·S/2
 /// down as an inner node, S/2 each way as a leaf); with two domains each is the other's only
@@ -132,7 +148,6 @@ double spanningRingTime(const NetworkTier& in, const NetworkTier& out, double L,
 /// (src/graph/tuning.cc) for the chain inside the node and the reduction's pacing.
 constexpr double kTreeDerate = 0.92;
 
-double log2Ceil(double x) { return x <= 1 ? 0.0 : std::ceil(std::log2(x)); }
 
 /// An all-reduce whose group has several GPUs in each of several domains, as NCCL picks among
 /// its algorithms (system.all_reduce_algorithm: auto takes the fastest, as NCCL's tuner does):
@@ -150,10 +165,14 @@ double interDomainAllReduce(const System& sys, const GroupLayout& g, const Span&
     // Ring: 2(n−1) steps at NCCL's fastest protocol (spanningRingTime).
     const double ring = spanningRingTime(in, out, L, N, 2 * (n - 1), 2 * (n - 1) / n * bytes);
     // Tree: up and down a chain of L inside and log2(N) levels across; the domain's L NICs
-    // carry its share together.
+    // carry its share together. With NVLink SHARP in the domain (NVLS: the scale-up tier's
+    // all_reduce_speedup above 1) the domain reduces in its switch instead of a chain: NCCL's
+    // NVLS tree, one NVLS step and log2(N) network levels each way (nvlsTreeLatencyS).
     const double treeBytes = (N <= 2 ? 1.0 : 2.0) * bytes;
-    const double tree = 2 * ((L - 1) * in.latencyS + log2Ceil(N) * out.latencyS) +
-                        treeBytes / (kTreeDerate * L * outBw);
+    const double treeLatency = in.allReduceSpeedup > 1
+                                   ? nvlsTreeLatencyS(out, N)
+                                   : 2 * ((L - 1) * in.latencyS + log2Ceil(N) * out.latencyS);
+    const double tree = treeLatency + treeBytes / (kTreeDerate * L * outBw);
     switch (sys.allReduceAlgorithm) {
     case AllReduceAlgorithm::Ring: return ring;
     case AllReduceAlgorithm::Tree: return tree;
