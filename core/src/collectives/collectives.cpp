@@ -148,7 +148,6 @@ double nvlsTreeLatencyS(const NetworkTier& out, double N) {
 /// (src/graph/tuning.cc) for the chain inside the node and the reduction's pacing.
 constexpr double kTreeDerate = 0.92;
 
-
 /// An all-reduce whose group has several GPUs in each of several domains, as NCCL picks among
 /// its algorithms (system.all_reduce_algorithm: auto takes the fastest, as NCCL's tuner does):
 /// a rail-aligned ring or a double binary tree across domains with a chain inside; when the
