@@ -81,6 +81,28 @@ TEST_CASE("Calibrate fits the scale-out tier from multi-host tables, given NVLin
         CHECK(pointAt(curve, b) == Approx(0.55).epsilon(1e-3));
 }
 
+TEST_CASE("Calibrate takes an all-gather across hosts at its largest size only") {
+    // A ring across hosts reads only the scale-out tier's large-message efficiency (its smaller
+    // sizes are NCCL's protocol latencies), so a multi-host all-gather table sets one point, at
+    // its largest size, and the fit reproduces that row; the note says why the others are not
+    // fitted.
+    const System sys = test::systemPreset("dgx-h100-superpod");
+    auto truth = [](double) { return 0.55; };
+    CalibrationInputs in;
+    in.nccl.push_back(synthetic(sys, 1, Collective::AllGather, 16, 2, truth));
+    const CalibrationReport r = calibrate("h100-sxm5-80gb", sys, in, "my-h100");
+    const json& curve = r.preset["links"]["scale_out"]["efficiency"];
+    REQUIRE(curve.size() == 1);
+    CHECK(pointAt(curve, 8589934592.0) == Approx(0.55).epsilon(1e-3));
+    bool said = false;
+    for (const auto& n : r.notes)
+        said = said || n.find("only its largest size (8589934592 B) is fitted") != std::string::npos;
+    CHECK(said);
+    for (const auto& x : r.residuals)
+        if (x.measurement.find("8589934592 B") != std::string::npos)
+            CHECK(x.after == Approx(x.measured).epsilon(2e-3));
+}
+
 TEST_CASE("Calibrate recovers a compute scale from synthetic step times") {
     // Truth: the H100 preset with its GEMM and attention efficiencies × 0.8. The "measured"
     // values of the 7 public H100 training rows are what that GPU predicts.

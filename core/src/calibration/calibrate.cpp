@@ -279,8 +279,22 @@ void fitLinkTier(int pass, const CalibrationInputs& in, json& preset, System& sy
         if ((t.hosts > 1) != (pass == 1)) continue;
         if (pass == 1 && t.hosts < 2) continue;
         const System ls = layoutFor(sys, t);
+        // A ring across hosts (all-gather, reduce-scatter) reads only the tier's large-message
+        // efficiency: its protocols' latencies make its size dependence (collectives.cpp,
+        // spanningRingTime), so only its largest size can say what the curve should be.
+        const bool spanningRing =
+            pass == 1 && (t.op == Collective::AllGather || t.op == Collective::ReduceScatter);
+        double largest = 0;
+        for (const auto& row : t.rows)
+            largest = std::max(largest, row.bytes);
+        if (spanningRing && t.rows.size() > 1)
+            r.notes.push_back(t.file + ": across hosts only its largest size (" +
+                              fmt("%.0f B", largest) +
+                              ") is fitted; its ring's smaller sizes take NCCL's protocol "
+                              "latencies, not the curve (their residuals say how well)");
         int used = 0;
         for (const auto& row : t.rows) {
+            if (spanningRing && row.bytes < largest) continue;
             bool bound = false;
             const auto eta = solveEfficiency(ls, k, t, row.bytes, row.timeS, &bound);
             if (!eta) {
