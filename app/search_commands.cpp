@@ -594,6 +594,7 @@ void addSearchCommands(CLI::App& app) {
     addCurveCommand(app);
     addPoolsCommand(app);
     addMergeCommand(app);
+    addCollectiveCommand(app);
 }
 
 } // namespace madmax::cli

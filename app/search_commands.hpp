@@ -16,5 +16,7 @@ void addSearchCommands(CLI::App& app);
 void addCurveCommand(CLI::App& app);
 void addPoolsCommand(CLI::App& app);
 void addMergeCommand(CLI::App& app);
+/// `collective` (collective_command.cpp).
+void addCollectiveCommand(CLI::App& app);
 
 } // namespace madmax::cli

@@ -70,12 +70,17 @@ TEST_CASE("Calibrate recovers NVLink efficiencies from synthetic nccl-tests tabl
     CHECK_NOTHROW(parseGpu(r.preset, "my-h100.json", "gpu"));
 }
 
-TEST_CASE("Calibrate fits the scale-out tier from multi-host tables, given NVLink") {
+/// Calibrate from one synthetic 16-rank table over two DGX H100 hosts whose network runs at a
+/// constant 0.55 of its line rate.
+CalibrationReport scaleOutFit(Collective op) {
     const System sys = test::systemPreset("dgx-h100-superpod");
-    auto truth = [](double) { return 0.55; };
     CalibrationInputs in;
-    in.nccl.push_back(synthetic(sys, 1, Collective::AllReduce, 16, 2, truth));
-    const CalibrationReport r = calibrate("h100-sxm5-80gb", sys, in, "my-h100");
+    in.nccl.push_back(synthetic(sys, 1, op, 16, 2, [](double) { return 0.55; }));
+    return calibrate("h100-sxm5-80gb", sys, in, "my-h100");
+}
+
+TEST_CASE("Calibrate fits the scale-out tier from multi-host tables, given NVLink") {
+    const CalibrationReport r = scaleOutFit(Collective::AllReduce);
     const json& curve = r.preset["links"]["scale_out"]["efficiency"];
     for (double b : {16777216.0, 1073741824.0, 8589934592.0})
         CHECK(pointAt(curve, b) == Approx(0.55).epsilon(1e-3));
@@ -86,11 +91,7 @@ TEST_CASE("Calibrate takes an all-gather across hosts at its largest size only")
     // sizes are NCCL's protocol latencies), so a multi-host all-gather table sets one point, at
     // its largest size, and the fit reproduces that row; the note says why the others are not
     // fitted.
-    const System sys = test::systemPreset("dgx-h100-superpod");
-    auto truth = [](double) { return 0.55; };
-    CalibrationInputs in;
-    in.nccl.push_back(synthetic(sys, 1, Collective::AllGather, 16, 2, truth));
-    const CalibrationReport r = calibrate("h100-sxm5-80gb", sys, in, "my-h100");
+    const CalibrationReport r = scaleOutFit(Collective::AllGather);
     const json& curve = r.preset["links"]["scale_out"]["efficiency"];
     REQUIRE(curve.size() == 1);
     CHECK(pointAt(curve, 8589934592.0) == Approx(0.55).epsilon(1e-3));

@@ -1,4 +1,5 @@
 // The madmax command line, run as a user would.
+#include "madmax/collectives.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -286,6 +287,31 @@ TEST_CASE("madmax on inference scenarios: evaluate, search under objectives, cur
     std::string err;
     CHECK(runCli("curve default", &out, &err) == 2);
     CHECK_THAT(err, Contains("inference scenarios"));
+}
+
+TEST_CASE("madmax collective prints the engine's collective as nccl-tests would, and refuses "
+          "what it cannot run") {
+    // An all-gather of 1 GiB over 16 ranks of the default scenario's system (two DGX H100
+    // nodes' worth): the time is collectiveTime's, the bus bandwidth nccl-tests' algbw · 15/16.
+    std::string out, err;
+    REQUIRE(runCli("collective --op all_gather --gpus 16 --bytes 1073741824 --json", &out) == 0);
+    const auto j = nlohmann::json::parse(out);
+    const madmax::System sys = madmax::test::preset("default").system;
+    const double t = madmax::collectiveTime(sys, madmax::layoutGroup(sys, 16, 1),
+                                            madmax::Collective::AllGather, 1073741824.0);
+    REQUIRE(j["rows"].size() == 1);
+    CHECK(j["rows"][0]["time_s"].get<double>() == Approx(t).epsilon(1e-12));
+    CHECK(j["rows"][0]["busbw_gbps"].get<double>() ==
+          Approx(1073741824.0 / t * 15.0 / 16.0 / 1e9).epsilon(1e-12));
+    // All-reduce's bus factor is 2(n−1)/n; the default sweep has nccl-tests' five sizes.
+    REQUIRE(runCli("collective --gpus 8", &out) == 0);
+    CHECK_THAT(out, Contains("all_reduce over 8 ranks") && Contains("8589934592"));
+    // A group larger than the system, a NaN size, an op the engine does not model: exit 2.
+    CHECK(runCli("collective --gpus 100000000", &out, &err) == 2);
+    CHECK_THAT(err, Contains("--gpus") && Contains("more than the system's"));
+    CHECK(runCli("collective --gpus 16 --bytes nan", &out, &err) == 2);
+    CHECK_THAT(err, Contains("not a finite number"));
+    CHECK(runCli("collective --gpus 16 --op broadcast", &out, &err) == 2);
 }
 
 TEST_CASE("madmax refuses nan, out-of-range restrictions and impossible merge inputs (exit 2)") {
