@@ -18,11 +18,6 @@ namespace madmax::cli {
 
 namespace {
 
-/// nccl-tests' bus bandwidth factor over its algorithm bandwidth (its PERFORMANCE.md).
-double busFactor(Collective op, double n) {
-    return op == Collective::AllReduce ? 2.0 * (n - 1) / n : (n - 1) / n;
-}
-
 struct CollectiveOptions {
     std::string scenario = PresetLibrary::kDefaultScenario;
     std::vector<std::string> sets;
@@ -56,7 +51,7 @@ void runCollective(const CollectiveOptions& o) {
                              "; give fewer ranks, a smaller stride, or a larger system");
     const Collective op = kCollectiveOps.at(o.op);
     const GroupLayout g = layoutGroup(sys, o.gpus, o.stride);
-    const double factor = busFactor(op, o.gpus);
+    const double factor = ncclBusFactor(op, o.gpus);
     nlohmann::json rows = nlohmann::json::array();
     for (double b : o.bytes) {
         const double t = collectiveTime(sys, g, op, b);

@@ -23,6 +23,15 @@ struct GroupLayout {
 /// Members at stride `stride` (product of the degrees placed inside this dimension).
 GroupLayout layoutGroup(const System& sys, int size, long long stride);
 
+/// nccl-tests' bus bandwidth over its algorithm bandwidth for `op` on `ranks` ranks (its
+/// PERFORMANCE.md): 2(n−1)/n for all-reduce, (n−1)/n for all-gather, reduce-scatter and
+/// all-to-all, 1 for point-to-point.
+inline double ncclBusFactor(Collective op, int ranks) {
+    const double n = ranks;
+    if (op == Collective::P2P) return 1.0;
+    return op == Collective::AllReduce ? 2.0 * (n - 1) / n : (n - 1) / n;
+}
+
 /// Time for one collective of `bytes` (all-reduce, all-gather and reduce-scatter: the full
 /// buffer; all-to-all: the per-GPU send buffer; p2p: the message) on the group.
 double collectiveTime(const System& sys, const GroupLayout& g, Collective op, double bytes);

@@ -70,11 +70,6 @@ const char* perfName(Collective c) {
     return "?";
 }
 
-/// nccl-tests' bus-bandwidth factor (its PERFORMANCE.md).
-double busFactor(Collective c, int n) {
-    return c == Collective::AllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
-}
-
 /// The system as the table's ranks see it: one tier-0 domain per host.
 System layoutFor(const System& sys, const NcclTable& t) {
     System s = sys;
@@ -257,7 +252,7 @@ std::string formatNcclTests(const NcclTable& t) {
         const int n = std::snprintf(b, sizeof b,
                                     "%12.0f %13.0f     float     sum      -1 %9.6g %7.2f %7.2f      0\n",
                                     row.bytes, row.bytes / 4, row.timeS * 1e6, alg,
-                                    alg * busFactor(t.op, t.ranks));
+                                    alg * ncclBusFactor(t.op, t.ranks));
         if (n < 0 || n >= int(sizeof b))
             throw InputError(t.file, "rows", "a row too long to print (size or time out of range)");
         s += b;
@@ -351,10 +346,10 @@ void ncclResiduals(const System& system, const Preset& base, const System& sys,
         const GroupLayout gb = layoutGroup(b, t.ranks, 1), ga = layoutGroup(a, t.ranks, 1);
         for (const auto& row : t.rows) {
             auto busbw = [&](const System& s, const GroupLayout& g) {
-                return row.bytes / collectiveTime(s, g, t.op, row.bytes) * busFactor(t.op, t.ranks) / 1e9;
+                return row.bytes / collectiveTime(s, g, t.op, row.bytes) * ncclBusFactor(t.op, t.ranks) / 1e9;
             };
             r.residuals.push_back({t.file + fmt(" %.0f B", row.bytes),
-                                   row.bytes / row.timeS * busFactor(t.op, t.ranks) / 1e9,
+                                   row.bytes / row.timeS * ncclBusFactor(t.op, t.ranks) / 1e9,
                                    busbw(b, gb), busbw(a, ga), "GB/s busbw"});
         }
     }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 
 namespace madmax {
@@ -83,9 +82,10 @@ double railRingSecondsPerByte(double inBw, double outBw, double L) {
 /// data; LL128: 0.92, 120 of every 128 bytes; Simple: all of it).
 struct RingProtocol {
     double baseS, stepS, bandwidthShare;
+    bool capped; ///< LL: its bus bandwidth across nodes is capped (kLlMaxBusBw*)
 };
 constexpr RingProtocol kRingProtocols[] = {
-    {6.6e-6, 5.0e-6, 0.5}, {14.0e-6, 8.5e-6, 0.92}, {8.4e-6, 14.0e-6, 1.0}};
+    {6.6e-6, 5.0e-6, 0.5, true}, {14.0e-6, 8.5e-6, 0.92, false}, {8.4e-6, 14.0e-6, 1.0, false}};
 /// NCCL's network latencies belong to the InfiniBand fabrics its tuner was set on; the
 /// presets' scale-out tiers stand for the same kind of fabric with `latency_us` 6. A tier's own
 /// latency scales them: at 6 µs they apply as NCCL gives them, and a tier given another
@@ -116,10 +116,9 @@ double spanningRingTime(const NetworkTier& in, const NetworkTier& out, double L,
     const double llMax = N <= 2 ? kLlMaxBusBw2Nodes : kLlMaxBusBwMoreNodes;
     const double latencyScale = out.latencyS / kTypicalNetworkLatencyS;
     double best = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < std::size(kRingProtocols); ++i) {
-        const RingProtocol& p = kRingProtocols[i];
+    for (const RingProtocol& p : kRingProtocols) {
         double secondsPerByte = perByte / p.bandwidthShare;
-        if (i == 0) secondsPerByte = std::max(secondsPerByte, 1.0 / llMax); // LL's cap
+        if (p.capped) secondsPerByte = std::max(secondsPerByte, 1.0 / llMax);
         best = std::min(best, p.baseS + steps * p.stepS * latencyScale + busBytes * secondsPerByte);
     }
     return best;

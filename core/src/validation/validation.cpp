@@ -166,23 +166,17 @@ static void predictCollective(const json& c, const PresetLibrary& lib, const std
     const json& col = c.at("collective");
     const std::string op = col.at("op").get<std::string>();
     Collective kind;
-    double busFactor;
     const int n = intField(col, "gpus", 0, "collective", 2);
     if (op == "all_reduce") {
         kind = Collective::AllReduce;
-        busFactor = 2.0 * (n - 1) / n;
     } else if (op == "all_gather") {
         kind = Collective::AllGather;
-        busFactor = double(n - 1) / n;
     } else if (op == "reduce_scatter") {
         kind = Collective::ReduceScatter;
-        busFactor = double(n - 1) / n;
     } else if (op == "all_to_all") {
         kind = Collective::AllToAll;
-        busFactor = double(n - 1) / n;
     } else if (op == "p2p" || op == "sendrecv" || op == "send_recv") {
         kind = Collective::P2P;
-        busFactor = 1.0;
     } else {
         o.skipped = "collective " + op + " is not modelled";
         return;
@@ -210,7 +204,7 @@ static void predictCollective(const json& c, const PresetLibrary& lib, const std
                          : collectiveTime(dummy.system, layoutGroup(dummy.system, n, 1), kind,
                                           bytes);
     if (o.metric == "busbw_gbps")
-        o.predicted = bytes / t * busFactor / 1e9;
+        o.predicted = bytes / t * ncclBusFactor(kind, n) / 1e9;
     else if (o.metric == "latency_s" || o.metric == "time_s")
         o.predicted = t;
     else
