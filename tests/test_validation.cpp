@@ -1109,6 +1109,26 @@ TEST_CASE("The artifact's ViT validation rows: predicted, and said how far off (
                                          1.0) *
                                100.0);
     CHECK(errorStats(artifactErrs).medianAbsPct == Approx(30.8).margin(0.1));
+    // The report sets the artifact's error beside this engine's, case by case and in summary:
+    // ViT-L on 32 GPUs, the sheet's G11 5,204.61 images/s against 4,042.23 measured, +28.8%.
+    const auto& vitL = *std::find_if(r.cases.begin(), r.cases.end(), [](const CaseOutcome& o) {
+        return o.id == "madmax-ae-vit-l-32gpu-gbs4096";
+    });
+    REQUIRE(vitL.artifactPredicted);
+    CHECK(*vitL.artifactPredicted == Approx(5204.61));
+    CHECK(vitL.artifactErrorPct() == Approx(28.755).margin(0.01));
+    CHECK(std::any_of(vitL.notes.begin(), vitL.notes.end(), [](const std::string& n) {
+        return n == "the artifact's own prediction: 5205 (+28.8%)";
+    }));
+    REQUIRE(r.artifact);
+    CHECK(r.artifact->count == 9);
+    CHECK(r.artifact->medianAbsPct == Approx(30.8).margin(0.1));
+    REQUIRE(r.oursOnArtifactCases);
+    CHECK(r.oursOnArtifactCases->medianAbsPct == Approx(r.overall.medianAbsPct));
+    const json out = toJson(r);
+    CHECK(out["summary"]["artifact"]["count"] == 9);
+    CHECK(out["cases"][0]["artifact_error_pct"].get<double>() == Approx(28.755).margin(0.01));
+    CHECK(formatValidation(r).find("  the artifact's") != std::string::npos);
     const auto predicted = [&](const std::string& id) {
         return *std::find_if(r.cases.begin(), r.cases.end(), [&](const CaseOutcome& o) {
                     return o.id == id;
@@ -1118,6 +1138,34 @@ TEST_CASE("The artifact's ViT validation rows: predicted, and said how far off (
     CHECK(predicted("madmax-ae-vit-10b-128gpu-gbs4096") == Approx(1812.930277).epsilon(0.05));
     CHECK(predicted("madmax-ae-vit-25b-128gpu-gbs2048") == Approx(714.876124).epsilon(0.05));
     CHECK(predicted("madmax-ae-vit-120b-128gpu-gbs2048") == Approx(151.397015).epsilon(0.05));
+}
+
+TEST_CASE("A malformed artifact_prediction is refused naming the case and the field") {
+    json doc = readJsonFile(MADMAX_VIT_AE_DATASET);
+    auto refusal = [&](const json& value) -> std::string {
+        json d = doc;
+        d["cases"][1]["artifact_prediction"] = value;
+        try {
+            runValidation(d, PresetLibrary::builtin(), "vit.json");
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    const std::string negative = refusal({{"samples_per_s", -3.0}});
+    CHECK(negative.find("vit.json") != std::string::npos);
+    CHECK(negative.find("cases[1].artifact_prediction.samples_per_s") != std::string::npos);
+    CHECK(negative.find("positive number") != std::string::npos);
+    CHECK(refusal({{"samples_per_s", "fast"}}).find("artifact_prediction.samples_per_s") !=
+          std::string::npos);
+    CHECK(refusal(json::array({1, 2})).find("cases[1].artifact_prediction") != std::string::npos);
+    // Absent for the case's metric: predicted as before, with no artifact line.
+    json d = doc;
+    d["cases"][1]["artifact_prediction"] = {{"model_tflops_per_gpu", 61.6}};
+    const ValidationReport r = runValidation(d, PresetLibrary::builtin(), "vit.json");
+    CHECK(r.cases[1].predicted);
+    CHECK_FALSE(r.cases[1].artifactPredicted);
+    CHECK(r.artifact->count == 8);
 }
 
 TEST_CASE("TensorRT-LLM 0.19 rows: Llama 3.3 70B NVFP4 on one B200, the B200 decode fit's row") {

@@ -23,7 +23,14 @@ struct CaseOutcome {
     std::string skipped; ///< reason, when not predicted
     /// The calibration used and every assumption made (a field not published, a family match).
     std::vector<std::string> notes;
+    /// Another model's published prediction of the same run, from the case's
+    /// `artifact_prediction` (the MAD-Max artifact's own, on its ViT rows), to set its error
+    /// beside this engine's.
+    std::optional<double> artifactPredicted;
     double errorPct() const { return predicted ? (*predicted - measured) / measured * 100.0 : 0.0; }
+    double artifactErrorPct() const {
+        return artifactPredicted ? (*artifactPredicted - measured) / measured * 100.0 : 0.0;
+    }
 };
 
 struct ErrorStats {
@@ -39,6 +46,9 @@ struct ValidationReport {
     /// Spearman rank correlation of predicted vs measured within each group of ≥ 2 cases.
     std::map<std::string, double> spearmanByGroup;
     std::optional<double> spearmanMean; ///< mean over those groups
+    /// Over the predicted cases that carry an artifact prediction: its errors, and this
+    /// engine's on the same cases (absent when no case carries one).
+    std::optional<ErrorStats> artifact, oursOnArtifactCases;
 };
 
 /// Build the scenario a training case describes: the case's own model, parallelism and system

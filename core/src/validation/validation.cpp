@@ -149,6 +149,17 @@ void checkCase(const json& c, std::size_t i, const std::string& file) {
             }
         }
         checkCaseNumbers(c, fail);
+        if (c.contains("artifact_prediction") && !c["artifact_prediction"].is_null()) {
+            const json& a = c["artifact_prediction"];
+            if (!a.is_object())
+                fail("artifact_prediction",
+                     "expected an object of metric: predicted value, got " + a.dump());
+            for (const auto& [key, value] : a.items())
+                if (!value.is_null() && !(value.is_number() && std::isfinite(value.get<double>()) &&
+                                          value.get<double>() > 0))
+                    fail("artifact_prediction." + key,
+                         "a prediction must be a positive number or null, got " + value.dump());
+        }
     } catch (const json::exception& e) {
         throw InputError(file, at, std::string("malformed case: ") + e.what());
     }
@@ -299,6 +310,20 @@ void predictTraining(const json& c, const PresetLibrary& lib, const std::string&
         o.skipped = "metric " + o.metric + " is not predicted for training";
 }
 
+/// The case's artifact_prediction for its measured metric (checkCase has checked its values),
+/// kept beside this engine's prediction and said in its notes.
+void noteArtifactPrediction(const json& c, CaseOutcome& o, std::vector<std::string>& notes) {
+    if (!o.predicted || !c.contains("artifact_prediction") || !c["artifact_prediction"].is_object())
+        return;
+    const json& v = c["artifact_prediction"].value(o.metric, json());
+    if (!v.is_number()) return;
+    o.artifactPredicted = v.get<double>();
+    char line[160];
+    std::snprintf(line, sizeof line, "the artifact's own prediction: %.4g (%+.1f%%)",
+                  *o.artifactPredicted, o.artifactErrorPct());
+    notes.emplace_back(line);
+}
+
 /// One case read, converted and predicted by its kind; what cannot be expressed is skipped
 /// with the reason, and the case's notes say what was assumed.
 CaseOutcome predictCase(const json& c, std::size_t i, const PresetLibrary& lib,
@@ -346,6 +371,7 @@ CaseOutcome predictCase(const json& c, std::size_t i, const PresetLibrary& lib,
         o.skipped = std::string("malformed case: ") + e.what();
     }
     if (o.id.empty()) o.id = "cases[" + std::to_string(i) + "]";
+    noteArtifactPrediction(c, o, notes);
     o.notes = std::move(notes);
     return o;
 }
@@ -376,6 +402,16 @@ void scoreReport(ValidationReport& rep) {
         sum += rep.spearmanByGroup[g];
     }
     if (!rep.spearmanByGroup.empty()) rep.spearmanMean = sum / rep.spearmanByGroup.size();
+    std::vector<double> theirs, ours;
+    for (const auto& o : rep.cases)
+        if (o.predicted && o.artifactPredicted) {
+            theirs.push_back(std::fabs(o.artifactErrorPct()));
+            ours.push_back(std::fabs(o.errorPct()));
+        }
+    if (!theirs.empty()) {
+        rep.artifact = errorStats(theirs);
+        rep.oursOnArtifactCases = errorStats(ours);
+    }
 }
 
 } // namespace
@@ -430,7 +466,7 @@ int writeCaseScenarios(const json& dataset, const PresetLibrary& lib, const std:
 json toJson(const ValidationReport& r) {
     json cases = json::array();
     for (const auto& o : r.cases) {
-        if (o.predicted)
+        if (o.predicted) {
             cases.push_back({{"id", o.id},
                              {"kind", o.kind},
                              {"metric", o.metric},
@@ -439,7 +475,11 @@ json toJson(const ValidationReport& r) {
                              {"error_pct", o.errorPct()},
                              {"group", o.group},
                              {"notes", o.notes}});
-        else
+            if (o.artifactPredicted) {
+                cases.back()["artifact_predicted"] = *o.artifactPredicted;
+                cases.back()["artifact_error_pct"] = o.artifactErrorPct();
+            }
+        } else
             cases.push_back(
                 {{"id", o.id}, {"kind", o.kind}, {"metric", o.metric}, {"skipped", o.skipped}});
     }
@@ -463,6 +503,10 @@ json toJson(const ValidationReport& r) {
     summary["by_metric"] = byMetric;
     summary["by_kind"] = byKind;
     summary["spearman_by_group"] = sp;
+    if (r.artifact) {
+        summary["artifact"] = stats(*r.artifact);
+        summary["ours_on_artifact_cases"] = stats(*r.oursOnArtifactCases);
+    }
     return {{"cases", cases}, {"summary", summary}};
 }
 

@@ -38,6 +38,11 @@ std::string formatValidation(const ValidationReport& r) {
         stats("  kind " + k, v);
     for (const auto& [k, v] : r.byMetric)
         stats("  metric " + k, v);
+    if (r.artifact) {
+        o += "The cases' artifact_prediction (another model's own predictions), same cases\n";
+        stats("  the artifact's", *r.artifact);
+        stats("  this engine's", *r.oursOnArtifactCases);
+    }
     if (r.spearmanMean) {
         o += fmt("Spearman rank correlation within groups: mean %.2f\n", *r.spearmanMean);
         for (const auto& [g, v] : r.spearmanByGroup)
