@@ -104,6 +104,60 @@ TEST_CASE("Calibrate takes an all-gather across hosts at its largest size only")
             CHECK(x.after == Approx(x.measured).epsilon(2e-3));
 }
 
+TEST_CASE("Calibrate fits the network's all-to-all share from an alltoall table across hosts") {
+    // Truth: a network whose rings run at a constant 0.55 of NDR, and whose flat all-to-all
+    // reaches 0.45 of that. The all-reduce table fits the curve, the all-to-all table the share
+    // (at its largest size), and both tables' rows are reproduced after the fit.
+    System sys = test::systemPreset("dgx-h100-superpod");
+    System truth = sys;
+    truth.tiers.back().allToAllEfficiency = 0.45;
+    CalibrationInputs in;
+    in.nccl.push_back(synthetic(sys, 1, Collective::AllReduce, 16, 2, [](double) { return 0.55; }));
+    in.nccl.push_back(synthetic(truth, 1, Collective::AllToAll, 16, 2, [](double) { return 0.55; }));
+    const CalibrationReport r = calibrate("h100-sxm5-80gb", sys, in, "my-h100");
+    const json& out = r.preset["links"]["scale_out"];
+    CHECK(out["all_to_all_efficiency"].get<double>() == Approx(0.45).epsilon(1e-3));
+    CHECK(pointAt(out["efficiency"], 8589934592.0) == Approx(0.55).epsilon(1e-3));
+    bool changed = false;
+    for (const auto& c : r.changes)
+        changed = changed || (c.parameter == "links.scale_out.all_to_all_efficiency" &&
+                              c.before == "1" && c.movedBy.find("alltoall_perf") != std::string::npos);
+    CHECK(changed);
+    for (const auto& x : r.residuals)
+        if (x.measurement.find("8589934592 B") != std::string::npos)
+            CHECK(x.after == Approx(x.measured).epsilon(2e-3));
+    // The written preset loads, and a system built on it takes the share on its network tier.
+    const Gpu gpu = parseGpu(r.preset, "my-h100.json", "gpu");
+    CHECK(gpu.scaleOutLink.allToAllEfficiency == Approx(0.45).epsilon(1e-3));
+}
+
+TEST_CASE("The B200 cluster's flat all-to-all across two nodes calibrates to half the ring's "
+          "share") {
+    // nccl-tests-b200.json: alltoall_perf on 2 x 8 B200 (8 x NDR per node), 1 GiB at 42.28 GB/s
+    // and 8 GiB at 42.41 GB/s bus bandwidth ("B200 / Vultr POC - cluster test summary",
+    // section 10), where the engine, with the ring's efficiency, gives 83.9 and 86.2. Its
+    // inter-node half ran at 22.6 GB/s per GPU against NDR's 50 at the tier's 0.92: a share of
+    // 22.6 / 46 = 0.49, and the 8 GiB row reproduced after the fit.
+    const System sys = test::systemPreset("dgx-b200-superpod");
+    NcclTable t;
+    t.op = Collective::AllToAll;
+    t.ranks = 16;
+    t.hosts = 2;
+    t.file = "vultr-b200-alltoall.txt";
+    for (auto [bytes, busbw] : {std::pair{1073741824.0, 42.28}, {8589934592.0, 42.41}})
+        t.rows.push_back({bytes, bytes / (busbw * 1e9 / ncclBusFactor(t.op, 16)), 0.0});
+    CalibrationInputs in;
+    in.nccl.push_back(parseNcclTests(formatNcclTests(t), t.file));
+    const CalibrationReport r = calibrate("b200-sxm-180gb", sys, in, "my-b200");
+    CHECK(r.preset["links"]["scale_out"]["all_to_all_efficiency"].get<double>() ==
+          Approx(0.49).margin(0.02));
+    for (const auto& x : r.residuals) {
+        if (x.measurement.find("8589934592 B") == std::string::npos) continue;
+        CHECK(x.before == Approx(86.2).margin(1.0));
+        CHECK(x.after == Approx(42.41).epsilon(2e-3));
+    }
+}
+
 TEST_CASE("Calibrate recovers a compute scale from synthetic step times") {
     // Truth: the H100 preset with its GEMM and attention efficiencies × 0.8. The "measured"
     // values of the 7 public H100 training rows are what that GPU predicts.

@@ -268,6 +268,34 @@ TEST_CASE("All-to-all sends (n-1)/n of the buffer through the slowest tier it cr
           Approx(0.5e9 / 10e9 + 7 * 1e-6 + 8 * 10e-6).epsilon(1e-9));
 }
 
+TEST_CASE("A flat all-to-all takes the tier's all-to-all share of its bandwidth but rings and "
+          "DeepEP's per-node dispatch do not") {
+    // Two nodes of 8 at 100 and 10 GB/s, α 1 and 10 µs; the network tier's all-to-all reaches
+    // half its (ring) efficiency, as on the B200 cluster of nccl-tests-b200.json (its flat
+    // all-to-all's inter-node half at 22.6 GB/s per GPU, its rings at the NIC's rate).
+    System s = twoTier(100, 1, 10, 10);
+    const System ring = s;
+    s.tiers[1].allToAllEfficiency = 0.5;
+    const GroupLayout g = layoutGroup(s, 16, 1);
+    // Half the buffer crosses the network at 10 GB/s × 0.5: 0.5 GB / 5 GB/s + 7 + 8 latencies.
+    CHECK(collectiveTime(s, g, Collective::AllToAll, 1e9) ==
+          Approx(0.5e9 / 5e9 + 7 * 1e-6 + 8 * 10e-6).epsilon(1e-9));
+    for (Collective op : {Collective::AllGather, Collective::ReduceScatter, Collective::AllReduce})
+        CHECK(collectiveTime(s, g, op, 1e9) == collectiveTime(ring, g, op, 1e9));
+    // A MoE dispatch: the flat one is the fabric's all-to-all, DeepEP's per-node one is not.
+    MoeA2aRequest r;
+    r.tokens = 4096;
+    r.topK = 2;
+    r.bytesPerToken = 4096;
+    const MoeA2aTraffic flatHalf = moeAllToAll(s, g, r), flatRing = moeAllToAll(ring, g, r);
+    REQUIRE(flatHalf.scaleOutBytes > 0);
+    // The network bounds it: its bytes at 5 GB/s instead of 10 GB/s, the latencies alike.
+    CHECK(flatHalf.timeS - flatHalf.latencyS == Approx(flatHalf.scaleOutBytes / 5e9).epsilon(1e-12));
+    CHECK(flatRing.timeS - flatRing.latencyS == Approx(flatRing.scaleOutBytes / 10e9).epsilon(1e-12));
+    r.dedupPerNode = true;
+    CHECK(moeAllToAll(s, g, r).timeS == moeAllToAll(ring, g, r).timeS);
+}
+
 TEST_CASE("nccl-tests bus bandwidth definition") {
     // busbw = algbw · 2(n-1)/n (NCCL tests, PERFORMANCE.md)
     CHECK(allReduceBusBandwidth(8e9, 1.0, 8) == Approx(14e9));

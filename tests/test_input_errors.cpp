@@ -53,6 +53,15 @@ std::string errorForSet(const std::vector<std::string>& sets) {
 
 } // namespace
 
+TEST_CASE("A tier's all_to_all_efficiency outside 0 to 1 is refused naming the field") {
+    for (const char* v : {"0", "1.5", "-0.2", "\"half\""})
+        CHECK_THAT(errorForSet({std::string("system.tiers.1.all_to_all_efficiency=") + v}),
+                   Contains("system.tiers[1].all_to_all_efficiency") || Contains("system.tiers.1.all_to_all_efficiency"));
+    CHECK_THAT(errorForSet({"system.gpu.links.scale_out.all_to_all_efficiency=2"}),
+               Contains("all_to_all_efficiency"));
+    CHECK(errorForSet({"system.tiers.1.all_to_all_efficiency=0.5"}) == "(no error)");
+}
+
 TEST_CASE("Malformed JSON names the file, line and column") {
     const auto dir =
         std::filesystem::temp_directory_path() / ("madmax-bad-json-" + std::to_string(::getpid()));

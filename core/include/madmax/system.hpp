@@ -52,6 +52,8 @@ struct LinkCalibration {
     double latencyS = 5e-6;
     LogCurve efficiency = defaultEfficiency();
     double allReduceSpeedup = 1;
+    /// A flat all-to-all's share of the tier's efficiency (allToAllEfficiency on NetworkTier).
+    double allToAllEfficiency = 1;
     /// 0.8 at every size; one table shared by every default-built GPU (a search builds many).
     static LogCurve defaultEfficiency() {
         static const LogCurve k = LogCurve::constant(0.8);
@@ -98,6 +100,13 @@ struct NetworkTier {
     double oversubscription = 1; ///< ≥ 1: bandwidth across this tier is divided by it
     double allReduceSpeedup =
         1; ///< in-switch reduction (NVLS, SHARP): all-reduce beats the ring bound
+    /// A flat all-to-all's share of the efficiency curve on this tier: every GPU sends to every
+    /// GPU beyond it at once, and such many-to-many flows can reach less of a fabric than a
+    /// ring's neighbour streams (flows colliding on the same uplinks, cross-rail paths through
+    /// the spine). Cluster-dependent: 1 (the ring's efficiency) unless measured; `madmax
+    /// calibrate` fits it from an alltoall_perf table across hosts. DeepEP's per-node
+    /// dispatch (rail-aligned sends, then NVLink) does not take it.
+    double allToAllEfficiency = 1;
 };
 
 /// NCCL's all-reduce algorithm for a group with several GPUs in each of several nodes

@@ -273,6 +273,8 @@ void fitLinkTier(int pass, const CalibrationInputs& in, json& preset, System& sy
     for (const NcclTable& t : in.nccl) {
         if ((t.hosts > 1) != (pass == 1)) continue;
         if (pass == 1 && t.hosts < 2) continue;
+        // A flat all-to-all across hosts fits its own share of the curve (fitAllToAll).
+        if (pass == 1 && t.op == Collective::AllToAll) continue;
         const System ls = layoutFor(sys, t);
         // A ring across hosts (all-gather, reduce-scatter) reads only the tier's large-message
         // efficiency: its protocols' latencies make its size dependence (collectives.cpp,
@@ -334,6 +336,64 @@ void fitLinkTier(int pass, const CalibrationInputs& in, json& preset, System& sy
     sys.gpu = parseGpu(preset, "calibrated", "gpu");
     sys.tiers[std::size_t(k)].efficiency =
         pass == 0 ? sys.gpu.scaleUpLink.efficiency : sys.gpu.scaleOutLink.efficiency;
+}
+
+/// The outer tier's all_to_all_efficiency (NetworkTier::allToAllEfficiency), from the
+/// alltoall_perf tables across hosts, given the fitted curve: at each table's largest size,
+/// where bandwidth rules, the share at which the engine's time equals the measured one
+/// (bisection: time falls as the share rises); the mean over the tables.
+void fitAllToAll(const CalibrationInputs& in, json& preset, System& sys, CalibrationReport& r) {
+    const std::size_t k = sys.tiers.size() - 1;
+    double sum = 0;
+    int used = 0;
+    std::string by;
+    for (const NcclTable& t : in.nccl) {
+        if (t.hosts < 2 || t.op != Collective::AllToAll || t.rows.empty()) continue;
+        const auto row = std::max_element(t.rows.begin(), t.rows.end(), [](const auto& a,
+                                                                           const auto& b) {
+            return a.bytes < b.bytes;
+        });
+        System ls = layoutFor(sys, t);
+        const GroupLayout g = layoutGroup(ls, t.ranks, 1);
+        auto timeAt = [&](double share) {
+            ls.tiers[k].allToAllEfficiency = share;
+            return collectiveTime(ls, g, t.op, row->bytes);
+        };
+        double share = 1.0;
+        if (timeAt(0.01) < row->timeS) {
+            r.notes.push_back(t.file + fmt(": %.0f B is slower than 1%% of the fabric would be; ",
+                                           row->bytes) +
+                              "all_to_all_efficiency not fitted from it (check the system)");
+            continue;
+        }
+        if (timeAt(1.0) > row->timeS) {
+            r.notes.push_back(t.file + ": the all-to-all is as fast as the ring's efficiency "
+                                       "allows; all_to_all_efficiency stays 1");
+        } else {
+            double lo = 0.01, hi = 1.0;
+            for (int i = 0; i < 60; ++i) {
+                const double mid = std::sqrt(lo * hi);
+                (timeAt(mid) > row->timeS ? lo : hi) = mid;
+            }
+            share = std::sqrt(lo * hi);
+        }
+        sum += share;
+        ++used;
+        by += (by.empty() ? "" : "; ") + t.file + " (alltoall_perf, " + std::to_string(t.ranks) +
+              " ranks on " + std::to_string(t.hosts) + fmt(" hosts, at %.0f B)", row->bytes);
+        if (t.rows.size() > 1)
+            r.notes.push_back(t.file + ": across hosts the all-to-all's largest size alone sets "
+                                       "all_to_all_efficiency (its residuals say how the others fare)");
+    }
+    if (used == 0) return;
+    const double share = sum / used;
+    json& link = preset["links"]["scale_out"];
+    r.changes.push_back({"links.scale_out.all_to_all_efficiency",
+                         fmt("%.3g", link.value("all_to_all_efficiency", 1.0)),
+                         fmt("%.3g", share), by});
+    link["all_to_all_efficiency"] = share;
+    sys.gpu = parseGpu(preset, "calibrated", "gpu");
+    sys.tiers[k].allToAllEfficiency = share;
 }
 
 /// Residuals of the nccl tables: busbw measured, before (the base preset) and after (the fit).
@@ -445,7 +505,10 @@ CalibrationReport calibrate(const std::string& gpuPresetId, const System& system
         r.notes.insert(r.notes.end(), t.skipped.begin(), t.skipped.end());
     // 1. Links: scale-up from single-host tables first, then scale-out given scale-up.
     fitLinkTier(0, in, preset, sys, r);
-    if (sys.tiers.size() > 1) fitLinkTier(1, in, preset, sys, r);
+    if (sys.tiers.size() > 1) {
+        fitLinkTier(1, in, preset, sys, r);
+        fitAllToAll(in, preset, sys, r);
+    }
     ncclResiduals(system, *base, sys, in, r);
     // 2. The 16-bit GEMM efficiency curve from profiled kernels, point by point.
     if (!in.kineto.empty()) calibration_detail::fitGemmCurve(in.kineto, preset, r);

@@ -251,7 +251,7 @@ double collectiveTime(const System& sys, const GroupLayout& g, Collective op, do
             const long long peers = inner * f - inner;
             inner *= f;
             const double share = bytes * double(peers) / g.size;
-            slowest = std::max(slowest, share / tierBandwidth(t, bytes));
+            slowest = std::max(slowest, share / (tierBandwidth(t, bytes) * t.allToAllEfficiency));
             latency += double(peers) * t.latencyS;
         }
         return slowest + latency;
@@ -331,7 +331,10 @@ MoeA2aTraffic moeAllToAll(const System& sys, const GroupLayout& g, const MoeA2aR
         const double eff = k == 0 && r.scaleUpEfficiency > 0
                                ? std::min(r.scaleUpEfficiency, linkEff)
                                : linkEff;
-        const double stream = t.bytesPerS / t.oversubscription * eff;
+        // A flat dispatch is the fabric's many-to-many all-to-all; DeepEP's per-node one sends
+        // rail-aligned and forwards over NVLink (NetworkTier::allToAllEfficiency).
+        const double manyToMany = r.dedupPerNode ? 1.0 : t.allToAllEfficiency;
+        const double stream = t.bytesPerS / t.oversubscription * eff * manyToMany;
         slowest = std::max(slowest, out.tierBytes[k] / stream);
         latency += t.latencyS;
         (k == 0 ? out.scaleUpBytes : out.scaleOutBytes) += out.tierBytes[k];

@@ -123,9 +123,9 @@ std::optional<std::string> detail::explainInvalidSystem(const Scenario& s) {
         // (Named only on failure: the check runs for every configuration a search tries.)
         auto at = [k] { return "system.tiers[" + std::to_string(k) + "]"; };
         if (t.gpus < 1 || t.bytesPerS <= 0 || t.latencyS < 0 || t.oversubscription < 1 ||
-            t.allReduceSpeedup <= 0)
-            return at() + ": gpus ≥ 1, gbps > 0, latency_us ≥ 0, oversubscription ≥ 1 and "
-                        "all_reduce_speedup > 0 are required";
+            t.allReduceSpeedup <= 0 || !(t.allToAllEfficiency > 0 && t.allToAllEfficiency <= 1))
+            return at() + ": gpus ≥ 1, gbps > 0, latency_us ≥ 0, oversubscription ≥ 1, "
+                        "all_reduce_speedup > 0 and 0 < all_to_all_efficiency ≤ 1 are required";
         if (k > 0 && t.gpus < sys.tiers[k - 1].gpus)
             return at() + ".gpus (" + str(t.gpus) + ") is smaller than the tier inside it (" +
                    str(sys.tiers[k - 1].gpus) +

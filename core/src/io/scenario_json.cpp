@@ -22,7 +22,8 @@ json curveJson(const LogCurve& c) {
 json linkJson(const LinkCalibration& l) {
     return {{"latency_us", l.latencyS * 1e6},
             {"efficiency", curveJson(l.efficiency)},
-            {"all_reduce_speedup", l.allReduceSpeedup}};
+            {"all_reduce_speedup", l.allReduceSpeedup},
+            {"all_to_all_efficiency", l.allToAllEfficiency}};
 }
 
 } // namespace
@@ -159,7 +160,8 @@ json toJson(const System& s) {
                          {"latency_us", t.latencyS * 1e6},
                          {"efficiency", curveJson(t.efficiency)},
                          {"oversubscription", t.oversubscription},
-                         {"all_reduce_speedup", t.allReduceSpeedup}});
+                         {"all_reduce_speedup", t.allReduceSpeedup},
+                         {"all_to_all_efficiency", t.allToAllEfficiency}});
     return {{"id", s.id},
             {"name", s.name},
             {"source", s.source},

@@ -73,6 +73,8 @@ LinkCalibration parseLink(const json& j, const std::string& file, const std::str
     else
         r.ignore("efficiency");
     l.allReduceSpeedup = r.number("all_reduce_speedup", 0.01, 10, fallback.allReduceSpeedup);
+    l.allToAllEfficiency =
+        r.number("all_to_all_efficiency", 0.01, 1, fallback.allToAllEfficiency);
     r.ignore("notes");
     r.finish();
     return l;
@@ -209,6 +211,8 @@ System parseSystem(const json& j, const std::string& file, const std::string& pa
         tier.allReduceSpeedup =
             t.number("all_reduce_speedup", 0.01, 10,
                      tier.kind == TierKind::ScaleUp ? link.allReduceSpeedup : 1.0);
+        tier.allToAllEfficiency =
+            t.number("all_to_all_efficiency", 0.01, 1, link.allToAllEfficiency);
         t.ignore("notes");
         t.finish();
         s.tiers.push_back(std::move(tier));
