@@ -24,17 +24,63 @@ TEST_CASE("Each schedule's bubble is its paper's formula, on a toy by hand") {
     // F = 1, B = 2, W = 1 (B holds W), p = 8.
     const ChunkTimes c{1.0, 2.0, 1.0};
     // 1F1B (Narayanan et al. SC21 §2.2): (p − 1)(F + B) = 7 · 3 = 21.
-    CHECK(scheduleModel(PipelineSchedule::OneFOneB).bubbleS(pipeline(8), c) == Approx(21.0));
+    CHECK(scheduleModel(PipelineSchedule::OneFOneB).bubbleS(pipeline(8), c, 8) == Approx(21.0));
     // Interleaved, v = 2: 21 / 2.
-    CHECK(scheduleModel(PipelineSchedule::Interleaved).bubbleS(pipeline(8, 2), c) ==
+    CHECK(scheduleModel(PipelineSchedule::Interleaved).bubbleS(pipeline(8, 2), c, 8) ==
           Approx(10.5));
     // ZB-H1 (Qi et al. ICLR 2024; DeepSeek-V3 report Table 2): (p − 1)(F + B − 2W) = 7 · 1 = 7.
-    CHECK(scheduleModel(PipelineSchedule::ZeroBubble).bubbleS(pipeline(8), c) == Approx(7.0));
+    CHECK(scheduleModel(PipelineSchedule::ZeroBubble).bubbleS(pipeline(8), c, 8) == Approx(7.0));
     // DualPipe (DeepSeek-V3 report Table 2): (p/2 − 1)(F&B + B − 3W), F&B = F + B:
     // 3 · (3 + 2 − 3) = 6.
-    CHECK(scheduleModel(PipelineSchedule::DualPipe).bubbleS(pipeline(8), c) == Approx(6.0));
+    CHECK(scheduleModel(PipelineSchedule::DualPipe).bubbleS(pipeline(8), c, 8) == Approx(6.0));
     // No pipeline, no bubble, whatever the schedule.
-    for (const ScheduleModel& m : scheduleModels()) CHECK(m.bubbleS(pipeline(1), c) == 0.0);
+    for (const ScheduleModel& m : scheduleModels()) CHECK(m.bubbleS(pipeline(1), c, 8) == 0.0);
+}
+
+namespace {
+/// DeepSpeed's TrainSchedule replayed slot by slot (deepspeed/runtime/pipe/schedule.py, v0.5.4):
+/// on slot k, stage s runs the forward of micro-batch (k − s)/2 when k − s is even and the
+/// backward of micro-batch (k + s + 1)/2 − p when it is odd, each if that micro-batch exists;
+/// every slot ends in blocking exchanges between neighbours, so it lasts its longest chunk.
+double replayDeepSpeed(int p, int m, double F, double B) {
+    double total = 0;
+    for (int k = 0; k < 2 * (m + p - 1); ++k) {
+        double slot = 0;
+        for (int s = 0; s < p; ++s) {
+            const bool forward = (k - s) % 2 == 0;
+            const int mb = forward ? (k - s) / 2 : (k + s + 1) / 2 - p;
+            if (mb >= 0 && mb < m) slot = std::max(slot, forward ? F : B);
+        }
+        total += slot;
+    }
+    return total;
+}
+} // namespace
+
+TEST_CASE("DeepSpeed's lock-step schedule: 1F1B's bubble plus (m - 1) times |B - F|") {
+    // The closed form against the slot-by-slot replay of DeepSpeed's table: the step is the
+    // m micro-batches' work plus the bubble. F = 1, B = 3 (the backward with full
+    // recomputation: its forward again and twice the forward's GEMMs), p = 4, m = 8:
+    // 1F1B's 3 · 4 = 12 and 7 · 2 = 14 more, 26; the replay: p·F + (2m + p − 2)·B = 4 + 54 = 58
+    // = 8 · 4 + 26.
+    const ScheduleModel& ds = scheduleModel(PipelineSchedule::DeepSpeed);
+    CHECK(ds.bubbleS(pipeline(4), ChunkTimes{1.0, 3.0, 0.0}, 8) == Approx(26.0));
+    CHECK(replayDeepSpeed(4, 8, 1.0, 3.0) == Approx(58.0));
+    for (int p : {2, 3, 4, 7, 35})
+        for (int m : {1, 2, 5, 16, 240})
+            for (auto [F, B] : {std::pair{1.0, 3.0}, {1.0, 2.0}, {2.0, 1.5}, {1.0, 1.0}}) {
+                INFO("p " << p << " m " << m << " F " << F << " B " << B);
+                CHECK(m * (F + B) + ds.bubbleS(pipeline(p), ChunkTimes{F, B, 0.0}, m) ==
+                      Approx(replayDeepSpeed(p, m, F, B)));
+            }
+    // With equal chunks it is 1F1B; one micro-batch waits for nothing either.
+    CHECK(ds.bubbleS(pipeline(8), ChunkTimes{2.0, 2.0, 0.0}, 64) ==
+          scheduleModel(PipelineSchedule::OneFOneB).bubbleS(pipeline(8), ChunkTimes{2.0, 2.0, 0.0}, 64));
+    // Stage i keeps min(p − i + 1, m) micro-batches' buffers (num_pipe_buffers).
+    CHECK(ds.inFlight(pipeline(8), 64, 0) == 9);
+    CHECK(ds.inFlight(pipeline(8), 64, 7) == 2);
+    CHECK(ds.inFlight(pipeline(8), 3, 0) == 3);
+    CHECK(ds.explainInvalid(pipeline(8, 2), 64));
 }
 
 TEST_CASE("Each schedule's activations and parameter copies (DeepSeek-V3 report Table 2)") {

@@ -24,8 +24,9 @@ struct ScheduleModel {
     PipelineSchedule kind;
     std::string_view name;   ///< the scenario's strategy.schedule value
     std::string_view source; ///< where its formulas come from
-    /// Idle seconds of the critical stage per step (fill and drain).
-    double (*bubbleS)(const Strategy& st, const ChunkTimes& c);
+    /// Idle seconds of the critical stage per step (fill and drain, and any wait a schedule adds
+    /// between its `microBatches` micro-batches).
+    double (*bubbleS)(const Strategy& st, const ChunkTimes& c, int microBatches);
     /// Micro-batches whose activations pipeline stage `stage` holds at its peak, in units of one
     /// micro-batch through the stage's layers.
     double (*inFlight)(const Strategy& st, int microBatches, int stage);

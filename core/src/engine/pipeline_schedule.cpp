@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace madmax {
 namespace {
@@ -11,7 +12,7 @@ std::string str(long long v) { return std::to_string(v); }
 
 // 1F1B (Narayanan et al. SC21 §2.2): (p − 1) chunks' forward and backward of fill and drain;
 // stage i holds min(p − i, m) micro-batches' activations.
-double oneFOneBBubble(const Strategy& st, const ChunkTimes& c) {
+double oneFOneBBubble(const Strategy& st, const ChunkTimes& c, int = 0) {
     return st.pp > 1 ? double(st.pp - 1) * (c.forward + c.backward) : 0.0;
 }
 double oneFOneBInFlight(const Strategy& st, int microBatches, int stage) {
@@ -29,7 +30,7 @@ double noneHidden(const Strategy&, int) { return 0.0; }
 
 // Interleaved 1F1B (SC21 §2.2): the bubble ÷ v; stage i holds its 1F1B count times
 // 1 + (p − 1)/(p·v) (Korthikanti et al. MLSys 2023 §4.2.3).
-double interleavedBubble(const Strategy& st, const ChunkTimes& c) {
+double interleavedBubble(const Strategy& st, const ChunkTimes& c, int) {
     return oneFOneBBubble(st, c) / st.vp;
 }
 double interleavedInFlight(const Strategy& st, int microBatches, int stage) {
@@ -53,7 +54,7 @@ std::optional<std::string> interleavedRules(const Strategy& st, int microBatches
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §3.1; DeepSeek-V3 report
 // Table 2): weight gradients deferred into the drain, bubble (p − 1)(F + B − 2W) at 1F1B's
 // activation memory.
-double zeroBubbleBubble(const Strategy& st, const ChunkTimes& c) {
+double zeroBubbleBubble(const Strategy& st, const ChunkTimes& c, int) {
     if (st.pp < 2) return 0.0;
     return double(st.pp - 1) * std::max(0.0, c.forward + c.backward - 2.0 * c.weightGrad);
 }
@@ -64,7 +65,7 @@ double noBound(const Strategy&, int) { return 1.0; } // W can take the whole bub
 // micro-batches, bubble (p/2 − 1)(F&B + B − 3W) where F&B, a forward and a backward chunk of
 // two micro-batches run together, costs F + B of compute with their all-to-all and
 // point-to-point hidden behind each other.
-double dualPipeBubble(const Strategy& st, const ChunkTimes& c) {
+double dualPipeBubble(const Strategy& st, const ChunkTimes& c, int) {
     if (st.pp < 2) return 0.0;
     const double fAndB = c.forward + c.backward;
     return double(st.pp / 2 - 1) * std::max(0.0, fAndB + c.backward - 3.0 * c.weightGrad);
@@ -89,7 +90,24 @@ double dualPipeHidden(const Strategy& st, int microBatches) {
     return microBatches > st.pp ? double(microBatches - st.pp) / microBatches : 0.0;
 }
 
-constexpr std::array<ScheduleModel, 4> kSchedules{{
+// DeepSpeed's pipeline engine (TrainSchedule in deepspeed/runtime/pipe/schedule.py, its sends
+// and receives blocking in p2p.py; v0.5.4, October 2021, the Megatron-DeepSpeed runs of
+// MT-NLG and BLOOM): 2(m + p − 1) slots in lock-step, even stages running a forward while odd
+// ones run a backward and the other way round, every slot ending in a blocking exchange with
+// both neighbours. A slot thus lasts the longer of F and B wherever both run: p slots of fill
+// hold forwards only, the other 2m + p − 2 the longer chunk. Over m(F + B) of work that is
+// 1F1B's (p − 1)(F + B) plus (m − 1)|B − F|: each micro-batch's shorter chunk waits out a
+// neighbour's longer one. Stage i holds min(p − i + 1, m) micro-batches (num_pipe_buffers).
+double deepSpeedBubble(const Strategy& st, const ChunkTimes& c, int microBatches) {
+    if (st.pp < 2) return 0.0;
+    return oneFOneBBubble(st, c) +
+           double(std::max(0, microBatches - 1)) * std::abs(c.backward - c.forward);
+}
+double deepSpeedInFlight(const Strategy& st, int microBatches, int stage) {
+    return std::min(st.pp - stage + 1, microBatches);
+}
+
+constexpr std::array<ScheduleModel, 5> kSchedules{{
     {PipelineSchedule::OneFOneB, "1f1b", "Narayanan et al. SC21 §2.2", oneFOneBBubble,
      oneFOneBInFlight, 1, false, oneFOneBBound, oneChunkOnly, noneHidden},
     {PipelineSchedule::Interleaved, "interleaved", "Narayanan et al. SC21 §2.2",
@@ -99,6 +117,9 @@ constexpr std::array<ScheduleModel, 4> kSchedules{{
      zeroBubbleBubble, oneFOneBInFlight, 1, true, noBound, oneChunkOnly, noneHidden},
     {PipelineSchedule::DualPipe, "dualpipe", "DeepSeek-V3 report §3.2.1, Table 2",
      dualPipeBubble, dualPipeInFlight, 2, true, noBound, dualPipeRules, dualPipeHidden},
+    {PipelineSchedule::DeepSpeed, "deepspeed",
+     "DeepSpeed TrainSchedule (deepspeed/runtime/pipe/schedule.py, v0.5.4)", deepSpeedBubble,
+     deepSpeedInFlight, 1, false, oneFOneBBound, oneChunkOnly, noneHidden},
 }};
 
 } // namespace

@@ -98,12 +98,14 @@ std::string_view toString(PipelineSchedule s) {
     case PipelineSchedule::Interleaved: return "interleaved";
     case PipelineSchedule::ZeroBubble: return "zero_bubble";
     case PipelineSchedule::DualPipe: return "dualpipe";
+    case PipelineSchedule::DeepSpeed: return "deepspeed";
     }
     return "?";
 }
 std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s) {
     for (auto k : {PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved,
-                   PipelineSchedule::ZeroBubble, PipelineSchedule::DualPipe})
+                   PipelineSchedule::ZeroBubble, PipelineSchedule::DualPipe,
+                   PipelineSchedule::DeepSpeed})
         if (s == toString(k)) return k;
     return std::nullopt;
 }

@@ -112,7 +112,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
         const auto sch = parsePipelineSchedule(*named);
         if (!sch)
             throw InputError(where, "schedule",
-                             "\"" + *named + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble or dualpipe");
+                             "\"" + *named + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble, dualpipe or deepspeed");
         st.schedule = *sch;
     }
     // A baseline that names a recompute other than full and no layer count recomputes no
@@ -194,7 +194,7 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 auto sch = parsePipelineSchedule(i);
                 if (!sch)
                     throw InputError(where, k,
-                                     "\"" + i + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble or dualpipe");
+                                     "\"" + i + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble, dualpipe or deepspeed");
                 space.schedules.push_back(*sch);
             }
         } else {

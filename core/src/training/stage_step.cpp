@@ -118,7 +118,7 @@ PipelineTimes pipelineStep(const Scenario& s, const StepContext& ctx, const Laye
     const ScheduleModel& schedule = scheduleModel(st.schedule);
     const ChunkTimes chunk{r.forwardPerMicroBatchS, r.backwardPerMicroBatchS,
                            schedule.usesWeightGrad ? crit.bwd * weightGradShare(s, crit.stage) : 0};
-    out.bubbleS = schedule.bubbleS(st, chunk);
+    out.bubbleS = schedule.bubbleS(st, chunk, mbs);
 
     const int moeLayers = crit.stage.moeLayers, layers = crit.stage.layers - moeLayers;
     const bool first = crit.stage.first, last = crit.stage.last;

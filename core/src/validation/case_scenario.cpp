@@ -26,23 +26,24 @@ namespace madmax {
 using namespace validation_detail;
 
 namespace {
-/// The case's parallel.pp_schedule ("" when null): 1f1b, interleaved, gpipe, zero_bubble or
-/// dualpipe, else an error naming the field.
+/// The case's parallel.pp_schedule ("" when null): 1f1b, interleaved, gpipe, zero_bubble,
+/// dualpipe or deepspeed, else an error naming the field.
 std::string casePipelineSchedule(const json& c, const json& par, const std::string& file) {
     if (isNull(par, "pp_schedule")) return "";
     const json& ps = par.at("pp_schedule");
-    for (const char* known : {"1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"})
+    for (const char* known : {"1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe", "deepspeed"})
         if (ps.is_string() && ps == known) return known;
     throw InputError(file, casePath(c, "parallel.pp_schedule"),
-                     "expected 1f1b, interleaved, gpipe, zero_bubble, dualpipe or null, got " +
-                         ps.dump());
+                     "expected 1f1b, interleaved, gpipe, zero_bubble, dualpipe, deepspeed or null, "
+                     "got " + ps.dump());
 }
 
-/// The schedule a pipelined case ran: a one-chunk schedule it names (zero-bubble, DualPipe) is
-/// costed as itself; otherwise the one its chunks per GPU imply.
+/// The schedule a pipelined case ran: a one-chunk schedule it names (zero-bubble, DualPipe,
+/// DeepSpeed's lock-step 1F1B) is costed as itself; otherwise the one its chunks per GPU imply.
 std::string caseSchedule(const json& par, int vp) {
     const json* named = par.contains("pp_schedule") ? &par.at("pp_schedule") : nullptr;
-    if (named && named->is_string() && (*named == "dualpipe" || *named == "zero_bubble"))
+    if (named && named->is_string() &&
+        (*named == "dualpipe" || *named == "zero_bubble" || *named == "deepspeed"))
         return named->get<std::string>();
     return std::string(toString(scheduleForChunks(vp)));
 }
