@@ -515,7 +515,7 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(gpuFamilyOf("h100-sxm5-80gb") == "H100");
     CHECK(gpuFamilyOf("GB200-NVL72") == "GB200");
     // The built-in dataset is every file of presets/validation in name order: the held-out
-    // TF2 DCNv2 and DLRM rows, the held-out large-EP serving rows (LMSYS 2025-05), the
+    // BLOOM row, the TF2 DCNv2 and DLRM rows, the held-out large-EP serving rows (LMSYS 2025-05), the
     // artifact's ViT rows, the held-out Megatron-Bridge 25.11, 26.02 and 26.08 rows, the
     // held-out MT-NLG 530B rows, the B200
     // and the multi-node nccl-tests rows, the public ones, then the held-out TensorRT-LLM 0.19
@@ -533,8 +533,9 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     const json vitRows = readJsonFile(MADMAX_VIT_AE_DATASET);
     const json trt = readJsonFile(MADMAX_TRTLLM019_DATASET);
     const json trt10 = readJsonFile(MADMAX_TRTLLM10_DATASET);
+    const json bloomRows = readJsonFile(MADMAX_BLOOM_DATASET);
     const json& all = builtinValidationDataset()["cases"];
-    const std::size_t nd = dcn["cases"].size(), nt = tf2["cases"].size(),
+    const std::size_t n0 = bloomRows["cases"].size(), nd = n0 + dcn["cases"].size(), nt = tf2["cases"].size(),
                       nl = ep["cases"].size(), nv = vitRows["cases"].size(),
                       nh = held["cases"].size() + held2602["cases"].size() +
                            held2608["cases"].size() + mtnlg["cases"].size(),
@@ -543,7 +544,8 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
                               trt["cases"].size() + trt10["cases"].size());
     CHECK(all[all.size() - 1] == trt10["cases"].back());
     CHECK(all[all.size() - 1 - trt10["cases"].size()] == trt["cases"].back());
-    CHECK(all[0] == dcn["cases"][0]);
+    CHECK(all[0] == bloomRows["cases"][0]);
+    CHECK(all[n0] == dcn["cases"][0]);
     CHECK(all[nd] == tf2["cases"][0]);
     CHECK(all[nd + nt] == ep["cases"][0]);
     CHECK(all[nd + nt + nl] == vitRows["cases"][0]);
@@ -581,10 +583,11 @@ TEST_CASE("Uncertainty bands come from the residuals of similar published runs")
     CHECK(b200.runs == 2);
     CHECK(b200.basis == "B200 dense training");
     // No H200 dense row is published: the band falls back to dense training on any GPU
-    // (25 public rows + 11 Megatron-Bridge 25.11 Llama rows + 2 of 26.02 + the 3 MT-NLG rows).
+    // (25 public rows + 11 Megatron-Bridge 25.11 Llama rows + 2 of 26.02 + the 3 MT-NLG rows
+    // and BLOOM's).
     const UncertaintyBand any = uncertaintyFor(test::preset("default", {"system=dgx-h200-superpod"}));
     REQUIRE(any.known);
-    CHECK(any.runs == 41);
+    CHECK(any.runs == 42);
     CHECK(any.basis == "dense training (any GPU)");
     // Serving has its own rows (5 public H100 serving runs and 20 held-out TensorRT-LLM 1.0
     // ones, Llama 3.1 405B and 8B at the page's ten request shapes), all of dense models.
@@ -879,6 +882,11 @@ TEST_CASE("MT-NLG 530B on 2,240 to 3,360 A100 runs DeepSpeed's lock-step pipelin
         c["parallel"]["pp_schedule"] = "1f1b";
     for (const auto& c : runValidation(doc, PresetLibrary::builtin(), "mt.json").cases)
         CHECK(c.errorPct() < -18.0);
+    // BLOOM 176B on 384 A100 (BigScience tr11: Megatron-DeepSpeed, TP 4, PP 12, MBS 2, GBS
+    // 2,048, full recomputation), 'about 150 TFLOPs' a GPU: the same schedule overshoots there,
+    // 120.9 (-19.4%), where 1F1B gives 169.9 (+13.3%). Held as it stands.
+    const ValidationReport bloom = validatedFile(MADMAX_BLOOM_DATASET, 1);
+    CHECK(bloom.cases[0].errorPct() == Approx(-19.4).margin(1.0));
 }
 
 TEST_CASE("A case's recipe switches are read as published, a wrong one refused by name") {
