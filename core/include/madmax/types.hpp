@@ -56,7 +56,8 @@ std::string_view toString(FsdpStyle f);
 std::optional<FsdpStyle> parseFsdpStyle(std::string_view s);
 
 /// Pipeline schedules (madmax/pipeline_schedule.hpp owns what each costs): 1F1B, interleaved
-/// 1F1B, zero-bubble ZB-H1 (Qi et al., ICLR 2024) and DeepSeek-V3's bidirectional DualPipe.
+/// 1F1B, zero-bubble ZB-H1 (Qi et al., ICLR 2024), DeepSeek-V3's bidirectional DualPipe and
+/// DeepSpeed's lock-step 1F1B (its pipeline engine's TrainSchedule).
 enum class PipelineSchedule : std::uint8_t { OneFOneB, Interleaved, ZeroBubble, DualPipe, DeepSpeed };
 std::string_view toString(PipelineSchedule s);
 std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s);

@@ -92,9 +92,10 @@ double dualPipeHidden(const Strategy& st, int microBatches) {
 
 // DeepSpeed's pipeline engine (TrainSchedule in deepspeed/runtime/pipe/schedule.py, its sends
 // and receives blocking in p2p.py; v0.5.4, October 2021, the Megatron-DeepSpeed runs of
-// MT-NLG and BLOOM): 2(m + p − 1) slots in lock-step, even stages running a forward while odd
-// ones run a backward and the other way round, every slot ending in a blocking exchange with
-// both neighbours. A slot thus lasts the longer of F and B wherever both run: p slots of fill
+// MT-NLG and BLOOM): 2(m + p − 1) slots, even stages running a forward while odd ones run a
+// backward and the other way round; a forward slot opens with a blocking exchange with the
+// stage before, a backward slot with the stage after, so neighbours stay in step and a slot
+// lasts the longer of F and B wherever both run: p slots of fill
 // hold forwards only, the other 2m + p − 2 the longer chunk. Over m(F + B) of work that is
 // 1F1B's (p − 1)(F + B) plus (m − 1)|B − F|: each micro-batch's shorter chunk waits out a
 // neighbour's longer one. Stage i holds min(p − i + 1, m) micro-batches (num_pipe_buffers).
