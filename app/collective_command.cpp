@@ -91,7 +91,7 @@ void addCollectiveCommand(CLI::App& app) {
                     "default)");
     cmd->add_option("--set", o->sets, "Override a field: path=value")->type_name("PATH=VALUE");
     cmd->add_option("--op", o->op, "all_reduce, all_gather, reduce_scatter or all_to_all")
-        ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all"}));
+        ->check(CLI::IsMember(kCollectiveOps));
     cmd->add_option("--gpus", o->gpus, "Ranks in the group")
         ->required()
         ->check(CLI::Range(2, 1 << 30));

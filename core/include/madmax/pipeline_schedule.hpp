@@ -48,5 +48,7 @@ struct ScheduleModel {
 const ScheduleModel& scheduleModel(PipelineSchedule s);
 /// Every schedule, in the order the parser and the explorer list them.
 std::span<const ScheduleModel> scheduleModels();
+/// Their names for a message: "1f1b, interleaved, …, dualpipe or deepspeed".
+std::string scheduleNameList();
 
 } // namespace madmax

@@ -78,6 +78,16 @@ System layoutFor(const System& sys, const NcclTable& t) {
     return s;
 }
 
+/// The x in [lo, hi] at which `timeAt(x)`, falling as x rises, equals `target` (bisection on
+/// log x). The callers check the bounds first.
+template <class F> double solveFalling(double lo, double hi, double target, const F& timeAt) {
+    for (int i = 0; i < 100; ++i) {
+        const double mid = std::sqrt(lo * hi);
+        (timeAt(mid) > target ? lo : hi) = mid;
+    }
+    return std::sqrt(lo * hi);
+}
+
 /// The constant efficiency of tier `k` at which the engine's time for one message equals the
 /// measured one (bisection: time falls as efficiency rises). nullopt when the latencies alone
 /// exceed it; 1 (reported) when even the full bandwidth is slower than the measurement.
@@ -93,13 +103,8 @@ std::optional<double> solveEfficiency(System sys, int k, const NcclTable& t, dou
         *atBound = true;
         return 1.0;
     }
-    double lo = 1e-4, hi = 1.0;
-    if (timeAt(lo) < timeS) return std::nullopt; // latency-bound beyond any efficiency
-    for (int i = 0; i < 100; ++i) {
-        const double mid = std::sqrt(lo * hi);
-        (timeAt(mid) > timeS ? lo : hi) = mid;
-    }
-    return std::sqrt(lo * hi);
+    if (timeAt(1e-4) < timeS) return std::nullopt; // latency-bound beyond any efficiency
+    return solveFalling(1e-4, 1.0, timeS, timeAt);
 }
 
 json curveJson(const std::vector<std::pair<double, double>>& pts) {
@@ -366,17 +371,11 @@ void fitAllToAll(const CalibrationInputs& in, json& preset, System& sys, Calibra
                               "all_to_all_efficiency not fitted from it (check the system)");
             continue;
         }
-        if (timeAt(1.0) > row->timeS) {
+        if (timeAt(1.0) > row->timeS)
             r.notes.push_back(t.file + ": the all-to-all is as fast as the ring's efficiency "
                                        "allows; all_to_all_efficiency stays 1");
-        } else {
-            double lo = 0.01, hi = 1.0;
-            for (int i = 0; i < 60; ++i) {
-                const double mid = std::sqrt(lo * hi);
-                (timeAt(mid) > row->timeS ? lo : hi) = mid;
-            }
-            share = std::sqrt(lo * hi);
-        }
+        else
+            share = solveFalling(0.01, 1.0, row->timeS, timeAt);
         sum += share;
         ++used;
         by += (by.empty() ? "" : "; ") + t.file + " (alltoall_perf, " + std::to_string(t.ranks) +

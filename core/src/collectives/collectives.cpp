@@ -96,9 +96,7 @@ constexpr double kTypicalNetworkLatencyS = 6e-6;
 constexpr double kLlMaxBusBw2Nodes = 39.0e9, kLlMaxBusBwMoreNodes = 20.4e9;
 
 /// A tier's bandwidth for large messages (its efficiency curve's last point).
-double tierPeakBandwidth(const NetworkTier& t) {
-    return t.bytesPerS / t.oversubscription * t.efficiency(1e300);
-}
+double tierPeakBandwidth(const NetworkTier& t) { return tierBandwidth(t, 1e300); }
 
 /// A ring whose channels span N domains of L members each, `steps` steps moving `busBytes` per
 /// rank (the buffer × (n−1)/n; twice that for an all-reduce), at the fastest of NCCL's three

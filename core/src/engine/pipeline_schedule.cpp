@@ -133,4 +133,12 @@ const ScheduleModel& scheduleModel(PipelineSchedule s) {
 
 std::span<const ScheduleModel> scheduleModels() { return kSchedules; }
 
+std::string scheduleNameList() {
+    std::string out;
+    for (std::size_t i = 0; i < kSchedules.size(); ++i)
+        out += std::string(i == 0 ? "" : i + 1 == kSchedules.size() ? " or " : ", ") +
+               std::string(kSchedules[i].name);
+    return out;
+}
+
 } // namespace madmax

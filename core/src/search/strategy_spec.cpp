@@ -4,6 +4,7 @@
 
 #include "madmax/dlrm_search.hpp"
 #include "madmax/error.hpp"
+#include "madmax/pipeline_schedule.hpp"
 #include "madmax/serving.hpp"
 #include "madmax/strategy_numbers.hpp"
 #include "madmax/strategy_space.hpp"
@@ -112,7 +113,7 @@ Strategy parseStrategySpec(const std::string& spec, const Scenario& s) {
         const auto sch = parsePipelineSchedule(*named);
         if (!sch)
             throw InputError(where, "schedule",
-                             "\"" + *named + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble, dualpipe or deepspeed");
+                             "\"" + *named + "\" is not a schedule: choose " + scheduleNameList());
         st.schedule = *sch;
     }
     // A baseline that names a recompute other than full and no layer count recomputes no
@@ -194,7 +195,7 @@ void parseRestriction(const std::string& spec, SearchSpace& space) {
                 auto sch = parsePipelineSchedule(i);
                 if (!sch)
                     throw InputError(where, k,
-                                     "\"" + i + "\" is not a schedule: choose 1f1b, interleaved, zero_bubble, dualpipe or deepspeed");
+                                     "\"" + i + "\" is not a schedule: choose " + scheduleNameList());
                 space.schedules.push_back(*sch);
             }
         } else {

@@ -10,6 +10,7 @@
 #include "madmax/file_io.hpp"
 #include "madmax/json_reader.hpp"
 #include "madmax/pipeline.hpp"
+#include "madmax/pipeline_schedule.hpp"
 #include "madmax/scenario_io.hpp"
 
 #include <algorithm>
@@ -26,25 +27,23 @@ namespace madmax {
 using namespace validation_detail;
 
 namespace {
-/// The case's parallel.pp_schedule ("" when null): 1f1b, interleaved, gpipe, zero_bubble,
-/// dualpipe or deepspeed, else an error naming the field.
+/// The case's parallel.pp_schedule ("" when null): a schedule the engine models
+/// (madmax/pipeline_schedule.hpp) or gpipe, else an error naming the field.
 std::string casePipelineSchedule(const json& c, const json& par, const std::string& file) {
     if (isNull(par, "pp_schedule")) return "";
     const json& ps = par.at("pp_schedule");
-    for (const char* known : {"1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe", "deepspeed"})
-        if (ps.is_string() && ps == known) return known;
+    if (ps.is_string() && (ps == "gpipe" || parsePipelineSchedule(ps.get<std::string>())))
+        return ps.get<std::string>();
     throw InputError(file, casePath(c, "parallel.pp_schedule"),
-                     "expected 1f1b, interleaved, gpipe, zero_bubble, dualpipe, deepspeed or null, "
-                     "got " + ps.dump());
+                     "expected " + scheduleNameList() + ", gpipe or null, got " + ps.dump());
 }
 
-/// The schedule a pipelined case ran: a one-chunk schedule it names (zero-bubble, DualPipe,
-/// DeepSpeed's lock-step 1F1B) is costed as itself; otherwise the one its chunks per GPU imply.
-std::string caseSchedule(const json& par, int vp) {
-    const json* named = par.contains("pp_schedule") ? &par.at("pp_schedule") : nullptr;
-    if (named && named->is_string() &&
-        (*named == "dualpipe" || *named == "zero_bubble" || *named == "deepspeed"))
-        return named->get<std::string>();
+/// The schedule a pipelined case ran: a one-chunk schedule it names other than 1F1B
+/// (zero-bubble, DualPipe, DeepSpeed's lock-step 1F1B) is costed as itself; otherwise the one
+/// its chunks per GPU imply.
+std::string caseSchedule(const std::string& named, int vp) {
+    const auto k = parsePipelineSchedule(named);
+    if (k && *k != PipelineSchedule::OneFOneB && *k != PipelineSchedule::Interleaved) return named;
     return std::string(toString(scheduleForChunks(vp)));
 }
 } // namespace
@@ -204,7 +203,7 @@ void inferPipelineLayout(const json& c, const json& par, const std::string& file
     int vp = intField(par, "vp", interleaved ? 2 : 1, "parallel");
     if (interleaved && isNull(par, "vp")) note("virtual stages not published: 2 assumed");
     if (pp <= 1) return;
-    strategy["schedule"] = caseSchedule(par, vp);
+    strategy["schedule"] = caseSchedule(published, vp);
     if (layers % pp != 0) {
         const int middle = (layers + pp - 1) / pp;
         const int rest = layers - (pp - 2) * middle;
