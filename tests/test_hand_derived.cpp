@@ -9,6 +9,7 @@
 #include "madmax/collectives.hpp"
 #include "madmax/flops.hpp"
 #include "madmax/memory.hpp"
+#include "madmax/report.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -560,6 +561,37 @@ TEST_CASE("Hand-derived: framework overheads per step and per micro-batch add as
                                       {"workload.micro_batch_overhead_ms", 1}}))
                             .stepTimeS;
     CHECK(with - base == Approx(7e-3).epsilon(1e-9));
+}
+
+TEST_CASE("Stated framework overheads are shown apart and every training step adds up") {
+    // Result::overheadS is the stated time no op accounts for, and every training path's step is
+    // compute + exposed communication + bubble + overhead: dense with a pipeline, MoE, ViT and
+    // DLRM (whose step is one micro-batch), each with 5 ms a step and 1 ms a micro-batch stated.
+    for (const std::string id : {"default", "gpt3-175b-1024-a100", "qwen3-235b-256-h100",
+                                 "vit-22b-256-h100", "dlrm-dcnv2-64-h100"}) {
+        CAPTURE(id);
+        const Scenario bare = test::preset(id);
+        const Scenario stated = test::preset(
+            id, {"workload.step_overhead_ms=5", "workload.micro_batch_overhead_ms=1"});
+        const Result b = evaluate(bare);
+        EvaluateOptions withTimeline;
+        withTimeline.timeline = true;
+        const Result r = evaluate(stated, withTimeline);
+        CHECK(b.overheadS == 0);
+        CHECK(r.overheadS == Approx(5e-3 + 1e-3 * r.microBatches).epsilon(1e-12));
+        CHECK(r.stepTimeS - b.stepTimeS == Approx(r.overheadS).epsilon(1e-9));
+        CHECK(r.stepTimeS ==
+              Approx(r.computeS + r.exposedCommS + r.bubbleS + r.overheadS).epsilon(1e-12));
+        // The report and the JSON name it; without a statement the report says none is assumed.
+        CHECK_THAT(formatReport(stated, r), Catch::Contains("framework overhead"));
+        CHECK_THAT(formatReport(bare, b), Catch::Contains("none stated"));
+        CHECK(toJson(r).at("overhead_s").get<double>() == Approx(r.overheadS));
+        // The timeline shows it.
+        if (id != "dlrm-dcnv2-64-h100")
+            CHECK(test::opSeconds(r, "framework overhead (as stated)") == Approx(r.overheadS));
+        else
+            CHECK(test::opSeconds(r, "framework overhead") == Approx(6e-3));
+    }
 }
 
 TEST_CASE("Hand-derived: serving's model FLOPs, a decode round and a prefill pass") {

@@ -28,10 +28,11 @@ using namespace madmax;
 
 namespace {
 
-ui::Evaluation defaultEvaluation() {
+ui::Evaluation defaultEvaluation(double stepOverheadS = 0) {
     ui::Evaluation e;
     e.generation = 1;
     e.scenario = loadScenario("default", PresetLibrary::builtin());
+    e.scenario.workload.stepOverheadS = stepOverheadS;
     EvaluateOptions o;
     o.timeline = true;
     e.result = evaluate(e.scenario, o);
@@ -120,10 +121,26 @@ TEST_CASE("CSV has a header and one row per bar segment") {
     o.format = ui::ExportFormat::Csv;
     REQUIRE(ui::exportChart("breakdown", in, path, o).isEmpty());
     const QStringList lines = QString::fromUtf8(readAll(path)).trimmed().split('\n');
-    // 2 bars (serialized, overlapped) × 12 components (DLRM's embedding lookups and the host
-    // idle time included, zero here) + header.
-    CHECK(lines.size() == 1 + 2 * 12);
+    // 2 bars (serialized, overlapped) × 13 components (DLRM's embedding lookups, the host idle
+    // time and the stated framework overhead included, zero here) + header.
+    CHECK(lines.size() == 1 + 2 * 13);
     CHECK(lines.first() == "bar,component,seconds");
+    // The overlapped bar is the predicted step: its segments add up to the step time.
+    double overlapped = 0;
+    for (const QString& line : lines)
+        if (line.startsWith("Overlapped,")) overlapped += line.section(',', 2).toDouble();
+    CHECK(overlapped == Approx(ev.result.stepTimeS).epsilon(1e-4));
+    // A stated framework overhead is a segment of its own, and the bar still adds up.
+    const auto withOverhead = defaultEvaluation(0.25);
+    in.current = &withOverhead;
+    REQUIRE(ui::exportChart("breakdown", in, path, o).isEmpty());
+    const QStringList stated = QString::fromUtf8(readAll(path)).trimmed().split('\n');
+    CHECK(stated.contains("Overlapped,Framework overhead,0.25"));
+    double total = 0;
+    for (const QString& line : stated)
+        if (line.startsWith("Overlapped,")) total += line.section(',', 2).toDouble();
+    CHECK(total == Approx(withOverhead.result.stepTimeS).epsilon(1e-4));
+    in.current = &ev;
     o.format = ui::ExportFormat::Json;
     REQUIRE(ui::exportChart("memory", in, dir.filePath("memory.json"), o).isEmpty());
     CHECK(readAll(dir.filePath("memory.json")).contains("\"capacity\""));

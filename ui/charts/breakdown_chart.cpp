@@ -14,7 +14,7 @@ const std::vector<Component>& BreakdownChart::components() {
     static const std::vector<Component> c = {
         Component::Embedding, Component::Forward, Component::Backward, Component::Recompute, Component::Optimizer,
         Component::CommTP,  Component::CommCP,   Component::CommEP,    Component::CommDP,
-        Component::CommPP,  Component::Bubble,   Component::HostIdle};
+        Component::CommPP,  Component::Bubble,   Component::HostIdle, Component::Overhead};
     return c;
 }
 
@@ -40,7 +40,8 @@ std::vector<double> BreakdownChart::barValues(const Result& r, bool overlapped) 
             comm(ParallelDim::DP),
             comm(ParallelDim::PP),
             overlapped ? r.bubbleS : 0.0,
-            r.compute.hostStallS};
+            r.compute.hostStallS,
+            r.overheadS};
 }
 
 BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
@@ -65,7 +66,7 @@ BreakdownChart::BreakdownChart(QWidget* parent) : ExplorerChart(parent) {
 QString BreakdownChart::description() const {
     return "MAD-Max's breakdown (Hsia et al., ISCA 2024, Fig. 1): the serialized bar puts every "
            "collective at full length after the compute; the overlapped bar is the predicted step, "
-           "compute + exposed communication + pipeline bubble.";
+           "compute + exposed communication + pipeline bubble + any stated framework overhead.";
 }
 
 void BreakdownChart::restyle() {

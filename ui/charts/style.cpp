@@ -39,6 +39,8 @@ QColor componentColor(Component c) {
         return QColor(0x5B, 0x2C, 0x83);
     case Component::HostIdle:
         return QColor(0xDD, 0xDD, 0xDD); // light grey: time the GPU does nothing
+    case Component::Overhead:
+        return QColor(0x8C, 0x6D, 0x46); // brown: the framework's own time, outside every op
     case Component::Grads:
         return QColor(0x56, 0xB4, 0xE9);
     case Component::OptimizerState:
@@ -87,6 +89,8 @@ QString componentName(Component c) {
         return "Embedding tables";
     case Component::HostIdle:
         return "Host idle";
+    case Component::Overhead:
+        return "Framework overhead";
     case Component::Grads:
         return "Gradients";
     case Component::OptimizerState:
@@ -168,6 +172,10 @@ QString componentTooltip(Component c) {
         return "The GPU waiting for the host to issue kernels: eager PyTorch, host_op_us a "
                "kernel, and a host sync after each dropless MoE router (docs/reference/scenario.md, \"The host "
                "launch bound\"); CUDA graphs remove it. Part of the forward and backward time.";
+    case Component::Overhead:
+        return "Step time no op accounts for, as the scenario states it: workload.step_overhead_ms "
+               "per step plus micro_batch_overhead_ms per micro-batch, and a DLRM loop's synchronous "
+               "input read (input_read_gbps). 0 unless stated: the engine assumes none.";
     }
     return {};
 }

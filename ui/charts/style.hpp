@@ -33,6 +33,7 @@ enum class Component {
     Embedding,       ///< DLRM: lookups and their fused backward + update
     EmbeddingTables, ///< DLRM: table shards in memory
     HostIdle,        ///< the GPU waiting for the host to issue kernels (eager mode)
+    Overhead,        ///< stated framework time no op accounts for (Result::overheadS)
 };
 
 QColor componentColor(Component c);

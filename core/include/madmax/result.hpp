@@ -178,6 +178,10 @@ struct Result {
     double computeS = 0;      ///< compute.totalS()
     double exposedCommS = 0;  ///< Σ exposed over every collective
     double bubbleS = 0;       ///< pipeline fill/drain and stage imbalance
+    /// Step time no op accounts for, as the scenario states it: workload.step_overhead_ms, plus
+    /// micro_batch_overhead_ms per micro-batch, plus (DLRM) a synchronous loader's input read.
+    /// Every training step is computeS + exposedCommS + bubbleS + overheadS.
+    double overheadS = 0;
     /// comm[dim][collective]
     std::array<std::array<CommTime, kCollectiveCount>, kParallelDimCount> comm{};
 

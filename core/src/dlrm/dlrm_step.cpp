@@ -509,7 +509,7 @@ void dlrmTimeline(const Scenario& s, const DlrmStepParts& x, const DlrmSchedule&
     if (k.denseArExposed > 0) op("wait for dense gradients", k.denseArExposed, TimelineKind::Wait);
     if (k.syncExposed > 0) op("embedding gradient sync", k.syncExposed, TimelineKind::Wait);
     op("dense optimizer", x.denseOpt, TimelineKind::Optimizer);
-    const double overhead = s.workload.stepOverheadS;
+    const double overhead = s.workload.stepOverheadS + s.workload.microBatchOverheadS;
     if (overhead > 0) op("framework overhead", overhead, TimelineKind::Bubble);
     const double input = r.dlrmResult.inputLoadS;
     if (input > 0) op("input loading (synchronous, GPU idle)", input, TimelineKind::HostIdle);
@@ -547,7 +547,9 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     applyHostBound(s, x, r);
     r.computeS = r.compute.totalS();
     const double input = dlrmInputLoadS(s); // a synchronous loader's read, GPU idle
-    r.stepTimeS = r.computeS + r.exposedCommS + w.stepOverheadS + input;
+    // Stated framework time: per step, and per micro-batch (a DLRM step is one).
+    r.overheadS = w.stepOverheadS + w.microBatchOverheadS + input;
+    r.stepTimeS = r.computeS + r.exposedCommS + r.overheadS;
     r.samplesPerS = B / r.stepTimeS;
     r.microBatches = 1;
     r.forwardPerMicroBatchS = r.compute.forwardS;

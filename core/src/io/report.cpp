@@ -256,7 +256,12 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
     line("dense optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     if (r.compute.hostStallS > 0) line("host launch stalls", r.compute.hostStallS);
-    if (s.workload.stepOverheadS > 0) line("framework overhead", s.workload.stepOverheadS);
+    const double framework = s.workload.stepOverheadS + s.workload.microBatchOverheadS;
+    if (framework > 0)
+        line("framework overhead", framework);
+    else
+        o += "  " + pad("framework overhead", 26) +
+             "none stated (workload.step_overhead_ms, micro_batch_overhead_ms)\n";
     if (x.inputLoadS > 0) line("input loading (sync)", x.inputLoadS);
     o += "\nEmbedding communication (per step)\n";
     auto cl = [&](const char* name, double v) {
@@ -392,6 +397,11 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     line("pipeline bubble", r.bubbleS);
+    if (r.overheadS > 0)
+        line("framework overhead", r.overheadS);
+    else
+        o += "  " + pad("framework overhead", 22) +
+             "none stated (workload.step_overhead_ms, micro_batch_overhead_ms)\n";
     appendSoftmaxBound(o, s);
     appendCommunication(o, r);
     if (r.moe.active) appendMoe(o, s, r.moe);

@@ -163,6 +163,7 @@ json toJson(const Result& r) {
                 {"exposed_comm_s", r.exposedCommS},
                 {"serialized_comm_s", r.serializedCommS()},
                 {"bubble_s", r.bubbleS},
+                {"overhead_s", r.overheadS},
                 {"compute",
                  {{"forward_s", r.compute.forwardS},
                   {"backward_s", r.compute.backwardS},

@@ -132,9 +132,10 @@ double stepTotals(const Scenario& s, const CommTable& comm, double bubbleS, Resu
         for (const auto& c : dim)
             exposed += c.exposedS;
     r.exposedCommS = exposed;
-    // Framework time no op accounts for (workload.step_overhead_ms; 0 unless measured).
-    r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS + w.stepOverheadS +
-                  w.microBatchOverheadS * microBatchesPerStep(s);
+    // Framework time no op accounts for (workload.step_overhead_ms and micro_batch_overhead_ms;
+    // 0 unless stated).
+    r.overheadS = w.stepOverheadS + w.microBatchOverheadS * microBatchesPerStep(s);
+    r.stepTimeS = r.computeS + r.exposedCommS + r.bubbleS + r.overheadS;
     return r.stepTimeS;
 }
 

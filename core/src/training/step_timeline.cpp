@@ -104,6 +104,11 @@ void appendStepTimeline(Result& r, const StepContext& ctx, const LayerSchedule& 
     }
     tl.push_back({"optimizer step", Lane::Compute, TimelineKind::Optimizer, t,
                   t + r.compute.optimizerS, false, ParallelDim::TP, Collective::AllReduce});
+    t += r.compute.optimizerS;
+    // The stated framework overheads (per step and per micro-batch), together at the step's end.
+    if (r.overheadS > 0)
+        tl.push_back({"framework overhead (as stated)", Lane::Compute, TimelineKind::Bubble, t,
+                      t + r.overheadS, false, ParallelDim::TP, Collective::AllReduce});
 }
 
 } // namespace madmax::detail
