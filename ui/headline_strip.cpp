@@ -14,7 +14,8 @@ const char* kNames[HeadlineStrip::kTiles] = {"Step time", "Tokens/s", "Tokens/s 
                                              "Memory / GPU"};
 const char* kTips[HeadlineStrip::kTiles] = {
     "Predicted time of one optimizer step = compute + exposed communication + pipeline bubble of "
-    "the slowest pipeline stage (docs/developer/model.md §4).",
+    "the slowest pipeline stage, + any framework overhead the scenario states "
+    "(docs/developer/model.md §4).",
     "Global batch × sequence length / step time.", "Tokens/s divided by the GPU count.",
     "Model FLOPs utilisation: model FLOPs (3 × forward, full attention; Megatron/PaLM convention) "
     "/ "

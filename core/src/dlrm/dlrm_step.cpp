@@ -547,7 +547,8 @@ Result evaluateDlrm(const Scenario& s, const EvaluateOptions& options) {
     applyHostBound(s, x, r);
     r.computeS = r.compute.totalS();
     const double input = dlrmInputLoadS(s); // a synchronous loader's read, GPU idle
-    // Stated framework time: per step, and per micro-batch (a DLRM step is one).
+    // Time no op accounts for: the stated framework time, per step and per micro-batch (a DLRM
+    // step is one), and a synchronous loader's read.
     r.overheadS = w.stepOverheadS + w.microBatchOverheadS + input;
     r.stepTimeS = r.computeS + r.exposedCommS + r.overheadS;
     r.samplesPerS = B / r.stepTimeS;

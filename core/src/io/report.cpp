@@ -71,6 +71,14 @@ std::string formatBytes(double b) {
 }
 
 namespace {
+/// The step's framework overhead as the scenario states it, or that none is stated (the engine
+/// assumes none): one row of a "Where the step goes" table whose names are `width` wide.
+void appendOverhead(std::string& o, double overheadS, double stepS, int width) {
+    o += "  " + pad("framework overhead", width);
+    o += overheadS > 0 ? pad(formatSeconds(overheadS), 12) + pct(overheadS, stepS) + "\n"
+                       : "none stated (workload.step_overhead_ms, micro_batch_overhead_ms)\n";
+}
+
 /// The memory section shared by training and serving reports; serving adds the KV cache.
 void appendMemory(std::string& o, const MemoryBreakdown& m, const InferenceResult* serving) {
     o += "\nMemory per GPU\n";
@@ -256,12 +264,7 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
     line("dense optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     if (r.compute.hostStallS > 0) line("host launch stalls", r.compute.hostStallS);
-    const double framework = s.workload.stepOverheadS + s.workload.microBatchOverheadS;
-    if (framework > 0)
-        line("framework overhead", framework);
-    else
-        o += "  " + pad("framework overhead", 26) +
-             "none stated (workload.step_overhead_ms, micro_batch_overhead_ms)\n";
+    appendOverhead(o, s.workload.stepOverheadS + s.workload.microBatchOverheadS, r.stepTimeS, 26);
     if (x.inputLoadS > 0) line("input loading (sync)", x.inputLoadS);
     o += "\nEmbedding communication (per step)\n";
     auto cl = [&](const char* name, double v) {
@@ -397,11 +400,7 @@ std::string formatReport(const Scenario& s, const Result& r) {
     line("optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     line("pipeline bubble", r.bubbleS);
-    if (r.overheadS > 0)
-        line("framework overhead", r.overheadS);
-    else
-        o += "  " + pad("framework overhead", 22) +
-             "none stated (workload.step_overhead_ms, micro_batch_overhead_ms)\n";
+    appendOverhead(o, r.overheadS, r.stepTimeS, 22);
     appendSoftmaxBound(o, s);
     appendCommunication(o, r);
     if (r.moe.active) appendMoe(o, s, r.moe);
