@@ -91,6 +91,12 @@ void StrategyPanel::refresh(const Scenario& s) {
     if (moe) syncMoe(s);
     frozen_->setVisible(!serving);
     if (!serving) syncFrozen(s, dlrm);
+    overheads_->setVisible(!serving);
+    if (!serving) {
+        const QSignalBlocker b1(stepOverhead_), b2(microBatchOverhead_);
+        stepOverhead_->setValue(s.workload.stepOverheadS * 1e3);
+        microBatchOverhead_->setValue(s.workload.microBatchOverheadS * 1e3);
+    }
     syncServing(s, serving);
     syncSliders(s);
     syncCombos(st);

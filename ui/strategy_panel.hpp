@@ -43,6 +43,8 @@ class StrategyPanel : public QWidget {
     QWidget* moeBox() const { return moe_; }
     DlrmPanel* dlrmPanel() const { return dlrm_; }
     QDoubleSpinBox* loadImbalance() const { return imbalance_; }
+    QDoubleSpinBox* stepOverheadBox() const { return stepOverhead_; }
+    QDoubleSpinBox* microBatchOverheadBox() const { return microBatchOverhead_; }
     QString message() const { return message_->text(); }
     QWidget* frozenBox() const { return frozen_; }
     QSpinBox* frozenFirst() const { return frozenFirst_; }
@@ -69,6 +71,7 @@ class StrategyPanel : public QWidget {
     void buildSwitches(QVBoxLayout* outer);
     void buildMoe(QVBoxLayout* outer);
     void buildFineTuning(QVBoxLayout* outer);
+    void buildOverheads(QVBoxLayout* outer);
     void buildServing(QVBoxLayout* outer);
     void buildDeployment(QVBoxLayout* outer);
     void buildPrefixCache(QFormLayout* form);
@@ -117,6 +120,9 @@ class StrategyPanel : public QWidget {
     QSpinBox* frozenFirst_;     ///< first frozen layer
     QSpinBox* frozenCount_;     ///< frozen layers
     QSpinBox* loraRank_;        ///< LoRA adapters' rank (0: none)
+    QWidget* overheads_;        ///< stated framework overheads (training only)
+    QDoubleSpinBox* stepOverhead_;       ///< workload.step_overhead_ms (0: none stated)
+    QDoubleSpinBox* microBatchOverhead_; ///< workload.micro_batch_overhead_ms (0: none stated)
     QWidget* marked_ = nullptr;
 };
 

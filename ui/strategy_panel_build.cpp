@@ -58,6 +58,7 @@ StrategyPanel::StrategyPanel(ScenarioDocument* doc, QWidget* parent) : QWidget(p
     buildSwitches(outer);
     buildMoe(outer);
     buildFineTuning(outer);
+    buildOverheads(outer);
     buildServing(outer);
     buildDeployment(outer);
     connect(kind_, &QComboBox::currentIndexChanged, this,
@@ -206,6 +207,39 @@ void StrategyPanel::buildMoe(QVBoxLayout* outer) {
     connect(dispatcher, &QComboBox::currentIndexChanged, this, [this](int i) {
         applyEdits({{"strategy.moe_dispatcher", i == 1 ? "deepep" : "all_to_all"}}, "dispatch",
                    combos_["moe_dispatcher"]);
+    });
+}
+
+/// Framework time no op accounts for (data loading, logging, the host's step work), as the user
+/// states it: the engine assumes none, and the breakdown shows what is stated as its own segment.
+void StrategyPanel::buildOverheads(QVBoxLayout* outer) {
+    overheads_ = new QGroupBox("Framework overhead (stated)");
+    auto* form = new QFormLayout(overheads_);
+    auto ms = [](const QString& tip) {
+        auto* sb = new QDoubleSpinBox;
+        sb->setRange(0.0, 1e7);
+        sb->setDecimals(1);
+        sb->setSingleStep(1.0);
+        sb->setSuffix(" ms");
+        sb->setSpecialValueText("none stated");
+        sb->setKeyboardTracking(false);
+        sb->setToolTip(tip);
+        return sb;
+    };
+    stepOverhead_ = ms("workload.step_overhead_ms: time per step no op accounts for (data "
+                       "loading, logging, the host's step work). The engine assumes none; a "
+                       "measured figure belongs here.");
+    microBatchOverhead_ = ms("workload.micro_batch_overhead_ms: time per micro-batch no op "
+                             "accounts for (the schedule's host work between micro-batches).");
+    form->addRow("Per step", stepOverhead_);
+    form->addRow("Per micro-batch", microBatchOverhead_);
+    outer->addWidget(overheads_);
+    connect(stepOverhead_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.step_overhead_ms", v}}, "framework overhead", stepOverhead_);
+    });
+    connect(microBatchOverhead_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        applyEdits({{"workload.micro_batch_overhead_ms", v}}, "framework overhead",
+                   microBatchOverhead_);
     });
 }
 

@@ -99,6 +99,39 @@ TEST_CASE("Moving a slider updates the charts to what evaluate gives for the new
     CHECK(w.headline()->valueText(3) == QString::number(expected.mfu * 100, 'f', 1) + "%");
 }
 
+TEST_CASE("A stated framework overhead is edited in the panel and shown as its own segment") {
+    test::Explorer e;
+    auto& w = *e.window;
+    auto overhead = [&] {
+        double v = -1;
+        for (const auto& row : w.chart("breakdown")->table().rows)
+            if (row[0] == "Overlapped" && row[1] == "Framework overhead") v = row[2].toDouble();
+        return v;
+    };
+    // The default scenario states none: the box says so and the segment is empty.
+    auto* perStep = w.strategyPanel()->stepOverheadBox();
+    REQUIRE(perStep->isVisibleTo(&w));
+    CHECK(perStep->text() == "none stated");
+    CHECK(overhead() == 0.0);
+    const double before = w.shown().result.stepTimeS;
+    // 250 ms a step and 2 ms a micro-batch: the step grows by exactly that, shown apart.
+    perStep->setValue(250);
+    REQUIRE(e.settle());
+    w.strategyPanel()->microBatchOverheadBox()->setValue(2);
+    REQUIRE(e.settle());
+    const Scenario& s = w.document()->scenario();
+    CHECK(s.workload.stepOverheadS == Approx(0.25));
+    CHECK(s.workload.microBatchOverheadS == Approx(2e-3));
+    const Result& r = w.shown().result;
+    CHECK(r.overheadS == Approx(0.25 + 2e-3 * r.microBatches));
+    CHECK(r.stepTimeS - before == Approx(r.overheadS).epsilon(1e-9));
+    CHECK(overhead() == Approx(r.overheadS).epsilon(1e-5));
+    // Serving has no such step: the group hides.
+    w.strategyPanel()->workloadSwitch()->setCurrentIndex(1);
+    REQUIRE(e.settle());
+    CHECK_FALSE(perStep->isVisibleTo(&w));
+}
+
 TEST_CASE("500 slider changes in a burst end on the final scenario, never showing a stale result") {
     test::Explorer e;
     auto& w = *e.window;
