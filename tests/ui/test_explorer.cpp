@@ -105,7 +105,7 @@ TEST_CASE("A stated framework overhead is edited in the panel and shown as its o
     auto overhead = [&] {
         double v = -1;
         for (const auto& row : w.chart("breakdown")->table().rows)
-            if (row[0] == "Overlapped" && row[1] == "Framework overhead") v = row[2].toDouble();
+            if (row[0] == "Overlapped" && row[1] == "Overhead") v = row[2].toDouble();
         return v;
     };
     // The default scenario states none: the box says so and the segment is empty.

@@ -135,7 +135,7 @@ TEST_CASE("CSV has a header and one row per bar segment") {
     in.current = &withOverhead;
     REQUIRE(ui::exportChart("breakdown", in, path, o).isEmpty());
     const QStringList stated = QString::fromUtf8(readAll(path)).trimmed().split('\n');
-    CHECK(stated.contains("Overlapped,Framework overhead,0.25"));
+    CHECK(stated.contains("Overlapped,Overhead,0.25"));
     double total = 0;
     for (const QString& line : stated)
         if (line.startsWith("Overlapped,")) total += line.section(',', 2).toDouble();

@@ -90,7 +90,7 @@ QString componentName(Component c) {
     case Component::HostIdle:
         return "Host idle";
     case Component::Overhead:
-        return "Framework overhead";
+        return "Overhead"; // "Framework overhead" would not fit a single-column legend
     case Component::Grads:
         return "Gradients";
     case Component::OptimizerState:
