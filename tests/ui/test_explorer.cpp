@@ -38,6 +38,14 @@ double shownStepTime(ui::MainWindow& w) {
     return sum;
 }
 
+/// One segment of the breakdown chart's "Overlapped" bar, seconds (-1 when the chart has none).
+double shownSegment(ui::MainWindow& w, const QString& component) {
+    double v = -1;
+    for (const auto& row : w.chart("breakdown")->table().rows)
+        if (row[0] == "Overlapped" && row[1] == component) v = row[2].toDouble();
+    return v;
+}
+
 int indexOf(const std::vector<int>& v, int x) {
     return int(std::find(v.begin(), v.end(), x) - v.begin());
 }
@@ -102,12 +110,7 @@ TEST_CASE("Moving a slider updates the charts to what evaluate gives for the new
 TEST_CASE("A stated framework overhead is edited in the panel and shown as its own segment") {
     test::Explorer e;
     auto& w = *e.window;
-    auto overhead = [&] {
-        double v = -1;
-        for (const auto& row : w.chart("breakdown")->table().rows)
-            if (row[0] == "Overlapped" && row[1] == "Overhead") v = row[2].toDouble();
-        return v;
-    };
+    auto overhead = [&] { return shownSegment(w, "Overhead"); };
     // The default scenario states none: the box says so and the segment is empty.
     auto* perStep = w.strategyPanel()->stepOverheadBox();
     REQUIRE(perStep->isVisibleTo(&w));
@@ -561,12 +564,7 @@ TEST_CASE("MoE in the explorer: EP and ETP sliders, expert controls, all-to-all 
 TEST_CASE("A host-bound MoE shows its host idle time, and CUDA graphs take it away") {
     test::Explorer e("qwen3-30b-a3b-8-b200-eager");
     auto& w = *e.window;
-    auto hostIdle = [&] {
-        double idle = -1;
-        for (const auto& row : w.chart("breakdown")->table().rows)
-            if (row[0] == "Overlapped" && row[1] == "Host idle") idle = row[2].toDouble();
-        return idle;
-    };
+    auto hostIdle = [&] { return shownSegment(w, "Host idle"); };
     // Micro-batch 1 of Qwen3-30B-A3B on B200: most of the step is the GPU waiting for the host.
     const double eager = w.shown().result.stepTimeS;
     CHECK(hostIdle() > 0.5 * eager);
