@@ -59,6 +59,8 @@ std::optional<FsdpStyle> parseFsdpStyle(std::string_view s);
 /// 1F1B, zero-bubble ZB-H1 (Qi et al., ICLR 2024), DeepSeek-V3's bidirectional DualPipe and
 /// DeepSpeed's lock-step 1F1B (its pipeline engine's TrainSchedule).
 enum class PipelineSchedule : std::uint8_t { OneFOneB, Interleaved, ZeroBubble, DualPipe, DeepSpeed };
+/// How many schedules there are (the enum's values run 0 … count − 1).
+inline constexpr int kPipelineScheduleCount = int(PipelineSchedule::DeepSpeed) + 1;
 std::string_view toString(PipelineSchedule s);
 std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s);
 

@@ -509,7 +509,7 @@ void dlrmTimeline(const Scenario& s, const DlrmStepParts& x, const DlrmSchedule&
     if (k.denseArExposed > 0) op("wait for dense gradients", k.denseArExposed, TimelineKind::Wait);
     if (k.syncExposed > 0) op("embedding gradient sync", k.syncExposed, TimelineKind::Wait);
     op("dense optimizer", x.denseOpt, TimelineKind::Optimizer);
-    const double overhead = s.workload.stepOverheadS + s.workload.microBatchOverheadS;
+    const double overhead = r.overheadS - r.dlrmResult.inputLoadS; // the stated framework time
     if (overhead > 0) op("framework overhead", overhead, TimelineKind::Bubble);
     const double input = r.dlrmResult.inputLoadS;
     if (input > 0) op("input loading (synchronous, GPU idle)", input, TimelineKind::HostIdle);

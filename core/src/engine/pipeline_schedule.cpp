@@ -108,7 +108,7 @@ double deepSpeedInFlight(const Strategy& st, int microBatches, int stage) {
     return std::min(st.pp - stage + 1, microBatches);
 }
 
-constexpr std::array<ScheduleModel, 5> kSchedules{{
+constexpr std::array<ScheduleModel, kPipelineScheduleCount> kSchedules{{
     {PipelineSchedule::OneFOneB, "1f1b", "Narayanan et al. SC21 §2.2", oneFOneBBubble,
      oneFOneBInFlight, 1, false, oneFOneBBound, oneChunkOnly, noneHidden},
     {PipelineSchedule::Interleaved, "interleaved", "Narayanan et al. SC21 §2.2",
@@ -125,11 +125,14 @@ constexpr std::array<ScheduleModel, 5> kSchedules{{
 
 } // namespace
 
-const ScheduleModel& scheduleModel(PipelineSchedule s) {
-    for (const ScheduleModel& m : kSchedules)
-        if (m.kind == s) return m;
-    return kSchedules[0];
-}
+// The table holds every schedule once, in the enum's order, so a schedule indexes its entry.
+static_assert([] {
+    for (std::size_t i = 0; i < kSchedules.size(); ++i)
+        if (kSchedules[i].kind != PipelineSchedule(i)) return false;
+    return true;
+}());
+
+const ScheduleModel& scheduleModel(PipelineSchedule s) { return kSchedules[std::size_t(s)]; }
 
 std::span<const ScheduleModel> scheduleModels() { return kSchedules; }
 

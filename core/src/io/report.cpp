@@ -264,7 +264,7 @@ std::string formatDlrm(const Scenario& s, const Result& r) {
     line("dense optimizer", r.compute.optimizerS);
     line("exposed communication", r.exposedCommS);
     if (r.compute.hostStallS > 0) line("host launch stalls", r.compute.hostStallS);
-    appendOverhead(o, s.workload.stepOverheadS + s.workload.microBatchOverheadS, r.stepTimeS, 26);
+    appendOverhead(o, r.overheadS - x.inputLoadS, r.stepTimeS, 26); // the input read: below
     if (x.inputLoadS > 0) line("input loading (sync)", x.inputLoadS);
     o += "\nEmbedding communication (per step)\n";
     auto cl = [&](const char* name, double v) {

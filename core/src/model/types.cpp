@@ -103,10 +103,8 @@ std::string_view toString(PipelineSchedule s) {
     return "?";
 }
 std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s) {
-    for (auto k : {PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved,
-                   PipelineSchedule::ZeroBubble, PipelineSchedule::DualPipe,
-                   PipelineSchedule::DeepSpeed})
-        if (s == toString(k)) return k;
+    for (int i = 0; i < kPipelineScheduleCount; ++i)
+        if (s == toString(PipelineSchedule(i))) return PipelineSchedule(i);
     return std::nullopt;
 }
 
